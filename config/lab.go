@@ -1,0 +1,235 @@
+package config
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// EngineKind selects how workloads run.
+type EngineKind string
+
+const (
+	EngineKernel EngineKind = "kernel" // real sockets in real namespaces
+	EngineSim    EngineKind = "sim"    // the deterministic TSO model
+)
+
+// Lab is a loaded, validated lab directory.
+type Lab struct {
+	Name        string
+	Description string
+	Engine      EngineKind // as declared; the CLI's -engine overrides it
+	Dir         string     // the lab directory
+
+	// Sources maps each file name to its bytes, for diagnostic snippets.
+	Sources map[string][]byte
+
+	Variables []*Variable   // in declaration order, with their final values
+	Matrix    []*MatrixAxis // in declaration order; empty means one scenario
+
+	// Scenarios has one entry per matrix cell, in the cartesian order of
+	// the axes (the last axis varies fastest). A lab without a matrix has
+	// exactly one scenario, named "default".
+	Scenarios []*Scenario
+
+	Expects []*Expect
+}
+
+// Scenario returns the scenario with the given name, or nil.
+func (l *Lab) Scenario(name string) *Scenario {
+	for _, s := range l.Scenarios {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Variable is a declared input with its resolved value.
+type Variable struct {
+	Name        string
+	Description string
+	Type        cty.Type
+	Value       cty.Value
+	DeclRange   hcl.Range
+}
+
+// MatrixAxis is one list-valued matrix parameter.
+type MatrixAxis struct {
+	Name   string
+	Values []cty.Value
+	Range  hcl.Range
+}
+
+// MatrixValue is one axis fixed to one value inside a scenario.
+type MatrixValue struct {
+	Name  string
+	Value cty.Value
+}
+
+// Scenario is one matrix cell: the whole topology and the workloads with
+// every expression evaluated for that cell.
+type Scenario struct {
+	// Name is the matrix values in declaration order, "tso=false,mtu=9000",
+	// or "default" for a lab without a matrix.
+	Name   string
+	Matrix []MatrixValue
+
+	Hosts     []*Host
+	Switches  []*Switch
+	NICs      []*NIC
+	Workloads []*Workload
+}
+
+// Host finds a host by name.
+func (s *Scenario) Host(name string) *Host {
+	for _, h := range s.Hosts {
+		if h.Name == name {
+			return h
+		}
+	}
+	return nil
+}
+
+// NIC finds a NIC by name.
+func (s *Scenario) NIC(name string) *NIC {
+	for _, n := range s.NICs {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Switch finds a switch by name.
+func (s *Scenario) Switch(name string) *Switch {
+	for _, w := range s.Switches {
+		if w.Name == name {
+			return w
+		}
+	}
+	return nil
+}
+
+// Workload finds a workload by name.
+func (s *Scenario) Workload(name string) *Workload {
+	for _, w := range s.Workloads {
+		if w.Name == name {
+			return w
+		}
+	}
+	return nil
+}
+
+// HostKind says whether a host is a namespace tsolab owns or the machine
+// itself.
+type HostKind string
+
+const (
+	HostNamespace HostKind = "netns" // a network namespace tsolab creates and deletes
+	HostLocal     HostKind = "local" // the machine's own namespace: configured, never created or deleted
+)
+
+// Host is a machine of the lab.
+type Host struct {
+	Name string
+	Kind HostKind
+	// Sysctl holds "net." sysctls applied inside the host's namespace.
+	Sysctl map[string]string
+
+	// The attributes below describe the host to the sim engine. The kernel
+	// engine runs the machine's own kernel and reports them as not applicable.
+
+	Stack        string            // stack profile: "linux-2.6.12", "linux-6", "freebsd-10", ...; "" = engine default
+	StackOptions map[string]string // profile options, e.g. {"size_goal_modulo" = "false"}
+	CPU          string            // CPU cost profile name; "" = engine default
+	Cores        int               // CPU cores; 0 = engine default
+	Bus          Rate              // I/O bus limit (PCI-X ~7.5gbit); 0 = none
+	DelayedAck   bool              // receiver delays ACKs (default true)
+
+	Range hcl.Range // the host block
+}
+
+// Switch is a Linux bridge in a namespace of its own.
+type Switch struct {
+	Name  string
+	Range hcl.Range
+}
+
+// NIC is one network interface of a host.
+type NIC struct {
+	Name string
+	Host string // host name
+
+	// Exactly one of Connect, Peer, Device, or none (a NIC that is the
+	// peer of another NIC's Peer) is set.
+	Connect string // switch name: a veth to the switch
+	Peer    string // NIC name: a back-to-back veth pair with that NIC
+	Device  string // an existing physical device, adopted (local hosts only)
+
+	Address netip.Prefix  // zero if none
+	MTU     int           // 0 = leave as is (1500 for new veths)
+	Rate    Rate          // egress shaping (tbf); 0 = none
+	Delay   time.Duration // one-way propagation delay; kernel needs sch_netem
+	Queue   int64         // egress queue limit in bytes for shaping; 0 = default
+	Offload Offloads
+
+	Range hcl.Range // the nic block
+	// AttrRanges maps attribute names ("mtu", "offload.tso") to where they
+	// were written, for diagnostics raised after loading.
+	AttrRanges map[string]hcl.Range
+}
+
+// WorkloadKind is what a workload does.
+type WorkloadKind string
+
+const (
+	Stream   WorkloadKind = "stream"   // bulk transfer
+	RR       WorkloadKind = "rr"       // request/response transactions
+	Sendfile WorkloadKind = "sendfile" // zero-copy from a file
+)
+
+// Workload is traffic the engine runs.
+type Workload struct {
+	Name   string
+	Kind   WorkloadKind
+	Client string // host name of the sender
+	// Servers are NIC names; with Loopback they are host names and the
+	// traffic runs over that host's loopback.
+	Servers  []string
+	Loopback bool
+
+	Connections int           // per server; default 1
+	WriteSize   int           // bytes per write/send call; default 65536
+	Duration    time.Duration // run time; zero when Bytes is set
+	Bytes       int64         // total payload per connection; zero when Duration is set
+	SndBuf      int           // SO_SNDBUF bytes; 0 = system default
+	RcvBuf      int           // SO_RCVBUF bytes; 0 = system default
+	NoDelay     bool          // TCP_NODELAY
+	Cork        bool          // TCP_CORK
+	CC          string        // congestion control by name; "" = default
+
+	RequestSize  int // rr: bytes per request
+	ResponseSize int // rr: bytes per response
+	Concurrency  int // rr: outstanding transactions (connections) per server
+
+	FileSize int64 // sendfile: bytes in the file
+	Rate     Rate  // sendfile/stream: pacing rate (SO_MAX_PACING_RATE); 0 = none
+
+	Range hcl.Range
+}
+
+// Expect is an expected outcome, evaluated against results.
+type Expect struct {
+	Name     string
+	Workload string
+	// When filters scenarios (nil = all). Evaluated with matrix and var.
+	When hcl.Expression
+	// Condition must be true; evaluated with result, scenario(), baseline,
+	// matrix and var.
+	Condition hcl.Expression
+	Message   string
+	Range     hcl.Range
+}

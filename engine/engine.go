@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/provider"
+)
+
+// Engine runs the workloads of one scenario.
+type Engine interface {
+	// Name is "kernel" or "sim".
+	Name() string
+	// Run runs one workload of the scenario once and measures it.
+	Run(ctx context.Context, req RunRequest) (*WorkloadResult, error)
+}
+
+// RunRequest is one workload run.
+type RunRequest struct {
+	Lab      *config.Lab
+	Scenario *config.Scenario
+	Workload *config.Workload
+	// Naming gives the namespaces of the applied lab (kernel engine).
+	Naming provider.Naming
+	// Repetition is the 0-based index of this run among -repeat N.
+	Repetition int
+	// Progress, when not nil, is called about once per second of workload
+	// time (wall time for the kernel engine, virtual time for the model).
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of a running workload.
+type Progress struct {
+	Scenario, Workload string
+	Elapsed, Planned   time.Duration
+	ThroughputBps      float64 // over the last interval
+}

@@ -1,0 +1,86 @@
+package engine
+
+// Metric names: every workload result carries all of them (rr-only metrics
+// are 0 for other kinds). Kernel and sim engines give each the same meaning.
+const (
+	MetricThroughputBps    = "throughput_bps"      // application payload bits per second received
+	MetricBytes            = "bytes"               // payload bytes moved
+	MetricDurationS        = "duration_s"          // seconds taken
+	MetricTransactionsPerS = "transactions_per_s"  // rr: completed transactions per second
+	MetricLatencyP50us     = "latency_p50_us"      // rr: median transaction latency, µs
+	MetricLatencyP99us     = "latency_p99_us"      // rr: 99th percentile, µs
+	MetricCPUTxPct         = "cpu_tx_pct"          // sender CPU, % of one core, softirq included
+	MetricCPURxPct         = "cpu_rx_pct"          // receiver CPU, % of one core, softirq included
+	MetricCPUTxPerGbit     = "cpu_tx_per_gbit"     // cpu_tx_pct per Gb/s carried
+	MetricSendUnits        = "send_units"          // TCP data packets handed to the NIC (a TSO/GSO super-packet counts once)
+	MetricAvgSendBytes     = "avg_send_bytes"      // mean payload of a send unit
+	MetricDataPackets      = "data_packets"        // data segments on the wire (send units cut to MSS)
+	MetricSingleMSSFrac    = "single_mss_fraction" // share of send units whose payload is exactly one MSS
+	MetricRetransmits      = "retransmits"         // retransmitted segments
+	MetricCaptureLoss      = "capture_loss"        // packets the capture missed
+)
+
+// MetricNames lists every metric in display order.
+func MetricNames() []string {
+	return []string{
+		MetricThroughputBps, MetricBytes, MetricDurationS,
+		MetricTransactionsPerS, MetricLatencyP50us, MetricLatencyP99us,
+		MetricCPUTxPct, MetricCPURxPct, MetricCPUTxPerGbit,
+		MetricSendUnits, MetricAvgSendBytes, MetricDataPackets,
+		MetricSingleMSSFrac, MetricRetransmits, MetricCaptureLoss,
+	}
+}
+
+// WorkloadResult is one measured run of one workload in one scenario.
+type WorkloadResult struct {
+	Scenario   string `json:"scenario"`
+	Workload   string `json:"workload"`
+	Kind       string `json:"kind"`
+	Repetition int    `json:"repetition"`
+	Engine     string `json:"engine"`
+	// Kernel is the running kernel's release (kernel engine); Stack the
+	// stack profile of the sender (sim engine).
+	Kernel string `json:"kernel,omitempty"`
+	Stack  string `json:"stack,omitempty"`
+	MSS    int    `json:"mss"`
+
+	// Offloads in force per NIC, read back from the device (kernel) or as
+	// the model resolved them after the feature fix-ups (sim).
+	Offloads map[string]map[string]bool `json:"offloads"`
+
+	Metrics map[string]float64 `json:"metrics"`
+
+	// SendUnitHistogram counts send units by payload size in MSS units:
+	// bucket i holds units of ceil(payload/MSS) == i+1 segments.
+	SendUnitHistogram []int64 `json:"send_unit_histogram"`
+
+	// Series holds one sample per second of workload time.
+	Series []Sample `json:"series"`
+
+	// StopReasons counts why the sender stopped sending ("cwnd", "rwnd",
+	// "nagle", "defer", "split", "sndbuf"); sim engine only.
+	StopReasons map[string]int64 `json:"stop_reasons,omitempty"`
+	// Acks counts ACKs by kind ("delayed", "quick", "window_update",
+	// "dup"); sim engine only.
+	Acks map[string]int64 `json:"acks,omitempty"`
+
+	// Notes are facts worth showing beside the numbers (a capture that
+	// dropped packets, an attribute this engine does not apply).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Sample is one point of a workload's time series.
+type Sample struct {
+	T             float64 `json:"t_s"`             // seconds since the workload started
+	ThroughputBps float64 `json:"throughput_bps"`  // over the interval ending at T
+	CwndSegments  float64 `json:"cwnd_segments"`   // congestion window, in segments (first connection)
+	SendUnitBytes float64 `json:"send_unit_bytes"` // mean send-unit payload over the interval
+}
+
+// Results is the file `-json FILE` writes: every run of every scenario.
+type Results struct {
+	FormatVersion int              `json:"format_version"` // 1
+	Lab           string           `json:"lab"`
+	Engine        string           `json:"engine"`
+	Runs          []WorkloadResult `json:"runs"`
+}
