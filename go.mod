@@ -3,6 +3,7 @@ module github.com/tsolab/tsolab
 go 1.26.8
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/agext/levenshtein v1.2.1 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
@@ -15,6 +16,7 @@ require (
 	github.com/vishvananda/netns v0.0.5 // indirect
 	github.com/zclconf/go-cty v1.20.0 // indirect
 	golang.org/x/mod v0.29.0 // indirect
+	golang.org/x/perf v0.0.0-20250813145418-2f7363a06fe1 // indirect
 	golang.org/x/sync v0.18.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
