@@ -1,0 +1,282 @@
+package outcome
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+)
+
+// WriteTable writes the human results table: one row per scenario and
+// workload that ran, in the spirit of seed 001's table (throughput, sender
+// and receiver CPU, average send unit, single-MSS share, retransmits, and
+// for rr workloads transactions/s and latency), then the verdicts with the
+// expected and measured values side by side, the details of every verdict
+// that did not pass, and a count. With repeated runs every number is the
+// median ± the half-width of its 95% confidence interval.
+func WriteTable(w io.Writer, lab *config.Lab, results *engine.Results, verdicts []Verdict) error {
+	tw := &errWriter{w: w}
+	sets := orderedRuns(lab, results)
+	writeResults(tw, lab, results, sets)
+	if len(verdicts) > 0 {
+		fmt.Fprintln(tw)
+		writeVerdicts(tw, verdicts)
+	}
+	c := Count(verdicts)
+	errs := "errors"
+	if c.Error == 1 {
+		errs = "error"
+	}
+	fmt.Fprintf(tw, "\nExpectations: %d passed, %d failed, %d inconclusive, %d %s.\n", c.Pass, c.Fail, c.Inconclusive, c.Error, errs)
+	return tw.err
+}
+
+// namedRuns is the runs of one workload in one scenario, for a table row.
+type namedRuns struct {
+	scenario, workload, kind string
+	set                      *runSet
+}
+
+// orderedRuns lists the run sets in the lab's scenario and workload order,
+// then any the lab does not declare, in the order they appear.
+func orderedRuns(lab *config.Lab, results *engine.Results) []namedRuns {
+	idx := indexRuns(results)
+	done := map[runKey]bool{}
+	var out []namedRuns
+	add := func(k runKey, kind string) {
+		rs := idx[k]
+		if rs == nil || done[k] {
+			return
+		}
+		done[k] = true
+		if kind == "" {
+			kind = rs.runs[0].Kind
+		}
+		out = append(out, namedRuns{k.scenario, k.workload, kind, rs})
+	}
+	if lab != nil {
+		for _, sc := range lab.Scenarios {
+			for _, wl := range sc.Workloads {
+				add(runKey{sc.Name, wl.Name}, string(wl.Kind))
+			}
+		}
+	}
+	if results != nil {
+		for _, r := range results.Runs {
+			add(runKey{r.Scenario, r.Workload}, "")
+		}
+	}
+	return out
+}
+
+func writeResults(w io.Writer, lab *config.Lab, results *engine.Results, sets []namedRuns) {
+	name, eng := "", ""
+	if lab != nil {
+		name = lab.Name
+	}
+	if results != nil {
+		eng = results.Engine
+		if name == "" {
+			name = results.Lab
+		}
+	}
+	maxRuns, hasRR := 0, false
+	for _, s := range sets {
+		maxRuns = max(maxRuns, len(s.set.runs))
+		hasRR = hasRR || s.kind == string(config.RR)
+	}
+	fmt.Fprintf(w, "Lab %s, engine %s: ", name, eng)
+	switch {
+	case len(sets) == 0:
+		fmt.Fprintln(w, "no results.")
+		return
+	case maxRuns == 1:
+		fmt.Fprintln(w, "1 run per workload.")
+	default:
+		fmt.Fprintf(w, "up to %d runs per workload; median ± half-width of the 95%% confidence interval.\n", maxRuns)
+	}
+	fmt.Fprintln(w)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"SCENARIO", "WORKLOAD", "RUNS", "GB/S", "CPU TX %", "CPU RX %", "AVG SEND", "1-MSS %", "RETRANS"}
+	if hasRR {
+		head = append(head, "TX/S", "P50/P99 µS")
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, s := range sets {
+		m := func(metric string, scale float64, prec int) string {
+			return metricCell(s.set, metric, scale, prec)
+		}
+		cells := []string{
+			s.scenario, s.workload, strconv.Itoa(len(s.set.runs)),
+			m(engine.MetricThroughputBps, 1e-9, 2),
+			m(engine.MetricCPUTxPct, 1, 1),
+			m(engine.MetricCPURxPct, 1, 1),
+			sendUnitCell(s.set),
+			m(engine.MetricSingleMSSFrac, 100, 1),
+			m(engine.MetricRetransmits, 1, 0),
+		}
+		if hasRR {
+			if s.kind == string(config.RR) {
+				cells = append(cells,
+					m(engine.MetricTransactionsPerS, 1, 0),
+					m(engine.MetricLatencyP50us, 1, 0)+" / "+m(engine.MetricLatencyP99us, 1, 0))
+			} else {
+				cells = append(cells, "-", "-")
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+}
+
+// metricCell is one metric of a run set, scaled, with its CI half-width
+// when there are several runs; "-" when the runs do not carry it.
+func metricCell(rs *runSet, metric string, scale float64, prec int) string {
+	vs := rs.values(metric)
+	if len(vs) == 0 {
+		return "-"
+	}
+	s := summarize(vs)
+	out := strconv.FormatFloat(s.Center*scale, 'f', prec, 64)
+	if len(vs) > 1 {
+		switch {
+		case math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0):
+			out += " ±∞"
+		case s.Hi > s.Lo:
+			// Runs that all agree show no interval.
+			out += " ±" + strconv.FormatFloat((s.Hi-s.Lo)/2*scale, 'f', prec, 64)
+		}
+	}
+	return out
+}
+
+// sendUnitCell is the average send unit in bytes and in MSS.
+func sendUnitCell(rs *runSet) string {
+	cell := metricCell(rs, engine.MetricAvgSendBytes, 1, 0)
+	if cell == "-" {
+		return cell
+	}
+	cell += " B"
+	if mss := rs.runs[0].MSS; mss > 0 {
+		avg := summarize(rs.values(engine.MetricAvgSendBytes)).Center
+		cell += fmt.Sprintf(" (%.1f MSS)", avg/float64(mss))
+	}
+	return cell
+}
+
+func writeVerdicts(w io.Writer, verdicts []Verdict) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "EXPECT\tSCENARIO\tWORKLOAD\tVERDICT\tEXPECTED\tMEASURED")
+	for _, v := range verdicts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Expect, v.Scenario, v.Workload, v.Status, oneLine(v.Expression), measuredText(v))
+	}
+	tw.Flush()
+
+	for _, v := range verdicts {
+		if v.Status == Pass {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s %s in scenario %s (workload %s)\n", v.Status, v.Expect, v.Scenario, v.Workload)
+		if v.Message != "" {
+			fmt.Fprintf(w, "  %s\n", v.Message)
+		}
+		fmt.Fprintf(w, "  %s: %s\n", v.Range, oneLine(v.Expression))
+		for _, s := range v.Sides {
+			if text := sideText(s); text != oneLine(s.Expr) {
+				// A literal side ("0.1") says nothing more.
+				fmt.Fprintf(w, "    %s = %s\n", oneLine(s.Expr), text)
+			}
+		}
+		if v.Detail != "" {
+			fmt.Fprintf(w, "  %s\n", v.Detail)
+		}
+	}
+}
+
+// measuredText is the sides joined by the operator ("47 < 55"), or the
+// detail when there are no numeric sides.
+func measuredText(v Verdict) string {
+	if len(v.Sides) == 2 {
+		return sideText(v.Sides[0]) + " " + v.Op + " " + sideText(v.Sides[1])
+	}
+	switch v.Status {
+	case Pass:
+		return "true"
+	case Fail:
+		return "false"
+	}
+	return "-"
+}
+
+// sideText is a side's value, with the half-width of its CI when it has
+// one.
+func sideText(s Side) string {
+	out := formatNumber(s.Value)
+	if s.CI != nil {
+		if math.IsInf(s.CI[0], 0) || math.IsInf(s.CI[1], 0) {
+			out += " ±∞"
+		} else if hw := (s.CI[1] - s.CI[0]) / 2; hw != 0 {
+			out += " ±" + formatSig(hw, 2)
+		}
+	}
+	return out
+}
+
+// formatNumber writes a measured value with 4 significant digits (all
+// the digits of an integer part below a million), exponents short
+// ("6.1e9").
+func formatNumber(f float64) string { return formatSig(f, 4) }
+
+func formatSig(f float64, sig int) string {
+	a := math.Abs(f)
+	switch {
+	case f == 0:
+		return "0"
+	case math.IsInf(f, 0) || math.IsNaN(f):
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	case a >= 1e6 || a < 1e-3:
+		s := strconv.FormatFloat(f, 'e', sig-1, 64)
+		mant, exp, _ := strings.Cut(s, "e")
+		if strings.Contains(mant, ".") {
+			mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
+		}
+		sign := ""
+		if exp[0] == '-' {
+			sign = "-"
+		}
+		return mant + "e" + sign + strings.TrimLeft(exp[1:], "0")
+	}
+	intDigits := int(math.Floor(math.Log10(a))) + 1
+	s := strconv.FormatFloat(f, 'f', max(0, sig-intDigits), 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
