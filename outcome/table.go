@@ -187,16 +187,26 @@ func writeVerdicts(w io.Writer, verdicts []Verdict) {
 			fmt.Fprintf(w, "  %s\n", v.Message)
 		}
 		fmt.Fprintf(w, "  %s: %s\n", v.Range, oneLine(v.Expression))
-		for _, s := range v.Sides {
-			if text := sideText(s); text != oneLine(s.Expr) {
-				// A literal side ("0.1") says nothing more.
-				fmt.Fprintf(w, "    %s = %s\n", oneLine(s.Expr), text)
-			}
+		for _, l := range sideLines(v) {
+			fmt.Fprintf(w, "    %s\n", l)
 		}
 		if v.Detail != "" {
 			fmt.Fprintf(w, "  %s\n", v.Detail)
 		}
 	}
+}
+
+// sideLines are "EXPR = VALUE" for each side of a verdict, leaving out
+// literals ("0.1 = 0.1" says nothing).
+func sideLines(v Verdict) []string {
+	var out []string
+	for _, s := range v.Sides {
+		expr, text := oneLine(s.Expr), sideText(s)
+		if text != expr {
+			out = append(out, expr+" = "+text)
+		}
+	}
+	return out
 }
 
 // measuredText is the sides joined by the operator ("47 < 55"), or the

@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 
 	"github.com/hashicorp/hcl/v2"
@@ -36,7 +37,7 @@ func (s Status) String() string {
 	case Error:
 		return "ERROR"
 	}
-	return "Status(?)"
+	return fmt.Sprintf("Status(%d)", int(s))
 }
 
 // MarshalText makes a Status read as its name in JSON.
