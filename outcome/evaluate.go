@@ -88,7 +88,7 @@ type runKey struct{ scenario, workload string }
 type runSet struct {
 	runs    []engine.WorkloadResult // ordered by Repetition
 	metrics []string                // attribute names of the metrics object
-	median  cty.Value               // cached metrics object of medians
+	median  *cty.Value              // cached metrics object of medians
 }
 
 func indexRuns(res *engine.Results) map[runKey]*runSet {
@@ -157,14 +157,15 @@ const pickMedian pick = -1
 // scenario(...).
 func (rs *runSet) value(p pick) cty.Value {
 	if p == pickMedian {
-		if rs.median == cty.NilVal {
+		if rs.median == nil {
 			attrs := map[string]cty.Value{}
 			for _, m := range rs.metrics {
 				attrs[m] = cty.NumberFloatVal(summarize(rs.values(m)).Center)
 			}
-			rs.median = cty.ObjectVal(attrs)
+			v := cty.ObjectVal(attrs)
+			rs.median = &v
 		}
-		return rs.median
+		return *rs.median
 	}
 	if int(p) >= len(rs.runs) {
 		// Fewer runs here than in the result: an operand that reads this
@@ -691,7 +692,11 @@ func boolValue(expr hcl.Expression, ctx *hcl.EvalContext, what string) (bool, hc
 	case !val.IsKnown():
 		return bad("its value is unknown")
 	case val.Type() != cty.Bool:
-		return bad("it is a " + val.Type().FriendlyName() + ": compare it, e.g. result.cpu_tx_pct < 50")
+		example := "result.cpu_tx_pct < 50"
+		if what == "when" {
+			example = "matrix.mtu == 9000"
+		}
+		return bad("it is a " + val.Type().FriendlyName() + ": compare it, e.g. " + example)
 	}
 	return val.True(), diags
 }

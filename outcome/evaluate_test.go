@@ -378,6 +378,40 @@ func TestEvaluate(t *testing.T) {
 			want: []row{{Scenario: "tso=true,mtu=1500", Status: Pass, Detail: "1 run on one side (n=6+1): no confidence interval, judged on medians"}},
 		},
 		{
+			name:      "repeats: a condition that is not a single comparison is judged on medians",
+			when:      "matrix.tso",
+			condition: "result.cpu_tx_pct < 50 && result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct",
+			results: [][]engine.WorkloadResult{
+				cpuRuns("tso=true,mtu=1500", 40, 42, 44, 46, 48, 50),
+				cpuRuns("tso=false,mtu=1500", 41, 43, 45, 47, 49, 51),
+			},
+			want: []row{{
+				Scenario: "tso=true,mtu=1500", Status: Pass,
+				Detail: "the condition is not a comparison of numbers: judged on medians of 6 runs, no significance test",
+			}},
+		},
+		{
+			name:      "repeats: == is not an ordering",
+			when:      "matrix.tso",
+			condition: "result.cpu_tx_pct == scenario({tso = false}).cpu_tx_pct",
+			results: [][]engine.WorkloadResult{
+				cpuRuns("tso=true,mtu=1500", 40, 42, 44, 46, 48, 50),
+				cpuRuns("tso=false,mtu=1500", 40, 42, 44, 46, 48, 50),
+			},
+			want: []row{{Scenario: "tso=true,mtu=1500", Status: Pass, Detail: "== is not an ordering: judged on medians of 6 runs"}},
+		},
+		{
+			name:      "a when that is not a bool",
+			when:      "matrix.mtu",
+			condition: "result.cpu_tx_pct < 50",
+			results:   seed001()[:1],
+			want: []row{{
+				Scenario: "tso=true,mtu=1500", Status: Error,
+				Detail: "Invalid when: The when must be true or false; it is a number: compare it, e.g. matrix.mtu == 9000.",
+			}},
+			wantDiags: []string{"Invalid when"},
+		},
+		{
 			name:      "repeats against a baseline",
 			condition: "result.throughput_bps >= baseline.throughput_bps",
 			results: [][]engine.WorkloadResult{
@@ -433,6 +467,28 @@ func checkDiags(t *testing.T, diags hcl.Diagnostics, want []string) {
 		}
 		if d.Subject == nil || d.Subject.Filename != expectFile {
 			t.Errorf("diagnostic %d has subject %v, want a range in %s", i, d.Subject, expectFile)
+		}
+	}
+}
+
+// BenchmarkEvaluate judges a scenario() comparison over the four
+// scenarios with 10 runs each: the cost of -repeat 10 on a 2x2 matrix.
+func BenchmarkEvaluate(b *testing.B) {
+	lab := testLab()
+	addExpect(b, lab, "e", "bulk", "matrix.tso", "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct")
+	var rs [][]engine.WorkloadResult
+	for _, sc := range lab.Scenarios {
+		cpu := make([]float64, 10)
+		for i := range cpu {
+			cpu[i] = 40 + float64(i)
+		}
+		rs = append(rs, cpuRuns(sc.Name, cpu...))
+	}
+	res := results(rs...)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, diags := Evaluate(lab, res, nil); diags.HasErrors() {
+			b.Fatal(diags)
 		}
 	}
 }

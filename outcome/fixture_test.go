@@ -49,7 +49,7 @@ func testLab() *config.Lab {
 
 // parseExpr appends text as a new line of the lab's expect file and parses
 // it there, so ranges and source text are real.
-func parseExpr(t *testing.T, lab *config.Lab, text string) hcl.Expression {
+func parseExpr(t testing.TB, lab *config.Lab, text string) hcl.Expression {
 	t.Helper()
 	src := lab.Sources[expectFile]
 	pos := hcl.Pos{Line: strings.Count(string(src), "\n") + 1, Column: 1, Byte: len(src)}
@@ -65,7 +65,7 @@ func parseExpr(t *testing.T, lab *config.Lab, text string) hcl.Expression {
 
 // addExpect adds an expect block reading workload with the given
 // condition and when ("" = none).
-func addExpect(t *testing.T, lab *config.Lab, name, workload, when, condition string) *config.Expect {
+func addExpect(t testing.TB, lab *config.Lab, name, workload, when, condition string) *config.Expect {
 	t.Helper()
 	ex := &config.Expect{Name: name, Workload: workload, Message: name + " should hold"}
 	if when != "" {
