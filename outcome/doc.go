@@ -68,6 +68,18 @@
 // an operator that is not an ordering, a condition that is not a
 // comparison of numbers (a && b).
 //
+// # Views
+//
+// WriteTable prints one row per scenario and workload (Gb/s, sender and
+// receiver CPU %, average send unit in bytes and MSS, single-MSS share,
+// retransmits, and for rr transactions/s and p50/p99 latency; medians ±
+// CI half-width with repeats), then one row per verdict with the
+// condition and the measured sides joined by its operator, then the
+// message, expression, values and detail of every verdict that did not
+// pass. WriteJUnit writes one testcase per expectation and scenario: Fail
+// is a <failure>, Error an <error>, Inconclusive a <skipped> with the
+// reason.
+//
 // # Exit codes
 //
 // ExitCode gives 0 when every verdict passes, 3 when one fails, 1 when one
