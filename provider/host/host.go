@@ -1,0 +1,362 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+)
+
+// Provider manages provider.KindHost resources. It holds no state and is
+// safe for concurrent calls.
+type Provider struct{}
+
+// New returns the host provider.
+func New() *Provider { return &Provider{} }
+
+var _ provider.Interface = (*Provider)(nil)
+
+// prefixRestoreSysctl records, for a local host, the value a sysctl had
+// before tsolab wrote it: "restore.sysctl.net.ipv4.tcp_wmem".
+const prefixRestoreSysctl = provider.PrefixRestore + provider.PrefixSysctl
+
+// Validate checks the kind, the namespace name and that every sysctl is a
+// net.* key the target namespace has.
+func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) provider.ValidateResponse {
+	var diags hcl.Diagnostics
+	bad := func(summary, detail string) {
+		d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: req.Addr.String() + ": " + summary, Detail: detail}
+		if req.Range.Filename != "" {
+			r := req.Range
+			d.Subject = &r
+		}
+		diags = append(diags, d)
+	}
+	kind, ns := req.Desired[provider.AttrHostKind], req.Desired[provider.AttrNetNS]
+	switch config.HostKind(kind) {
+	case config.HostNamespace:
+		if !req.Naming.OwnsNS(ns) {
+			bad(fmt.Sprintf("namespace %q is not one of lab %s's", ns, req.Naming.LabID),
+				fmt.Sprintf("A host's namespace must be named %s; this is a bug in tsolab.", req.Naming.HostNS(req.Addr.Name)))
+		}
+	case config.HostLocal:
+		if ns != "" {
+			bad(fmt.Sprintf("a local host has no namespace of its own, got %q", ns), "This is a bug in tsolab.")
+		}
+	default:
+		bad(fmt.Sprintf("unknown host kind %q", kind), `Use kind = "netns" (a namespace tsolab creates) or "local" (this machine).`)
+	}
+	keys := sysctlKeys(req.Desired)
+	var missing []string
+	check := func() error {
+		for _, k := range keys {
+			if _, err := os.Stat(sysctlPath(k)); err != nil {
+				missing = append(missing, k)
+			}
+		}
+		return nil
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "net.") {
+			bad(fmt.Sprintf("sysctl %q is not a net.* key", k),
+				"Only network sysctls (net.*) belong to a host's namespace; set others on the machine itself.")
+		}
+	}
+	if len(keys) > 0 && !diags.HasErrors() {
+		var err error
+		if config.HostKind(kind) == config.HostLocal {
+			err = check()
+		} else {
+			// A fresh namespace shows which net.* keys exist per namespace
+			// (some, like net.ipv4.tcp_mem, exist only in the initial one).
+			err = netnsfs.Scratch(check)
+		}
+		if err != nil {
+			bad("cannot check sysctls", err.Error())
+		}
+		for _, k := range missing {
+			where := "a network namespace"
+			if config.HostKind(kind) == config.HostLocal {
+				where = "this machine"
+			}
+			bad(fmt.Sprintf("sysctl %q does not exist in %s", k, where),
+				"Check the spelling (see /proc/sys/net); some keys exist only in the machine's own namespace: use a host with kind = \"local\" for those.")
+		}
+	}
+	return provider.ValidateResponse{Diagnostics: diags}
+}
+
+// Create makes the namespace (completing one an interrupted apply left),
+// brings lo up and writes the sysctls; for a local host it records the
+// original sysctl values first.
+func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
+	d := newDiags(req.Addr)
+	want := req.Desired
+	ns := want[provider.AttrNetNS]
+	newAttrs := provider.Attrs{provider.AttrHostKind: want[provider.AttrHostKind], provider.AttrNetNS: ns}
+	if isLocal(want) {
+		err := netnsfs.Do("", func() error {
+			for _, k := range sysctlKeys(want) {
+				orig, err := readSysctl(k)
+				if err != nil {
+					d.errorf("read sysctl %s", err, k)
+					continue
+				}
+				newAttrs[prefixRestoreSysctl+k] = orig
+			}
+			writeSysctls(d, want, newAttrs)
+			return nil
+		})
+		if err != nil {
+			d.errorf("configure the local host", err)
+		}
+		return provider.CreateResponse{New: newAttrs, Diagnostics: d.diags}
+	}
+	if !req.Naming.OwnsNS(ns) {
+		d.errorf("refusing to create namespace %q", errors.New("it does not carry the lab's prefix"), ns)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	if _, err := netnsfs.Create(ns); err != nil {
+		d.errorf("create namespace", err)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	err := netnsfs.Do(ns, func() error {
+		// lo is ifindex 1 in every namespace.
+		if err := netlink.LinkSetUp(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}); err != nil {
+			return fmt.Errorf("set lo up: %w", err)
+		}
+		writeSysctls(d, want, newAttrs)
+		return nil
+	})
+	if err != nil {
+		d.errorf("configure namespace %s", err, ns)
+	}
+	return provider.CreateResponse{New: newAttrs, Diagnostics: d.diags}
+}
+
+// Read reports whether the namespace still exists and the sysctls' values
+// now; restore.* entries are carried over from Recorded.
+func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
+	d := newDiags(req.Addr)
+	ns := req.Recorded[provider.AttrNetNS]
+	if !isLocal(req.Recorded) {
+		ok, err := netnsfs.Exists(ns)
+		if err != nil {
+			d.errorf("read namespace %s", err, ns)
+			return provider.ReadResponse{Diagnostics: d.diags}
+		}
+		if !ok {
+			return provider.ReadResponse{Gone: true}
+		}
+	}
+	actual := req.Recorded.Clone()
+	keys := sysctlKeys(req.Recorded)
+	if len(keys) > 0 {
+		err := netnsfs.Do(ns, func() error {
+			for _, k := range keys {
+				v, err := readSysctl(k)
+				if err != nil {
+					d.warnf("read sysctl %s", err, k)
+					v = ""
+				}
+				actual[provider.PrefixSysctl+k] = v
+			}
+			return nil
+		})
+		if errors.Is(err, os.ErrNotExist) {
+			return provider.ReadResponse{Gone: true}
+		}
+		if err != nil {
+			d.errorf("read namespace %s", err, ns)
+		}
+	}
+	return provider.ReadResponse{Actual: actual, Diagnostics: d.diags}
+}
+
+// Update writes the desired sysctls. On a local host a sysctl seen for
+// the first time has its original recorded, and one no longer declared is
+// put back to its original.
+func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provider.UpdateResponse {
+	d := newDiags(req.Addr)
+	want := req.Desired
+	ns := want[provider.AttrNetNS]
+	newAttrs := provider.Attrs{provider.AttrHostKind: want[provider.AttrHostKind], provider.AttrNetNS: ns}
+	local := isLocal(want)
+	err := netnsfs.Do(ns, func() error {
+		if local {
+			for k, v := range req.Prior {
+				if strings.HasPrefix(k, prefixRestoreSysctl) {
+					newAttrs[k] = v
+				}
+			}
+			for _, k := range sysctlKeys(req.Prior) {
+				if _, still := want[provider.PrefixSysctl+k]; still {
+					continue
+				}
+				if orig, ok := newAttrs[prefixRestoreSysctl+k]; ok {
+					if err := writeSysctl(k, orig); err != nil {
+						d.errorf("restore sysctl %s", err, k)
+						newAttrs[provider.PrefixSysctl+k] = req.Prior[provider.PrefixSysctl+k]
+						continue
+					}
+					delete(newAttrs, prefixRestoreSysctl+k)
+				}
+			}
+			for _, k := range sysctlKeys(want) {
+				if _, ok := newAttrs[prefixRestoreSysctl+k]; ok {
+					continue
+				}
+				orig, err := readSysctl(k)
+				if err != nil {
+					d.errorf("read sysctl %s", err, k)
+					continue
+				}
+				newAttrs[prefixRestoreSysctl+k] = orig
+			}
+		}
+		writeSysctls(d, want, newAttrs)
+		return nil
+	})
+	if err != nil {
+		d.errorf("configure namespace %s", err, ns)
+	}
+	return provider.UpdateResponse{New: newAttrs, Diagnostics: d.diags}
+}
+
+// Delete removes the namespace if it carries the lab's prefix (a local
+// host gets its original sysctls back instead).
+func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provider.DeleteResponse {
+	d := newDiags(req.Addr)
+	ns := req.Recorded[provider.AttrNetNS]
+	if isLocal(req.Recorded) {
+		for _, k := range req.Recorded.Keys() {
+			if !strings.HasPrefix(k, prefixRestoreSysctl) {
+				continue
+			}
+			key := strings.TrimPrefix(k, prefixRestoreSysctl)
+			if err := writeSysctl(key, req.Recorded[k]); err != nil {
+				d.errorf("restore sysctl %s", err, key)
+			}
+		}
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	if !req.Naming.OwnsNS(ns) {
+		d.diags = append(d.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("%s: refusing to delete namespace %q", req.Addr, ns),
+			Detail: fmt.Sprintf("It does not carry lab %s's prefix %s, so tsolab did not create it. Remove it by hand if it is really yours.",
+				req.Naming.LabID, provider.NamespacePrefix+req.Naming.LabID+"."),
+		})
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	if err := netnsfs.Remove(ns); err != nil {
+		d.errorf("delete namespace", err)
+	}
+	return provider.DeleteResponse{Diagnostics: d.diags}
+}
+
+func isLocal(a provider.Attrs) bool { return config.HostKind(a[provider.AttrHostKind]) == config.HostLocal }
+
+// sysctlKeys returns the sysctl names ("net.ipv4.tcp_wmem") declared in a,
+// sorted.
+func sysctlKeys(a provider.Attrs) []string {
+	var keys []string
+	for k := range a {
+		if strings.HasPrefix(k, provider.PrefixSysctl) {
+			keys = append(keys, strings.TrimPrefix(k, provider.PrefixSysctl))
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sysctlPath(key string) string {
+	return filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
+}
+
+// normalize joins a sysctl value's fields with single spaces, the way the
+// kernel's tab-separated vectors ("4096\t16384\t4194304") compare equal to
+// what a lab writes.
+func normalize(v string) string { return strings.Join(strings.Fields(v), " ") }
+
+// readSysctl reads a sysctl in the calling thread's namespace.
+func readSysctl(key string) (string, error) {
+	b, err := os.ReadFile(sysctlPath(key))
+	if err != nil {
+		return "", err
+	}
+	return normalize(string(b)), nil
+}
+
+// writeSysctl writes a sysctl in the calling thread's namespace.
+func writeSysctl(key, value string) error {
+	if !strings.HasPrefix(key, "net.") {
+		return fmt.Errorf("%s is not a net.* sysctl", key)
+	}
+	f, err := os.OpenFile(sysctlPath(key), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, unix.EINVAL) {
+		err = fmt.Errorf("the kernel refused %q", value)
+	}
+	return err
+}
+
+// writeSysctls writes every sysctl want declares and records in out what
+// the kernel holds afterwards. It runs on a thread inside the namespace.
+func writeSysctls(d *diags, want, out provider.Attrs) {
+	for _, k := range sysctlKeys(want) {
+		v := want[provider.PrefixSysctl+k]
+		if err := writeSysctl(k, v); err != nil {
+			d.errorf("set sysctl %s=%q", err, k, v)
+		}
+		got, err := readSysctl(k)
+		if err != nil {
+			d.errorf("read sysctl %s", err, k)
+		}
+		out[provider.PrefixSysctl+k] = got
+		if err == nil && got != normalize(v) {
+			d.errorf("set sysctl %s=%q", fmt.Errorf("the kernel holds %q", got), k, v)
+		}
+	}
+}
+
+// diags collects diagnostics about one resource.
+type diags struct {
+	addr  provider.Addr
+	diags hcl.Diagnostics
+}
+
+func newDiags(a provider.Addr) *diags { return &diags{addr: a} }
+
+// errorf adds an error "ADDR: WHAT: ERR"; what is a format with args.
+func (d *diags) errorf(what string, err error, args ...any) {
+	d.add(hcl.DiagError, what, err, args...)
+}
+
+func (d *diags) warnf(what string, err error, args ...any) {
+	d.add(hcl.DiagWarning, what, err, args...)
+}
+
+func (d *diags) add(sev hcl.DiagnosticSeverity, what string, err error, args ...any) {
+	d.diags = append(d.diags, &hcl.Diagnostic{
+		Severity: sev,
+		Summary:  fmt.Sprintf("%s: %s: %v", d.addr, fmt.Sprintf(what, args...), err),
+	})
+}

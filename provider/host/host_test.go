@@ -1,0 +1,251 @@
+package host_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
+)
+
+// summaries returns the summaries of diags, for comparing with cmp.Diff.
+func summaries(diags hcl.Diagnostics) []string {
+	var out []string
+	for _, d := range diags {
+		out = append(out, d.Summary)
+	}
+	return out
+}
+
+func TestValidate(t *testing.T) {
+	netnstest.Require(t)
+	n := provider.Naming{LabID: "val"}
+	addr := provider.Addr{Kind: provider.KindHost, Name: "tx"}
+	tests := []struct {
+		name  string
+		attrs provider.Attrs
+		want  []string
+	}{
+		{"plain", provider.Attrs{"kind": "netns", "netns": "tsl.val.tx"}, nil},
+		{"sysctl ok", provider.Attrs{"kind": "netns", "netns": "tsl.val.tx", "sysctl.net.ipv4.tcp_wmem": "4096 1 2"}, nil},
+		{"foreign namespace", provider.Attrs{"kind": "netns", "netns": "other"},
+			[]string{`host.tx: namespace "other" is not one of lab val's`}},
+		{"bad kind", provider.Attrs{"kind": "vm", "netns": "tsl.val.tx"},
+			[]string{`host.tx: unknown host kind "vm"`}},
+		{"not net", provider.Attrs{"kind": "netns", "netns": "tsl.val.tx", "sysctl.kernel.pid_max": "1"},
+			[]string{`host.tx: sysctl "kernel.pid_max" is not a net.* key`}},
+		{"misspelt", provider.Attrs{"kind": "netns", "netns": "tsl.val.tx", "sysctl.net.ipv4.tcp_wmen": "1"},
+			[]string{`host.tx: sysctl "net.ipv4.tcp_wmen" does not exist in a network namespace`}},
+		{"initial namespace only", provider.Attrs{"kind": "netns", "netns": "tsl.val.tx", "sysctl.net.ipv4.tcp_mem": "1 2 3"},
+			[]string{`host.tx: sysctl "net.ipv4.tcp_mem" does not exist in a network namespace`}},
+		{"local has it", provider.Attrs{"kind": "local", "netns": "", "sysctl.net.ipv4.tcp_mem": "1 2 3"}, nil},
+	}
+	p := host.New()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := p.Validate(context.Background(), provider.ValidateRequest{Naming: n, Addr: addr, Desired: tt.attrs})
+			if diff := cmp.Diff(tt.want, summaries(got.Diagnostics)); diff != "" {
+				t.Errorf("Validate diagnostics (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// nsInode identifies the network namespace of a /proc ns link.
+func nsInode(t *testing.T, path string) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// checkThreadsHome fails if any thread of this process is in another
+// network namespace than the process started in.
+func checkThreadsHome(t *testing.T, home uint64) {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tasks {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil && st.Ino != home {
+			t.Errorf("thread %s left in another namespace", p)
+		}
+	}
+}
+
+func TestNamespaceLifecycle(t *testing.T) {
+	netnstest.Require(t)
+	n := provider.NewNaming(netnstest.LabID(t))
+	netnstest.CheckNoLeftovers(t, provider.NamespacePrefix+n.LabID+".")
+	home := nsInode(t, "/proc/self/ns/net")
+	ns := n.HostNS("tx")
+	t.Cleanup(func() { netnsfs.Remove(ns) })
+	addr := provider.Addr{Kind: provider.KindHost, Name: "tx"}
+	ctx := context.Background()
+	p := host.New()
+	desired := provider.Attrs{
+		"kind": "netns", "netns": ns,
+		"sysctl.net.ipv4.tcp_wmem":    "4096 1048576 4194304",
+		"sysctl.net.ipv4.ip_forward": "1",
+	}
+	rootWmem, err := os.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cr := p.Create(ctx, provider.CreateRequest{Naming: n, Addr: addr, Desired: desired})
+	if cr.Diagnostics.HasErrors() {
+		t.Fatalf("Create: %v", cr.Diagnostics)
+	}
+	if diff := cmp.Diff(desired, cr.New); diff != "" {
+		t.Errorf("Create New (-want +got):\n%s", diff)
+	}
+	checkThreadsHome(t, home)
+	if got, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_wmem"); string(got) != string(rootWmem) {
+		t.Errorf("the machine's tcp_wmem changed: got %q, want %q", got, rootWmem)
+	}
+	err = netnsfs.Do(ns, func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		if lo.Attrs().Flags&unix.IFF_UP == 0 {
+			t.Errorf("lo in %s is down, want up", ns)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A second Create (an interrupted apply re-run) completes, not fails.
+	cr = p.Create(ctx, provider.CreateRequest{Naming: n, Addr: addr, Desired: desired})
+	if cr.Diagnostics.HasErrors() {
+		t.Fatalf("second Create: %v", cr.Diagnostics)
+	}
+
+	// Drift made inside the namespace shows in Read.
+	err = netnsfs.Do(ns, func() error {
+		return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("0"), 0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: cr.New})
+	if rr.Gone || rr.Diagnostics.HasErrors() {
+		t.Fatalf("Read: gone=%v %v", rr.Gone, rr.Diagnostics)
+	}
+	if got, want := rr.Actual["sysctl.net.ipv4.ip_forward"], "0"; got != want {
+		t.Errorf("Read ip_forward = %q, want %q", got, want)
+	}
+
+	// Update puts it back.
+	ur := p.Update(ctx, provider.UpdateRequest{Naming: n, Addr: addr, Prior: rr.Actual, Desired: desired})
+	if ur.Diagnostics.HasErrors() {
+		t.Fatalf("Update: %v", ur.Diagnostics)
+	}
+	if diff := cmp.Diff(desired, ur.New); diff != "" {
+		t.Errorf("Update New (-want +got):\n%s", diff)
+	}
+
+	dr := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: ur.New})
+	if dr.Diagnostics.HasErrors() {
+		t.Fatalf("Delete: %v", dr.Diagnostics)
+	}
+	rr = p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: ur.New})
+	if !rr.Gone {
+		t.Errorf("Read after Delete: Gone = false, want true (actual %v)", rr.Actual)
+	}
+	checkThreadsHome(t, home)
+}
+
+func TestDeleteRefusesForeignNamespace(t *testing.T) {
+	netnstest.Require(t)
+	n := provider.NewNaming(netnstest.LabID(t))
+	foreign := "tsltest." + n.LabID + ".notours"
+	netnstest.CheckNoLeftovers(t, "tsltest."+n.LabID+".")
+	if _, err := netnsfs.Create(foreign); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { netnsfs.Remove(foreign) })
+	p := host.New()
+	dr := p.Delete(context.Background(), provider.DeleteRequest{
+		Naming:   n,
+		Addr:     provider.Addr{Kind: provider.KindHost, Name: "x"},
+		Recorded: provider.Attrs{"kind": "netns", "netns": foreign},
+	})
+	want := []string{`host.x: refusing to delete namespace "` + foreign + `"`}
+	if diff := cmp.Diff(want, summaries(dr.Diagnostics)); diff != "" {
+		t.Errorf("Delete diagnostics (-want +got):\n%s", diff)
+	}
+	if ok, err := netnsfs.Exists(foreign); !ok || err != nil {
+		t.Errorf("foreign namespace after Delete: exists=%v err=%v, want it kept", ok, err)
+	}
+}
+
+// TestLocalHost runs the local-host calls on a thread inside a test
+// namespace, which then stands for "the machine's own": the real
+// machine's sysctls are never touched.
+func TestLocalHost(t *testing.T) {
+	netnstest.Require(t)
+	n := provider.NewNaming(netnstest.LabID(t))
+	stand := "tsltest." + n.LabID + ".machine"
+	netnstest.CheckNoLeftovers(t, "tsltest."+n.LabID+".")
+	if _, err := netnsfs.Create(stand); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { netnsfs.Remove(stand) })
+	addr := provider.Addr{Kind: provider.KindHost, Name: "me"}
+	desired := provider.Attrs{"kind": "local", "netns": "", "sysctl.net.ipv4.tcp_fin_timeout": "17"}
+
+	err := netnsfs.Do(stand, func() error {
+		ctx := context.Background()
+		p := host.New()
+		read := func() string {
+			b, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_fin_timeout")
+			return strings.TrimSpace(string(b))
+		}
+		orig := read()
+		cr := p.Create(ctx, provider.CreateRequest{Naming: n, Addr: addr, Desired: desired})
+		if cr.Diagnostics.HasErrors() {
+			t.Errorf("Create: %v", cr.Diagnostics)
+		}
+		want := desired.Clone()
+		want["restore.sysctl.net.ipv4.tcp_fin_timeout"] = orig
+		if diff := cmp.Diff(want, cr.New); diff != "" {
+			t.Errorf("Create New (-want +got):\n%s", diff)
+		}
+		if got := read(); got != "17" {
+			t.Errorf("tcp_fin_timeout after Create = %s, want 17", got)
+		}
+		rr := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: cr.New})
+		if rr.Gone || !rr.Actual.Equal(cr.New) {
+			t.Errorf("Read: gone=%v actual=%v, want %v", rr.Gone, rr.Actual, cr.New)
+		}
+		dr := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: cr.New})
+		if dr.Diagnostics.HasErrors() {
+			t.Errorf("Delete: %v", dr.Diagnostics)
+		}
+		if read() != orig {
+			t.Errorf("tcp_fin_timeout after Delete = %s, want the original %s", read(), orig)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

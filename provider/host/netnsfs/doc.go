@@ -1,0 +1,14 @@
+// Package netnsfs creates, enters and removes the named network namespaces
+// tsolab works in, the way `ip netns` does: a namespace NAME is a bind
+// mount of an nsfs file at /run/netns/NAME (/var/run/netns/NAME).
+//
+// It owns the thread discipline every namespace operation needs: a
+// goroutine locked to its OS thread enters the namespace, does its work
+// and moves back before the thread is handed back to the Go scheduler; a
+// thread that cannot move back is never reused (its goroutine exits
+// locked, which ends the thread). Callers never see a thread left in a
+// foreign namespace.
+//
+// It knows nothing about labs or ownership: provider/host and provider/nic
+// decide which names they may create or remove.
+package netnsfs

@@ -1,0 +1,223 @@
+package netnsfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Dir is where named namespaces are bound, as with `ip netns` and
+// vishvananda/netns (/var/run is a link to /run).
+const Dir = "/run/netns"
+
+// threadNS is the network namespace of the calling thread.
+const threadNS = "/proc/thread-self/ns/net"
+
+// Path is the file a named namespace is bound to.
+func Path(name string) string { return filepath.Join(Dir, name) }
+
+// checkName refuses names that would escape Dir.
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+		return fmt.Errorf("%q is not a namespace name", name)
+	}
+	return nil
+}
+
+// Exists reports whether the named namespace is bound (its file is an
+// nsfs mount, not a left-over empty file).
+func Exists(name string) (bool, error) {
+	if err := checkName(name); err != nil {
+		return false, err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(Path(name), &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return false, nil
+		}
+		return false, err
+	}
+	return st.Type == unix.NSFS_MAGIC, nil
+}
+
+// Create makes the named namespace (vishvananda/netns NewNamed semantics:
+// unshare a new network namespace on a locked thread and bind-mount it at
+// Path(name)), without leaving any thread in it. It reports created=false
+// when the namespace already exists. A file left without a mount by an
+// interrupted Create is reused.
+func Create(name string) (created bool, err error) {
+	if ok, err := Exists(name); err != nil || ok {
+		return false, err
+	}
+	if err := os.MkdirAll(Dir, 0o755); err != nil {
+		return false, err
+	}
+	p := Path(name)
+	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE, 0o444)
+	if err != nil {
+		return false, err
+	}
+	f.Close()
+	err = onThread(func() error {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("unshare: %w", err)
+		}
+		if err := unix.Mount(threadNS, p, "none", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind mount %s: %w", p, err)
+		}
+		return nil
+	})
+	if err != nil {
+		os.Remove(p)
+		return false, fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// Remove unbinds and removes the named namespace. The kernel frees it (and
+// the links inside) once nothing else holds it. Removing a namespace that
+// does not exist is not an error.
+func Remove(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	p := Path(name)
+	if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("remove namespace %s: unmount: %w", name, err)
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// List returns the names of the bound namespaces whose names start with
+// prefix.
+func List(prefix string) ([]string, error) {
+	ents, err := os.ReadDir(Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// Open returns a handle (an open file descriptor) on the named namespace;
+// the caller closes it. The empty name is the namespace of the calling
+// thread (the machine's own, as tsolab never leaves threads elsewhere).
+func Open(name string) (netns.NsHandle, error) {
+	if name == "" {
+		return netns.GetFromPath(threadNS)
+	}
+	if err := checkName(name); err != nil {
+		return netns.None(), err
+	}
+	h, err := netns.GetFromPath(Path(name))
+	if err != nil {
+		return netns.None(), fmt.Errorf("namespace %s: %w", name, err)
+	}
+	return h, nil
+}
+
+// Do runs fn on an OS thread that has entered the named namespace, and
+// moves that thread back before anything else can run on it. Sockets fn
+// opens stay bound to the namespace after Do returns. The empty name runs
+// fn where the caller is (the machine's own namespace).
+func Do(name string, fn func() error) error {
+	if name == "" {
+		return fn()
+	}
+	target, err := Open(name)
+	if err != nil {
+		return err
+	}
+	defer target.Close()
+	return DoHandle(target, fn)
+}
+
+// DoHandle is Do with an open namespace handle.
+func DoHandle(target netns.NsHandle, fn func() error) error {
+	return onThread(func() error {
+		if err := unix.Setns(int(target), unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("setns: %w", err)
+		}
+		return fn()
+	})
+}
+
+// onThread runs fn on a fresh goroutine locked to its OS thread, having
+// saved the thread's network namespace; fn may change it. Afterwards the
+// thread moves back and is unlocked, or, if it cannot move back, its
+// goroutine exits still locked so the runtime ends the thread.
+func onThread(fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := unix.Open(threadNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- fmt.Errorf("save thread namespace: %w", err)
+			return // still locked: the thread is discarded
+		}
+		defer unix.Close(orig)
+		var ferr error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					ferr = fmt.Errorf("panic in namespace: %v", r)
+				}
+			}()
+			ferr = fn()
+		}()
+		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
+			errc <- errors.Join(ferr, fmt.Errorf("restore thread namespace: %w", err))
+			return // still locked: the thread is discarded
+		}
+		runtime.UnlockOSThread()
+		errc <- ferr
+	}()
+	return <-errc
+}
+
+// Scratch runs fn on a thread in a new anonymous network namespace that
+// disappears afterwards (for capability probes: nothing is named, nothing
+// can be left behind).
+func Scratch(fn func() error) error {
+	return onThread(func() error {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("unshare: %w", err)
+		}
+		return fn()
+	})
+}
+
+// Netlink returns a NETLINK_ROUTE handle bound to the named namespace (the
+// empty name: the machine's own). Only the route family is opened: the
+// xfrm and netfilter sockets netlink.NewHandleAt opens by default cost a
+// namespace switch each and are never used here.
+func Netlink(name string) (*netlink.Handle, error) {
+	if name == "" {
+		return netlink.NewHandle(unix.NETLINK_ROUTE)
+	}
+	var h *netlink.Handle
+	err := Do(name, func() error {
+		var err error
+		h, err = netlink.NewHandle(unix.NETLINK_ROUTE)
+		return err
+	})
+	return h, err
+}

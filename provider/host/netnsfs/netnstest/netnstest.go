@@ -1,0 +1,73 @@
+// Package netnstest helps tests that need real network namespaces: it
+// skips them with a reason where namespaces cannot be made (fails instead
+// under TSOLAB_REQUIRE_NETNS=1), hands out unique namespace names and
+// lab IDs, and checks that a test left no namespace behind.
+package netnstest
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+)
+
+// RequireEnv makes namespace tests fail instead of skip when set to 1.
+const RequireEnv = "TSOLAB_REQUIRE_NETNS"
+
+// Require skips t (or fails it under TSOLAB_REQUIRE_NETNS=1) unless this
+// process can create network namespaces and bind them under /run/netns.
+func Require(t testing.TB) {
+	t.Helper()
+	reason := ""
+	switch {
+	case os.Geteuid() != 0:
+		reason = "not root: creating named network namespaces needs CAP_SYS_ADMIN and CAP_NET_ADMIN"
+	default:
+		if err := netnsfs.Scratch(func() error { return nil }); err != nil {
+			reason = "cannot create a network namespace: " + err.Error()
+		} else if err := os.MkdirAll(netnsfs.Dir, 0o755); err != nil {
+			reason = "cannot create " + netnsfs.Dir + ": " + err.Error()
+		}
+	}
+	if reason == "" {
+		return
+	}
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%s=1 but %s", RequireEnv, reason)
+	}
+	t.Skip(reason)
+}
+
+var seq atomic.Int64
+
+// LabID returns a lab ID unique to this process and call, so that the
+// namespaces of its naming ("tsl.LABID.HOST") never collide with another
+// test's or another run's.
+func LabID(t testing.TB) string {
+	return fmt.Sprintf("tt%d-%d", os.Getpid(), seq.Add(1))
+}
+
+// CheckNoLeftovers registers a cleanup (run after the test's own
+// cleanups, as it is registered first) that fails the test if any
+// namespace whose name starts with prefix is still bound.
+func CheckNoLeftovers(t testing.TB, prefix string) {
+	t.Helper()
+	if !strings.HasPrefix(prefix, "tsl.") && !strings.HasPrefix(prefix, "tsltest") {
+		t.Fatalf("test namespace prefix %q must start with tsl. or tsltest", prefix)
+	}
+	t.Cleanup(func() {
+		left, err := netnsfs.List(prefix)
+		if err != nil {
+			t.Errorf("list namespaces: %v", err)
+		}
+		if len(left) > 0 {
+			t.Errorf("namespaces left behind: %v", left)
+			for _, n := range left {
+				netnsfs.Remove(n)
+			}
+		}
+	})
+}
