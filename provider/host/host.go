@@ -266,7 +266,9 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 	return provider.DeleteResponse{Diagnostics: d.diags}
 }
 
-func isLocal(a provider.Attrs) bool { return config.HostKind(a[provider.AttrHostKind]) == config.HostLocal }
+func isLocal(a provider.Attrs) bool {
+	return config.HostKind(a[provider.AttrHostKind]) == config.HostLocal
+}
 
 // sysctlKeys returns the sysctl names ("net.ipv4.tcp_wmem") declared in a,
 // sorted.

@@ -99,7 +99,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 	p := host.New()
 	desired := provider.Attrs{
 		"kind": "netns", "netns": ns,
-		"sysctl.net.ipv4.tcp_wmem":    "4096 1048576 4194304",
+		"sysctl.net.ipv4.tcp_wmem":   "4096 1048576 4194304",
 		"sysctl.net.ipv4.ip_forward": "1",
 	}
 	rootWmem, err := os.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
