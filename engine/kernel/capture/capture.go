@@ -1,0 +1,213 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gopacket/gopacket/afpacket"
+)
+
+// Options configure a capture.
+type Options struct {
+	// Interface is the NIC to tap, in the namespace of the thread that
+	// calls Open.
+	Interface string
+	// DstPorts select the measured direction: outgoing TCP packets to one
+	// of these ports (the servers') are the send units. Other outgoing TCP
+	// packets are only counted, for the check against tx_packets.
+	DstPorts []uint16
+	// Start is the time second 0 of the per-second series begins.
+	Start time.Time
+	// RingBytes is the size of the ring; 0 = DefaultRingBytes.
+	RingBytes int
+}
+
+const (
+	// DefaultRingBytes holds ~300k headers-only frames: several hundred
+	// ms of line rate at MTU 1500 on veth even if the reader stalls.
+	DefaultRingBytes = 64 << 20
+	blockBytes       = 1 << 20
+	// blockTimeout is tp_retire_blk_tov: a partly filled block goes to
+	// the reader after this long.
+	blockTimeout = 8 * time.Millisecond
+	pollTimeout  = 20 * time.Millisecond
+	// maxPayload bounds the payload histogram (BIG TCP stays below).
+	maxPayload = 512 << 10
+)
+
+// Capture is a running tap on one interface. Its reader runs on its own
+// goroutine from Open until Stop.
+type Capture struct {
+	tp    *afpacket.TPacket
+	opts  Options
+	ports map[uint16]bool
+
+	stopOnce sync.Once
+	stopc    chan time.Time // receives the time Stop was called
+	done     chan struct{}
+
+	// Written by the reader goroutine only, read after done is closed.
+	sizes     map[int]int64 // payload bytes -> send units
+	perSecond []Second
+	otherOut  int64 // outgoing TCP packets not to DstPorts, or without payload
+	bad       int64 // frames that did not parse
+	readErr   error
+}
+
+// Second is what one second of the capture saw of the measured direction.
+type Second struct {
+	SendUnits    int64
+	PayloadBytes int64
+}
+
+// Open creates the ring on opts.Interface and starts reading. It must be
+// called on a thread inside the interface's network namespace (the packet
+// socket and the interface lookup belong to the caller's namespace); the
+// reader itself may run anywhere.
+func Open(opts Options) (*Capture, error) {
+	ring := opts.RingBytes
+	if ring <= 0 {
+		ring = DefaultRingBytes
+	}
+	blocks := ring / blockBytes
+	if blocks < 2 {
+		blocks = 2
+	}
+	tp, err := afpacket.NewTPacket(
+		afpacket.OptInterface(opts.Interface),
+		afpacket.TPacketVersion3,
+		afpacket.OptFrameSize(256),
+		afpacket.OptBlockSize(blockBytes),
+		afpacket.OptNumBlocks(blocks),
+		afpacket.OptBlockTimeout(blockTimeout),
+		afpacket.OptPollTimeout(pollTimeout),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("capture on %s: AF_PACKET TPACKET_V3 ring: %w", opts.Interface, err)
+	}
+	prog, err := filter()
+	if err != nil {
+		tp.Close()
+		panic(fmt.Sprintf("capture filter does not assemble: %v", err))
+	}
+	if err := tp.SetBPF(prog); err != nil {
+		tp.Close()
+		return nil, fmt.Errorf("capture on %s: attach BPF filter: %w", opts.Interface, err)
+	}
+	// Frames that arrived before the filter was attached are not ours.
+	if err := tp.InitSocketStats(); err != nil {
+		tp.Close()
+		return nil, fmt.Errorf("capture on %s: reset ring statistics: %w", opts.Interface, err)
+	}
+	c := &Capture{
+		tp:    tp,
+		opts:  opts,
+		ports: map[uint16]bool{},
+		stopc: make(chan time.Time, 1),
+		done:  make(chan struct{}),
+		sizes: map[int]int64{},
+	}
+	for _, p := range opts.DstPorts {
+		c.ports[p] = true
+	}
+	go c.read()
+	return c, nil
+}
+
+// read drains the ring until Stop, then until the ring has been quiet
+// for two block timeouts past the stop (every block the kernel filled
+// before the stop has retired by then).
+func (c *Capture) read() {
+	defer close(c.done)
+	var stopAt time.Time
+	for {
+		data, ci, err := c.tp.ZeroCopyReadPacketData()
+		if err == nil {
+			c.account(data, ci.Length, ci.Timestamp)
+		} else if !errors.Is(err, afpacket.ErrTimeout) {
+			c.readErr = err
+			return
+		}
+		if stopAt.IsZero() {
+			select {
+			case stopAt = <-c.stopc:
+			default:
+			}
+		}
+		if !stopAt.IsZero() && errors.Is(err, afpacket.ErrTimeout) && time.Since(stopAt) > 2*blockTimeout {
+			return
+		}
+	}
+}
+
+func (c *Capture) account(data []byte, wireLen int, ts time.Time) {
+	s := parseFrame(data, wireLen)
+	switch {
+	case !s.OK:
+		c.bad++
+		return
+	case s.Payload == 0 || !c.ports[s.DstPort]:
+		c.otherOut++
+		return
+	}
+	p := s.Payload
+	if p > maxPayload {
+		p = maxPayload
+	}
+	c.sizes[p]++
+	sec := int(ts.Sub(c.opts.Start) / time.Second)
+	if sec < 0 {
+		sec = 0
+	}
+	for len(c.perSecond) <= sec {
+		c.perSecond = append(c.perSecond, Second{})
+	}
+	c.perSecond[sec].SendUnits++
+	c.perSecond[sec].PayloadBytes += int64(s.Payload)
+}
+
+// Result is what a stopped capture saw.
+type Result struct {
+	// Sizes maps a send unit's payload in bytes to how many units had it.
+	Sizes map[int]int64
+	// PerSecond is the measured direction second by second from Start.
+	PerSecond []Second
+	// OtherOut counts outgoing TCP packets that were not send units
+	// (pure ACKs, SYN/FIN, the other direction on loopback).
+	OtherOut int64
+	// Unparsed counts frames whose headers did not parse.
+	Unparsed int64
+	// Seen is what the kernel offered the ring (tp_packets, drops
+	// included); Dropped is what it could not store (tp_drops).
+	Seen, Dropped int64
+	// QueueFreezes counts TPACKET_V3 queue freezes (ring full).
+	QueueFreezes int64
+}
+
+// Stop ends the capture, closes the ring and returns what it saw. It
+// waits for the reader to drain the blocks the kernel filled before the
+// call.
+func (c *Capture) Stop() (Result, error) {
+	c.stopOnce.Do(func() { c.stopc <- time.Now() })
+	<-c.done
+	_, st, serr := c.tp.SocketStats()
+	c.tp.Close()
+	res := Result{
+		Sizes:        c.sizes,
+		PerSecond:    c.perSecond,
+		OtherOut:     c.otherOut,
+		Unparsed:     c.bad,
+		Seen:         int64(st.Packets()),
+		Dropped:      int64(st.Drops()),
+		QueueFreezes: int64(st.QueueFreezes()),
+	}
+	if c.readErr != nil {
+		return res, fmt.Errorf("capture on %s: read: %w", c.opts.Interface, c.readErr)
+	}
+	if serr != nil {
+		return res, fmt.Errorf("capture on %s: ring statistics: %w", c.opts.Interface, serr)
+	}
+	return res, nil
+}

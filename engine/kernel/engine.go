@@ -1,0 +1,178 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+)
+
+// Options configure the kernel engine.
+type Options struct {
+	// DisableCapture turns the AF_PACKET capture off (to measure what it
+	// costs). The send-unit metrics are then 0 and a Note says why.
+	DisableCapture bool
+	// CaptureRingBytes sizes each capture ring; 0 = capture.DefaultRingBytes.
+	CaptureRingBytes int
+	// TempDir holds the files sendfile workloads send; "" = os.TempDir().
+	TempDir string
+}
+
+// Engine runs workloads on the running kernel. It is safe to call Run
+// from one goroutine at a time (workloads of a lab run one after another,
+// so their measurements do not disturb each other).
+type Engine struct {
+	opts Options
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New returns a kernel engine.
+func New(opts Options) *Engine {
+	if opts.TempDir == "" {
+		opts.TempDir = os.TempDir()
+	}
+	return &Engine{opts: opts}
+}
+
+// Name is "kernel".
+func (e *Engine) Name() string { return string(config.EngineKernel) }
+
+// Run runs one workload of an applied scenario once and measures it.
+func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*engine.WorkloadResult, error) {
+	w := req.Workload
+	if w == nil || req.Scenario == nil {
+		panic("kernel.Engine.Run: RunRequest needs Scenario and Workload")
+	}
+	eps, err := resolve(req)
+	if err != nil {
+		return nil, fmt.Errorf("workload %q (%s): %w", w.Name, w.Range, err)
+	}
+	r := &run{eng: e, req: req, w: w, eps: eps}
+	res, err := r.execute(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("workload %q in scenario %s: %w", w.Name, req.Scenario.Name, err)
+	}
+	return res, nil
+}
+
+// endpoint is one server of a workload and where its client and capture
+// live.
+type endpoint struct {
+	Server    string     // the NIC (or, on loopback, host) named in servers
+	ServerNS  string     // namespace of the server host ("" = the process's)
+	ClientNS  string     // namespace of the client host
+	Addr      netip.Addr // address the server listens on
+	CaptureNS string     // namespace of the sender NIC
+	CaptureIf string     // the sender NIC's interface name
+	SenderNIC string     // offload key of the sender NIC
+}
+
+// hostNS is the namespace a host lives in.
+func hostNS(req engine.RunRequest, host string) string {
+	if h := req.Scenario.Host(host); h != nil && h.Kind == config.HostLocal {
+		return ""
+	}
+	return req.Naming.HostNS(host)
+}
+
+// ifName is a NIC's interface name inside its host.
+func ifName(n *config.NIC) string {
+	if n.Device != "" {
+		return n.Device
+	}
+	return n.Name
+}
+
+// loopbackNIC finds a NIC declared for the loopback device of a host
+// (`nic "lo" { host = host.X  device = "lo" }`).
+func loopbackNIC(sc *config.Scenario, host string) *config.NIC {
+	for _, n := range sc.NICs {
+		if n.Host == host && ifName(n) == "lo" {
+			return n
+		}
+	}
+	return nil
+}
+
+// loopbackKey is the offload key of a loopback device no NIC declares.
+func loopbackKey(host string) string { return "lo@" + host }
+
+// resolve maps a workload's servers to endpoints.
+func resolve(req engine.RunRequest) ([]endpoint, error) {
+	sc, w := req.Scenario, req.Workload
+	if sc.Host(w.Client) == nil {
+		return nil, fmt.Errorf("client host %q is not in the scenario", w.Client)
+	}
+	if len(w.Servers) == 0 {
+		return nil, fmt.Errorf("no servers: list at least one NIC in servers")
+	}
+	var eps []endpoint
+	for _, s := range w.Servers {
+		if w.Loopback {
+			if s != w.Client {
+				return nil, fmt.Errorf("loopback server host %q is not the client host %q: loopback traffic stays inside one host", s, w.Client)
+			}
+			ns := hostNS(req, s)
+			key := loopbackKey(s)
+			if n := loopbackNIC(sc, s); n != nil {
+				key = n.Name
+			}
+			eps = append(eps, endpoint{
+				Server: s, ServerNS: ns, ClientNS: ns,
+				Addr:      netip.MustParseAddr("127.0.0.1"),
+				CaptureNS: ns, CaptureIf: "lo", SenderNIC: key,
+			})
+			continue
+		}
+		nic := sc.NIC(s)
+		if nic == nil {
+			return nil, fmt.Errorf("server NIC %q is not in the scenario", s)
+		}
+		if !nic.Address.IsValid() {
+			return nil, fmt.Errorf("server NIC %q has no address: give it one", s)
+		}
+		addr := nic.Address.Addr()
+		snd := senderNIC(sc, w.Client, addr)
+		if snd == nil {
+			return nil, fmt.Errorf("client host %q has no NIC with an address to reach %s", w.Client, addr)
+		}
+		eps = append(eps, endpoint{
+			Server: s, ServerNS: hostNS(req, nic.Host), ClientNS: hostNS(req, w.Client),
+			Addr: addr, CaptureNS: hostNS(req, w.Client), CaptureIf: ifName(snd), SenderNIC: snd.Name,
+		})
+	}
+	return eps, nil
+}
+
+// senderNIC is the client's NIC on the server address's subnet, or its
+// first NIC with an address.
+func senderNIC(sc *config.Scenario, client string, dst netip.Addr) *config.NIC {
+	var first *config.NIC
+	for _, n := range sc.NICs {
+		if n.Host != client || !n.Address.IsValid() {
+			continue
+		}
+		if n.Address.Masked().Contains(dst) {
+			return n
+		}
+		if first == nil {
+			first = n
+		}
+	}
+	return first
+}
+
+// kernelRelease is uname -r.
+func kernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}

@@ -1,0 +1,229 @@
+package kernel_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/engine/kernel"
+)
+
+// Kernel feature names the tests switch.
+const (
+	featTSO = "tx-tcp-segmentation"
+	featGSO = "tx-generic-segmentation"
+	featSG  = "tx-scatter-gather"
+)
+
+func runWorkload(t *testing.T, p *pair, w *config.Workload, opts kernel.Options) *engine.WorkloadResult {
+	t.Helper()
+	p.Scenario.Workloads = []*config.Workload{w}
+	var progress int
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := kernel.New(opts).Run(ctx, engine.RunRequest{
+		Scenario: p.Scenario, Workload: w, Naming: p.Naming,
+		Progress: func(engine.Progress) { progress++ },
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, name := range engine.MetricNames() {
+		if _, ok := res.Metrics[name]; !ok {
+			t.Errorf("metric %s missing from the result", name)
+		}
+	}
+	m := res.Metrics
+	if m[engine.MetricBytes] <= 0 {
+		t.Fatalf("bytes = %v, want > 0", m[engine.MetricBytes])
+	}
+	want := m[engine.MetricBytes] * 8 / m[engine.MetricDurationS]
+	if got := m[engine.MetricThroughputBps]; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("throughput_bps = %v, want bytes*8/duration = %v", got, want)
+	}
+	if w.Duration > 0 {
+		if d := m[engine.MetricDurationS]; d < w.Duration.Seconds() || d > w.Duration.Seconds()+1 {
+			t.Errorf("duration_s = %v, want about %v", d, w.Duration.Seconds())
+		}
+		if progress == 0 && w.Duration >= time.Second {
+			t.Errorf("Progress was never called in a %v run", w.Duration)
+		}
+	}
+	if m[engine.MetricCPUTxPct] <= 0 || m[engine.MetricCPURxPct] <= 0 {
+		t.Errorf("cpu_tx_pct = %v, cpu_rx_pct = %v, want both > 0", m[engine.MetricCPUTxPct], m[engine.MetricCPURxPct])
+	}
+	if m[engine.MetricCPUTxPct] > 100*float64(2*len(p.Scenario.Workloads[0].Servers)*max(w.Connections, w.Concurrency, 1)) {
+		t.Errorf("cpu_tx_pct = %v: more than the threads could use", m[engine.MetricCPUTxPct])
+	}
+	if got, want := m[engine.MetricCPUTxPerGbit], m[engine.MetricCPUTxPct]/(m[engine.MetricThroughputBps]/1e9); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("cpu_tx_per_gbit = %v, want cpu_tx_pct/Gbps = %v", got, want)
+	}
+	if res.Kernel == "" {
+		t.Error("the result does not record the kernel release")
+	}
+	if res.MSS <= 0 {
+		t.Errorf("MSS = %d, want > 0", res.MSS)
+	}
+	if m[engine.MetricCaptureLoss] > 0 {
+		t.Logf("capture lost %v packets: %v", m[engine.MetricCaptureLoss], res.Notes)
+	}
+	su := m[engine.MetricSendUnits]
+	if su <= 0 {
+		t.Fatalf("send_units = %v, want > 0", su)
+	}
+	var hist int64
+	for _, n := range res.SendUnitHistogram {
+		hist += n
+	}
+	if float64(hist) != su {
+		t.Errorf("histogram holds %d send units, send_units = %v", hist, su)
+	}
+	if dp := m[engine.MetricDataPackets]; dp < su {
+		t.Errorf("data_packets = %v < send_units = %v", dp, su)
+	}
+	t.Logf("%s: %.2f Gb/s, cpu tx %.1f%% rx %.1f%%, %.1f%%/Gbps, units %.0f avg %.0f B (MSS %d), data %.0f, single-MSS %.3f, retrans %.0f, loss %.0f, notes %q",
+		w.Name, m[engine.MetricThroughputBps]/1e9, m[engine.MetricCPUTxPct], m[engine.MetricCPURxPct], m[engine.MetricCPUTxPerGbit],
+		su, m[engine.MetricAvgSendBytes], res.MSS, m[engine.MetricDataPackets], m[engine.MetricSingleMSSFrac],
+		m[engine.MetricRetransmits], m[engine.MetricCaptureLoss], res.Notes)
+	return res
+}
+
+func TestStreamTSOOnSendsSuperPackets(t *testing.T) {
+	p := newPair(t, 1500)
+	p.setFeatures(t, "tx", "tx0", map[string]bool{featSG: true, featTSO: true, featGSO: true})
+	res := runWorkload(t, p, &config.Workload{
+		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
+		Connections: 2, WriteSize: 65536, Duration: time.Second,
+	}, kernel.Options{})
+	if avg := res.Metrics[engine.MetricAvgSendBytes]; avg <= float64(2*res.MSS) {
+		t.Errorf("TSO on: avg_send_bytes = %v, want well above the MSS %d", avg, res.MSS)
+	}
+	if got := res.Offloads["tx0"]["tso"]; !got {
+		t.Errorf("offloads of tx0 = %v, want tso on", res.Offloads["tx0"])
+	}
+	if len(res.Series) == 0 {
+		t.Error("no per-second series")
+	} else if s := res.Series[0]; s.ThroughputBps <= 0 || s.CwndSegments <= 0 || s.SendUnitBytes <= float64(res.MSS) {
+		t.Errorf("first sample = %+v, want throughput, cwnd and a send unit above the MSS", s)
+	}
+}
+
+func TestStreamWithoutSegmentationOffloadSendsMSS(t *testing.T) {
+	p := newPair(t, 1500)
+	p.setFeatures(t, "tx", "tx0", map[string]bool{featTSO: false, featGSO: false, featSG: false})
+	res := runWorkload(t, p, &config.Workload{
+		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
+		Connections: 1, WriteSize: 65536, Duration: time.Second,
+	}, kernel.Options{})
+	avg := res.Metrics[engine.MetricAvgSendBytes]
+	if avg > float64(res.MSS) || avg < 0.95*float64(res.MSS) {
+		t.Errorf("TSO/GSO/SG off: avg_send_bytes = %v, want about the MSS %d", avg, res.MSS)
+	}
+	if f := res.Metrics[engine.MetricSingleMSSFrac]; f < 0.9 {
+		t.Errorf("single_mss_fraction = %v, want >= 0.9 with TSO off", f)
+	}
+	if got, want := res.Metrics[engine.MetricDataPackets], res.Metrics[engine.MetricSendUnits]; got != want {
+		t.Errorf("data_packets = %v, want send_units = %v when every unit is at most one MSS", got, want)
+	}
+	if o := res.Offloads["tx0"]; o["tso"] || o["gso"] || o["sg"] {
+		t.Errorf("offloads read back = %v, want tso, gso and sg off", o)
+	}
+}
+
+func TestStreamBytesLimit(t *testing.T) {
+	p := newPair(t, 9000)
+	res := runWorkload(t, p, &config.Workload{
+		Name: "fixed", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
+		Connections: 2, WriteSize: 100000, Bytes: 50_000_000, NoDelay: true, SndBuf: 1 << 20, RcvBuf: 2 << 20, CC: "cubic",
+	}, kernel.Options{})
+	if got, want := res.Metrics[engine.MetricBytes], 2*50_000_000.0; got != want {
+		t.Errorf("bytes = %v, want %v (two connections of 50 MB)", got, want)
+	}
+	if res.MSS != 9000-52 {
+		t.Errorf("MSS = %d at MTU 9000, want %d (timestamps on)", res.MSS, 9000-52)
+	}
+}
+
+func TestRR(t *testing.T) {
+	p := newPair(t, 1500)
+	res := runWorkload(t, p, &config.Workload{
+		Name: "rr", Kind: config.RR, Client: "tx", Servers: []string{"rx0"},
+		Concurrency: 4, RequestSize: 200, ResponseSize: 4000, NoDelay: true, Duration: time.Second,
+	}, kernel.Options{})
+	m := res.Metrics
+	if m[engine.MetricTransactionsPerS] <= 0 {
+		t.Fatalf("transactions_per_s = %v, want > 0", m[engine.MetricTransactionsPerS])
+	}
+	if p50, p99 := m[engine.MetricLatencyP50us], m[engine.MetricLatencyP99us]; p50 <= 0 || p50 > p99 {
+		t.Errorf("latency p50 = %v µs, p99 = %v µs: want 0 < p50 <= p99", p50, p99)
+	}
+	tx := m[engine.MetricTransactionsPerS] * m[engine.MetricDurationS]
+	if got, want := m[engine.MetricBytes], tx*4200; math.Abs(got-want) > 4*4200 {
+		t.Errorf("bytes = %v, want transactions × 4200 = %v", got, want)
+	}
+	if avg := m[engine.MetricAvgSendBytes]; avg != 200 {
+		t.Errorf("avg_send_bytes = %v, want the 200-byte requests", avg)
+	}
+}
+
+func TestSendfilePaced(t *testing.T) {
+	p := newPair(t, 1500)
+	const rate = 400e6
+	res := runWorkload(t, p, &config.Workload{
+		Name: "file", Kind: config.Sendfile, Client: "tx", Servers: []string{"rx0"},
+		Connections: 1, FileSize: 32 << 20, Rate: config.Rate(rate), Duration: 1500 * time.Millisecond,
+	}, kernel.Options{TempDir: t.TempDir()})
+	if got := res.Metrics[engine.MetricThroughputBps]; got > 1.1*rate || got < 0.7*rate {
+		t.Errorf("throughput = %v bit/s, want about the pacing rate %v", got, rate)
+	}
+}
+
+func TestLoopbackRR(t *testing.T) {
+	p := newPair(t, 1500)
+	res := runWorkload(t, p, &config.Workload{
+		Name: "tbench", Kind: config.RR, Client: "tx", Servers: []string{"tx"}, Loopback: true,
+		Concurrency: 2, RequestSize: 100, ResponseSize: 20000, NoDelay: true, Duration: time.Second,
+	}, kernel.Options{})
+	if _, ok := res.Offloads["lo@tx"]; !ok {
+		t.Errorf("offloads = %v, want the loopback device of host tx read back as lo@tx", res.Offloads)
+	}
+	if res.MSS < 16000 {
+		t.Errorf("MSS over loopback = %d, want a loopback-sized MSS (MTU 65536)", res.MSS)
+	}
+}
+
+func TestCaptureOff(t *testing.T) {
+	p := newPair(t, 1500)
+	p.Scenario.Workloads = nil
+	w := &config.Workload{Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"}, Duration: 300 * time.Millisecond}
+	res, err := kernel.New(kernel.Options{DisableCapture: true}).Run(context.Background(), engine.RunRequest{Scenario: p.Scenario, Workload: w, Naming: p.Naming})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metrics[engine.MetricSendUnits] != 0 || len(res.Notes) == 0 {
+		t.Errorf("capture off: send_units = %v, notes %q: want 0 and a note saying it was not measured", res.Metrics[engine.MetricSendUnits], res.Notes)
+	}
+	if res.Metrics[engine.MetricBytes] <= 0 {
+		t.Errorf("bytes = %v, want > 0", res.Metrics[engine.MetricBytes])
+	}
+}
+
+func TestCancel(t *testing.T) {
+	p := newPair(t, 1500)
+	w := &config.Workload{Name: "long", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"}, Duration: time.Minute}
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	_, err := kernel.New(kernel.Options{}).Run(ctx, engine.RunRequest{
+		Scenario: p.Scenario, Workload: w, Naming: p.Naming,
+		Progress: func(engine.Progress) { cancel() },
+	})
+	if err == nil {
+		t.Fatal("Run of a cancelled workload returned no error")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("cancel took %v to stop a 1-minute workload", d)
+	}
+}

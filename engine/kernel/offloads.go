@@ -1,0 +1,149 @@
+package kernel
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/safchain/ethtool"
+	"github.com/vishvananda/netlink"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+)
+
+// featureNames maps the language's offload names to the kernel features
+// (ethtool -k) that make them; an offload is on when any of its features
+// is.
+var featureNames = map[config.Offload][]string{
+	config.TSO:    {"tx-tcp-segmentation"},
+	config.GSO:    {"tx-generic-segmentation"},
+	config.GRO:    {"rx-gro"},
+	config.LRO:    {"rx-lro"},
+	config.SG:     {"tx-scatter-gather"},
+	config.TxCsum: {"tx-checksum-ip-generic", "tx-checksum-ipv4", "tx-checksum-ipv6", "tx-checksum-hw"},
+	config.RxCsum: {"rx-checksum"},
+}
+
+// offloadsOf reads the features of an interface in a namespace through
+// the ethtool ioctl.
+func offloadsOf(ns, ifname string) (map[string]bool, error) {
+	var feats map[string]bool
+	err := inNamespace(ns, func() error {
+		e, err := ethtool.NewEthtool()
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		feats, err = e.Features(ifname)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read offloads of %s: %w", ifname, err)
+	}
+	out := map[string]bool{}
+	for _, o := range config.AllOffloads() {
+		on := false
+		for _, f := range featureNames[o] {
+			on = on || feats[f]
+		}
+		out[o.String()] = on
+	}
+	return out, nil
+}
+
+// readOffloads reads back the offloads in force on every NIC of the
+// scenario and on the loopback device of every loopback server host.
+// NICs it cannot read are named in a note.
+func readOffloads(req engine.RunRequest, eps []endpoint) (map[string]map[string]bool, []string) {
+	out := map[string]map[string]bool{}
+	var notes []string
+	for _, n := range req.Scenario.NICs {
+		got, err := offloadsOf(hostNS(req, n.Host), ifName(n))
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("nic.%s: %v", n.Name, err))
+			continue
+		}
+		out[n.Name] = got
+	}
+	for _, ep := range eps {
+		if _, ok := out[ep.SenderNIC]; ok {
+			continue
+		}
+		got, err := offloadsOf(ep.CaptureNS, ep.CaptureIf)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s: %v", ep.SenderNIC, err))
+			continue
+		}
+		out[ep.SenderNIC] = got
+	}
+	return out, notes
+}
+
+// gsoNotes explains what the capture could see on sender NICs that cut
+// super-packets in software.
+func (r *run) gsoNotes(offloads map[string]map[string]bool) []string {
+	if r.eng.opts.DisableCapture {
+		return nil
+	}
+	var notes []string
+	seen := map[string]bool{}
+	for _, ep := range r.eps {
+		o, ok := offloads[ep.SenderNIC]
+		if !ok || seen[ep.SenderNIC] {
+			continue
+		}
+		seen[ep.SenderNIC] = true
+		if !o["tso"] && o["gso"] {
+			notes = append(notes, fmt.Sprintf("%s has TSO off and GSO on: the capture sees software-GSO skbs after they were cut, so send_units counts wire segments, not the skbs TCP built (no net_dev_queue tracepoint is attached)", ep.SenderNIC))
+		}
+	}
+	return notes
+}
+
+// hostNotes names host attributes that only the sim engine applies.
+func hostNotes(req engine.RunRequest) []string {
+	var notes []string
+	for _, h := range req.Scenario.Hosts {
+		var attrs []string
+		if h.Stack != "" {
+			attrs = append(attrs, "stack")
+		}
+		if len(h.StackOptions) > 0 {
+			attrs = append(attrs, "stack_options")
+		}
+		if h.CPU != "" {
+			attrs = append(attrs, "cpu")
+		}
+		if h.Cores != 0 {
+			attrs = append(attrs, "cores")
+		}
+		if h.Bus != 0 {
+			attrs = append(attrs, "bus")
+		}
+		if len(attrs) > 0 {
+			sort.Strings(attrs)
+			notes = append(notes, fmt.Sprintf("host.%s: %s describe the sim engine's model; the kernel engine runs this machine's kernel %s", h.Name, strings.Join(attrs, ", "), kernelRelease()))
+		}
+	}
+	return notes
+}
+
+// txPackets reads an interface's tx_packets counter in a namespace.
+func txPackets(ns, ifname string) (uint64, error) {
+	var n uint64
+	err := inNamespace(ns, func() error {
+		l, err := netlink.LinkByName(ifname)
+		if err != nil {
+			return err
+		}
+		if st := l.Attrs().Statistics; st != nil {
+			n = st.TxPackets
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("interface counters of %s: %w", ifname, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,475 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/engine/kernel/capture"
+)
+
+// side is which end of a workload a thread works for.
+type side int
+
+const (
+	sideTx side = iota // the client: sends the stream, the requests, the file
+	sideRx             // the server: receives them
+)
+
+func (s side) String() string {
+	if s == sideTx {
+		return "tx"
+	}
+	return "rx"
+}
+
+// conn is one TCP connection of a workload.
+type conn struct {
+	ep     *endpoint
+	client int // fd on the client host
+	server int // fd on the server host
+	// received counts payload bytes read by either end.
+	received atomic.Int64
+}
+
+// tap is one capture and the NIC it runs on.
+type tap struct {
+	ns, ifname, key string
+	ports           []uint16
+	c               *capture.Capture
+	res             capture.Result
+	txBefore        uint64 // tx_packets of the interface at the start
+	txAfter         uint64
+}
+
+// run is one execution of one workload.
+type run struct {
+	eng *Engine
+	req engine.RunRequest
+	w   *config.Workload
+	eps []endpoint
+
+	listeners []int
+	conns     []*conn
+	taps      []*tap
+	file      *os.File // sendfile source
+
+	startc chan struct{}
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex // guards the fields below, written by worker threads
+	cpu     [2]time.Duration
+	lastEnd time.Time
+	lat     []time.Duration
+	werr    error
+}
+
+func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
+	defer r.closeAll()
+	if err := r.connect(); err != nil {
+		return nil, err
+	}
+	mss, err := r.mss()
+	if err != nil {
+		return nil, err
+	}
+	if r.w.Kind == config.Sendfile {
+		if err := r.makeFile(); err != nil {
+			return nil, err
+		}
+	}
+	r.startc = make(chan struct{})
+	if err := r.spawnWorkers(); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	if err := r.startCaptures(t0); err != nil {
+		close(r.startc)
+		r.abort()
+		r.wg.Wait()
+		return nil, err
+	}
+	cpu0, err := takeCPUSnapshot()
+	if err != nil {
+		close(r.startc)
+		r.abort()
+		r.wg.Wait()
+		return nil, fmt.Errorf("CPU accounting: %w", err)
+	}
+	t0 = time.Now()
+	close(r.startc)
+
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	series := r.sample(ctx, t0, done)
+
+	t1 := r.lastEnd
+	cpu1, cpuErr := takeCPUSnapshot()
+	if ctx.Err() != nil {
+		r.stopCaptures()
+		return nil, ctx.Err()
+	}
+	if r.werr != nil {
+		r.stopCaptures()
+		return nil, r.werr
+	}
+	infos, err := r.tcpInfos()
+	if err != nil {
+		r.stopCaptures()
+		return nil, err
+	}
+	capErr := r.stopCaptures()
+	if capErr != nil {
+		return nil, capErr
+	}
+	if cpuErr != nil {
+		return nil, fmt.Errorf("CPU accounting: %w", cpuErr)
+	}
+	outside, softirqd := outsideTasks(cpu0, cpu1)
+	if t1.Before(t0) {
+		t1 = time.Now()
+	}
+
+	m := measurement{
+		Kind:       r.w.Kind,
+		Duration:   t1.Sub(t0),
+		MSS:        mss,
+		Captured:   !r.eng.opts.DisableCapture,
+		CPUThreads: r.cpu,
+		Outside:    outside,
+		Softirqd:   softirqd,
+		Latencies:  r.lat,
+	}
+	for _, c := range r.conns {
+		m.Bytes += c.received.Load()
+	}
+	for _, in := range infos {
+		m.TCP[in.side].add(in.info)
+	}
+	for _, t := range r.taps {
+		m.Taps = append(m.Taps, tapResult{
+			Interface: t.key + " (" + t.ifname + ")",
+			Result:    t.res,
+			TxPackets: t.txAfter - t.txBefore,
+		})
+	}
+	res := m.result()
+	res.Scenario = r.req.Scenario.Name
+	res.Workload = r.w.Name
+	res.Repetition = r.req.Repetition
+	res.Engine = r.eng.Name()
+	res.Kernel = kernelRelease()
+	res.Series = fillSeries(series, m.Taps)
+	offloads, notes := readOffloads(r.req, r.eps)
+	res.Offloads = offloads
+	res.Notes = append(res.Notes, notes...)
+	res.Notes = append(res.Notes, r.gsoNotes(offloads)...)
+	res.Notes = append(res.Notes, hostNotes(r.req)...)
+	return res, nil
+}
+
+// options translates the workload into socket options.
+func (r *run) options() sockOptions {
+	return sockOptions{
+		SndBuf: r.w.SndBuf, RcvBuf: r.w.RcvBuf,
+		NoDelay: r.w.NoDelay, Cork: r.w.Cork, CC: r.w.CC,
+		PacingBps: uint64(r.w.Rate),
+	}
+}
+
+// perServer is how many connections each server gets.
+func (r *run) perServer() int {
+	n := r.w.Connections
+	if r.w.Kind == config.RR && r.w.Concurrency > 0 {
+		n = r.w.Concurrency
+	}
+	if n <= 0 {
+		n = 1
+	}
+	return n
+}
+
+// connect opens the listeners in the server namespaces and every
+// connection from the client namespace.
+func (r *run) connect() error {
+	o := r.options()
+	n := r.perServer()
+	for i := range r.eps {
+		ep := &r.eps[i]
+		var lfd int
+		var port uint16
+		err := inNamespace(ep.ServerNS, func() error {
+			var err error
+			lfd, port, err = listenTCP(ep.Addr, sockOptions{SndBuf: o.SndBuf, RcvBuf: o.RcvBuf, NoDelay: o.NoDelay, CC: o.CC}, n+16)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("server %s: %w", ep.Server, err)
+		}
+		r.listeners = append(r.listeners, lfd)
+		ap := netip.AddrPortFrom(ep.Addr, port)
+		r.addPort(ep, port)
+		for range n {
+			c := &conn{ep: ep, client: -1, server: -1}
+			r.conns = append(r.conns, c)
+			err := inNamespace(ep.ClientNS, func() error {
+				var err error
+				c.client, err = dialTCP(ap, o)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("client %s to server %s: %w", r.w.Client, ep.Server, err)
+			}
+			if c.server, err = acceptTCP(lfd); err != nil {
+				return fmt.Errorf("server %s: %w", ep.Server, err)
+			}
+			if err := setSendTimeout(c.server); err != nil {
+				return fmt.Errorf("server %s: SO_SNDTIMEO: %w", ep.Server, err)
+			}
+		}
+	}
+	return nil
+}
+
+// addPort records a server port on the tap of the endpoint's sender NIC.
+func (r *run) addPort(ep *endpoint, port uint16) {
+	for _, t := range r.taps {
+		if t.ns == ep.CaptureNS && t.ifname == ep.CaptureIf {
+			t.ports = append(t.ports, port)
+			return
+		}
+	}
+	r.taps = append(r.taps, &tap{ns: ep.CaptureNS, ifname: ep.CaptureIf, key: ep.SenderNIC, ports: []uint16{port}})
+}
+
+// mss is the sender's MSS (tcpi_snd_mss of the first connection).
+func (r *run) mss() (int, error) {
+	info, err := tcpInfo(r.conns[0].client)
+	if err != nil {
+		return 0, fmt.Errorf("TCP_INFO: %w", err)
+	}
+	if info.Snd_mss == 0 {
+		return 0, errors.New("TCP_INFO reports an MSS of 0 on a connected socket")
+	}
+	return int(info.Snd_mss), nil
+}
+
+// startCaptures reads the interface counters and opens a ring on every
+// sender NIC.
+func (r *run) startCaptures(t0 time.Time) error {
+	for _, t := range r.taps {
+		st, err := txPackets(t.ns, t.ifname)
+		if err != nil {
+			return err
+		}
+		t.txBefore = st
+		if r.eng.opts.DisableCapture {
+			continue
+		}
+		err = inNamespace(t.ns, func() error {
+			var err error
+			t.c, err = capture.Open(capture.Options{
+				Interface: t.ifname, DstPorts: t.ports, Start: t0, RingBytes: r.eng.opts.CaptureRingBytes,
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopCaptures stops every ring and reads the counters again.
+func (r *run) stopCaptures() error {
+	var first error
+	for _, t := range r.taps {
+		if n, err := txPackets(t.ns, t.ifname); err == nil {
+			t.txAfter = n
+		} else if first == nil {
+			first = err
+		}
+		if t.c == nil {
+			continue
+		}
+		res, err := t.c.Stop()
+		t.c = nil
+		t.res = res
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// spawn starts a worker on a locked thread. It waits for startc, then
+// measures its own CPU time around fn.
+func (r *run) spawn(s side, fn func() error) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		runtime.LockOSThread()
+		// The thread never left the process's namespace.
+		defer runtime.UnlockOSThread()
+		<-r.startc
+		c0 := threadCPU()
+		err := fn()
+		used := threadCPU() - c0
+		end := time.Now()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.cpu[s] += used
+		if end.After(r.lastEnd) {
+			r.lastEnd = end
+		}
+		if err != nil && r.werr == nil {
+			r.werr = fmt.Errorf("%s worker: %w", s, err)
+			go r.abort()
+		}
+	}()
+}
+
+// abort shuts every connection down so that blocked workers return.
+func (r *run) abort() {
+	for _, c := range r.conns {
+		if c.client >= 0 {
+			unix.Shutdown(c.client, unix.SHUT_RDWR)
+		}
+		if c.server >= 0 {
+			unix.Shutdown(c.server, unix.SHUT_RDWR)
+		}
+	}
+}
+
+func (r *run) closeAll() {
+	for _, t := range r.taps {
+		if t.c != nil {
+			t.c.Stop()
+		}
+	}
+	for _, c := range r.conns {
+		if c.client >= 0 {
+			unix.Close(c.client)
+		}
+		if c.server >= 0 {
+			unix.Close(c.server)
+		}
+	}
+	for _, l := range r.listeners {
+		unix.Close(l)
+	}
+	if r.file != nil {
+		r.file.Close()
+		os.Remove(r.file.Name())
+	}
+}
+
+// sideInfo is TCP_INFO of one socket and the side it belongs to.
+type sideInfo struct {
+	side side
+	info *unix.TCPInfo
+}
+
+func (r *run) tcpInfos() ([]sideInfo, error) {
+	var out []sideInfo
+	for _, c := range r.conns {
+		ci, err := tcpInfo(c.client)
+		if err != nil {
+			return nil, fmt.Errorf("TCP_INFO of client socket: %w", err)
+		}
+		si, err := tcpInfo(c.server)
+		if err != nil {
+			return nil, fmt.Errorf("TCP_INFO of server socket: %w", err)
+		}
+		out = append(out, sideInfo{sideTx, ci}, sideInfo{sideRx, si})
+	}
+	return out, nil
+}
+
+// sample records one Sample per second until done, and reports progress.
+// It returns when every worker has ended (or ctx is cancelled, after
+// aborting the connections).
+func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []engine.Sample {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var series []engine.Sample
+	var last int64
+	lastT := t0
+	for {
+		select {
+		case <-done:
+			return series
+		case <-ctx.Done():
+			r.abort()
+			<-done
+			return series
+		case now := <-tick.C:
+			var total int64
+			for _, c := range r.conns {
+				total += c.received.Load()
+			}
+			dt := now.Sub(lastT).Seconds()
+			s := engine.Sample{T: now.Sub(t0).Seconds(), ThroughputBps: float64(total-last) * 8 / dt}
+			if info, err := tcpInfo(r.conns[0].client); err == nil {
+				s.CwndSegments = float64(info.Snd_cwnd)
+			}
+			series = append(series, s)
+			last, lastT = total, now
+			if r.req.Progress != nil {
+				r.req.Progress(engine.Progress{
+					Scenario: r.req.Scenario.Name, Workload: r.w.Name,
+					Elapsed: now.Sub(t0), Planned: r.w.Duration, ThroughputBps: s.ThroughputBps,
+				})
+			}
+		}
+	}
+}
+
+// fillSeries adds the mean send-unit size of each second from the
+// captures.
+func fillSeries(series []engine.Sample, taps []tapResult) []engine.Sample {
+	for i := range series {
+		var units, bytes int64
+		for _, t := range taps {
+			if i < len(t.Result.PerSecond) {
+				units += t.Result.PerSecond[i].SendUnits
+				bytes += t.Result.PerSecond[i].PayloadBytes
+			}
+		}
+		if units > 0 {
+			series[i].SendUnitBytes = float64(bytes) / float64(units)
+		}
+	}
+	return series
+}
+
+// percentile returns the q-quantile (0..1) of sorted durations by the
+// nearest-rank method.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999999) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(sorted) {
+		i = len(sorted) - 1
+	}
+	return sorted[i]
+}
+
+func sortDurations(d []time.Duration) {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+}
