@@ -1,0 +1,91 @@
+package nic
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/safchain/ethtool"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+)
+
+// nsConn is one namespace a provider call works in: a handle on the
+// namespace, and a netlink socket and an ethtool socket opened inside it.
+// Sockets stay bound to the namespace they were opened in, so after one
+// switch of a locked thread every request runs from any goroutine.
+type nsConn struct {
+	name string         // "" = the machine's own namespace
+	fd   netns.NsHandle // for IFLA_NET_NS_FD
+	nl   *netlink.Handle
+	et   *ethtool.Ethtool
+}
+
+// errNoNamespace reports that a namespace does not exist.
+var errNoNamespace = errors.New("namespace does not exist")
+
+// openNS opens the named namespace ("" = the machine's own).
+func openNS(name string) (*nsConn, error) {
+	fd, err := netnsfs.Open(name)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, fmt.Errorf("%s: %w", name, errNoNamespace)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &nsConn{name: name, fd: fd}
+	open := func() error {
+		var err error
+		if c.nl, err = netlink.NewHandle(unix.NETLINK_ROUTE); err != nil {
+			return fmt.Errorf("netlink socket: %w", err)
+		}
+		if c.et, err = ethtool.NewEthtool(); err != nil {
+			return fmt.Errorf("ethtool socket: %w", err)
+		}
+		return nil
+	}
+	if name == "" {
+		err = open()
+	} else {
+		err = netnsfs.DoHandle(fd, open)
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("namespace %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// Close releases the sockets and the namespace handle.
+func (c *nsConn) Close() {
+	if c == nil {
+		return
+	}
+	if c.nl != nil {
+		c.nl.Close()
+	}
+	if c.et != nil {
+		c.et.Close()
+	}
+	c.fd.Close()
+}
+
+// linkByName finds a link; nil, nil when there is none.
+func (c *nsConn) linkByName(name string) (netlink.Link, error) {
+	l, err := c.nl.LinkByName(name)
+	var nf netlink.LinkNotFoundError
+	if errors.As(err, &nf) {
+		return nil, nil
+	}
+	return l, err
+}
+
+// linkAttrs returns attributes for a new link called name. (A zero
+// LinkAttrs would ask for txqueuelen 0.)
+func linkAttrs(name string) netlink.LinkAttrs {
+	a := netlink.NewLinkAttrs()
+	a.Name = name
+	return a
+}

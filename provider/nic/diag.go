@@ -1,0 +1,41 @@
+package nic
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/tsolab/tsolab/provider"
+)
+
+// diags collects the diagnostics of one call about one resource. Every
+// summary starts with the resource address: "nic.tx0: set mtu 9000: ...".
+type diags struct {
+	addr  provider.Addr
+	rng   hcl.Range // the declaring block, when known (Validate)
+	diags hcl.Diagnostics
+}
+
+func newDiags(a provider.Addr) *diags { return &diags{addr: a} }
+
+// errorf adds "ADDR: WHAT: ERR"; what is a format for args.
+func (d *diags) errorf(what string, err error, args ...any) {
+	d.add(hcl.DiagError, fmt.Sprintf("%s: %v", fmt.Sprintf(what, args...), err), "")
+}
+
+// warnf adds a warning "ADDR: WHAT: ERR".
+func (d *diags) warnf(what string, err error, args ...any) {
+	d.add(hcl.DiagWarning, fmt.Sprintf("%s: %v", fmt.Sprintf(what, args...), err), "")
+}
+
+// fix adds an error with a detail saying how to fix it.
+func (d *diags) fix(summary, detail string) { d.add(hcl.DiagError, summary, detail) }
+
+func (d *diags) add(sev hcl.DiagnosticSeverity, summary, detail string) {
+	diag := &hcl.Diagnostic{Severity: sev, Summary: d.addr.String() + ": " + summary, Detail: detail}
+	if d.rng.Filename != "" {
+		r := d.rng
+		diag.Subject = &r
+	}
+	d.diags = append(d.diags, diag)
+}

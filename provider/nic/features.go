@@ -1,0 +1,181 @@
+package nic
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/safchain/ethtool"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/provider"
+)
+
+// featureGroup is how one language offload maps to kernel features (the
+// names `ethtool -k` prints). Setting it changes every feature in set the
+// device lets change, as `ethtool -K DEV tso on` does; reading it looks at
+// show: the offload is on when any of those is active.
+type featureGroup struct {
+	set  []string
+	show []string
+}
+
+var featureGroups = map[config.Offload]featureGroup{
+	config.TSO: {
+		set:  []string{"tx-tcp-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation", "tx-tcp6-segmentation"},
+		show: []string{"tx-tcp-segmentation"},
+	},
+	config.GSO: {set: []string{"tx-generic-segmentation"}, show: []string{"tx-generic-segmentation"}},
+	config.GRO: {set: []string{"rx-gro"}, show: []string{"rx-gro"}},
+	config.LRO: {set: []string{"rx-lro"}, show: []string{"rx-lro"}},
+	config.SG: {
+		set:  []string{"tx-scatter-gather", "tx-scatter-gather-fraglist"},
+		show: []string{"tx-scatter-gather"},
+	},
+	config.TxCsum: {
+		set:  []string{"tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6", "tx-checksum-fcoe-crc", "tx-checksum-sctp"},
+		show: []string{"tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6"},
+	},
+	config.RxCsum: {set: []string{"rx-checksum"}, show: []string{"rx-checksum"}},
+}
+
+// requires lists what the kernel needs on for an offload to stay on
+// (netdev_fix_features), with the words a diagnostic uses.
+var requires = map[config.Offload][]struct {
+	o    config.Offload
+	what string
+}{
+	config.TSO: {{config.SG, "scatter-gather"}, {config.TxCsum, "a tx checksum offload"}},
+	config.GSO: {{config.SG, "scatter-gather"}},
+}
+
+// Features is a device's feature state as ethtool reports it, by kernel
+// feature name.
+type Features map[string]ethtool.FeatureState
+
+// State reports whether the offload is on, whether the device has any
+// feature of it at all, and whether it can change (not [fixed]).
+func (f Features) State(o config.Offload) (on, known, changeable bool) {
+	g := featureGroups[o]
+	for _, name := range g.show {
+		st, ok := f[name]
+		if !ok {
+			continue
+		}
+		known = true
+		on = on || st.Active
+	}
+	for _, name := range g.set {
+		if st, ok := f[name]; ok && st.Available {
+			changeable = true
+		}
+	}
+	return on, known, changeable
+}
+
+// request is the ethtool change that asks for the wanted offloads: every
+// changeable feature of each group, set to the wanted value.
+func (f Features) request(want []wantOffload) map[string]bool {
+	req := map[string]bool{}
+	for _, w := range want {
+		for _, name := range featureGroups[w.o].set {
+			if st, ok := f[name]; ok && st.Available {
+				req[name] = w.on
+			}
+		}
+	}
+	return req
+}
+
+// wantOffload is one declared offload.
+type wantOffload struct {
+	o  config.Offload
+	on bool
+}
+
+func (w wantOffload) String() string { return w.o.String() + "=" + onOff(w.on) }
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// declaredOffloads reads the offload.* attributes, in canonical order.
+func declaredOffloads(a provider.Attrs) ([]wantOffload, error) {
+	var out []wantOffload
+	for k, v := range a {
+		name, ok := strings.CutPrefix(k, provider.PrefixOffload)
+		if !ok {
+			continue
+		}
+		o, ok := config.ParseOffload(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown offload %q (known: %s)", name, strings.Join(config.OffloadNames(), ", "))
+		}
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("offload.%s = %q is not true or false", name, v)
+		}
+		out = append(out, wantOffload{o, on})
+	}
+	// canonical order, independent of map iteration
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].o < out[j-1].o; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out, nil
+}
+
+// why explains why the kernel left offload w.o at the opposite of w.on,
+// given the features after the change: "the kernel kept it off (requires
+// scatter-gather)" or "the device has it [fixed] off".
+func (f Features) why(w wantOffload) string {
+	on, known, changeable := f.State(w.o)
+	switch {
+	case !known:
+		return "the device does not have this offload"
+	case !changeable:
+		return "the device has it [fixed] " + onOff(on)
+	}
+	if w.on {
+		var missing []string
+		for _, r := range requires[w.o] {
+			if rOn, _, _ := f.State(r.o); !rOn {
+				missing = append(missing, r.what)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Sprintf("the kernel kept it off (requires %s)", strings.Join(missing, " and "))
+		}
+	}
+	return "the kernel kept it " + onOff(on)
+}
+
+// fixedConflict returns, for a device's features before any change, why
+// an offload cannot be had at all (it is [fixed] at the other value, or
+// the device lacks it), or "".
+func (f Features) fixedConflict(w wantOffload) string {
+	on, known, changeable := f.State(w.o)
+	switch {
+	case !known && w.on:
+		return "the device does not have this offload"
+	case !known:
+		return ""
+	case !changeable && on != w.on:
+		return "the device has it [fixed] " + onOff(on)
+	}
+	return ""
+}
+
+// readFeatures returns the device's features through an ethtool socket
+// opened in the device's namespace.
+func readFeatures(et *ethtool.Ethtool, ifname string) (Features, error) {
+	st, err := et.FeaturesWithState(ifname)
+	if err != nil {
+		return nil, fmt.Errorf("read features of %s: %w", ifname, err)
+	}
+	return Features(st), nil
+}

@@ -1,0 +1,809 @@
+package nic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider"
+)
+
+// Provider manages provider.KindNIC resources. Its only memory between
+// calls is the kernel's capabilities, probed once; it is safe for
+// concurrent calls on different NICs.
+type Provider struct {
+	// PeerWait bounds how long the far end of a back-to-back pair waits
+	// for the NIC that creates the pair (the planner creates that one
+	// first; the wait covers a concurrent apply).
+	PeerWait time.Duration
+
+	probe prober
+}
+
+// New returns the NIC provider.
+func New() *Provider { return &Provider{PeerWait: 10 * time.Second} }
+
+var _ provider.Interface = (*Provider)(nil)
+
+// Private attributes of an adopted device: what it had before tsolab.
+const (
+	restoreMTU     = provider.PrefixRestore + provider.AttrMTU     // the original MTU
+	restoreOffload = provider.PrefixRestore + provider.PrefixOffload // "restore.offload.tso" = original
+	restoreAddress = provider.PrefixRestore + provider.AttrAddress // the address tsolab added, removed on delete
+)
+
+// Validate checks what the planner will ask of this machine: the device
+// to adopt exists (on a local host), offloads the device has [fixed] at
+// the other value, and delay needing netem.
+func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) provider.ValidateResponse {
+	d := newDiags(req.Addr)
+	d.rng = req.Range
+	s, err := parseSpec(req.Desired)
+	if err != nil {
+		d.fix(err.Error(), "")
+		return provider.ValidateResponse{Diagnostics: d.diags}
+	}
+	caps, err := p.probe.get()
+	if err != nil {
+		d.errorf("probe the kernel", err)
+		return provider.ValidateResponse{Diagnostics: d.diags}
+	}
+	if s.shape.delay > 0 && caps.netemErr != nil {
+		d.fix(fmt.Sprintf("delay = %s needs the netem qdisc: %v", s.shape.delay, caps.netemErr),
+			"Remove `delay` from the nic block, or run on a kernel with sch_netem (CONFIG_NET_SCH_NETEM; `modprobe sch_netem`).")
+	}
+	if s.shape.rate != 0 && s.shape.rate < 8 {
+		d.fix(fmt.Sprintf("rate %d bit/s is below one byte per second", s.shape.rate), "Use a rate of at least 8bit.")
+	}
+	var feats Features
+	devKind := "veth"
+	switch s.kind {
+	case linkSwitch, linkPeer, linkPeerOf:
+		feats = caps.vethFeatures
+	case linkNone:
+		devKind = caps.sinkKind
+		if devKind == "" {
+			d.fix("a NIC without connect or peer needs a dummy or ifb link, and this kernel has neither",
+				"Connect the NIC to a switch or a peer, or build the kernel with CONFIG_DUMMY or CONFIG_IFB.")
+		}
+		feats = caps.sinkFeatures
+	case linkDevice:
+		devKind = "device " + s.target
+		if s.ns != "" {
+			d.fix(fmt.Sprintf("device = %q needs a local host", s.target),
+				`Adopt a real device only on a host with kind = "local"; a namespace host gets veths (connect or peer).`)
+			break
+		}
+		c, err := openNS("")
+		if err != nil {
+			d.errorf("open the machine's namespace", err)
+			break
+		}
+		defer c.Close()
+		l, err := c.linkByName(s.target)
+		if err != nil || l == nil {
+			if err == nil {
+				err = errors.New("no such device")
+			}
+			d.fix(fmt.Sprintf("device %q: %v", s.target, err), "Name a device `ip link` lists on this machine.")
+			break
+		}
+		if feats, err = readFeatures(c.et, s.target); err != nil {
+			d.errorf("device %s", err, s.target)
+		}
+	}
+	for _, w := range s.offloads {
+		if feats == nil {
+			break
+		}
+		if why := feats.fixedConflict(w); why != "" {
+			d.fix(fmt.Sprintf("offload %s: %s (%s)", w, why, devKind),
+				fmt.Sprintf("This device cannot change %s; remove offload.%s or set it to %v.", w.o, w.o, !w.on))
+		}
+	}
+	return provider.ValidateResponse{Diagnostics: d.diags}
+}
+
+// Create makes the NIC's link (or adopts the device, or waits for the
+// far end of a pair) and configures it. A link of its own left by an
+// interrupted apply is completed; a link of that name without the lab's
+// alias is an error.
+func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
+	d := newDiags(req.Addr)
+	s, err := parseSpec(req.Desired)
+	if err != nil {
+		d.errorf("create", err)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	c, err := openNS(s.ns)
+	if err != nil {
+		d.errorf("create", err)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	defer c.Close()
+	alias := req.Naming.Alias(req.Addr)
+	template := req.Desired.Clone()
+
+	var link netlink.Link
+	var peer *nsConn
+	defer func() { peer.Close() }()
+	switch s.kind {
+	case linkSwitch, linkPeer:
+		link, peer = p.createVeth(c, s, req, d)
+	case linkPeerOf:
+		link = p.awaitFarEnd(ctx, c, s, req, d)
+	case linkNone:
+		link = p.createSink(c, s, alias, d)
+	case linkDevice:
+		link, err = c.linkByName(s.target)
+		if err == nil && link == nil {
+			err = errors.New("no such device")
+		}
+		if err != nil {
+			d.errorf("adopt device %s", err, s.target)
+			return provider.CreateResponse{Diagnostics: d.diags}
+		}
+		recordOriginals(c, link, s, template, nil, d)
+	}
+	if link == nil {
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	if s.kind != linkDevice {
+		if err := ensureAliasUp(c, link, alias); err != nil {
+			d.errorf("configure %s", err, s.ifname)
+		}
+	} else if link.Attrs().Flags&net.FlagUp == 0 {
+		if err := c.nl.LinkSetUp(link); err != nil {
+			d.errorf("set %s up", err, s.ifname)
+		}
+	}
+	configure(c, peer, link, s, nil, template, d)
+	return provider.CreateResponse{New: p.observe(c, s, template, d), Diagnostics: d.diags}
+}
+
+// createVeth makes (or finds, after an interrupted apply) the veth of a
+// switch or peer NIC with each end created directly in its namespace,
+// and sets up the far end: a bridge port of the switch, or the peer NIC's
+// end carrying that NIC's alias.
+func (p *Provider) createVeth(c *nsConn, s spec, req provider.CreateRequest, d *diags) (netlink.Link, *nsConn) {
+	alias := req.Naming.Alias(req.Addr)
+	peer, err := openNS(s.peerNS)
+	if err != nil {
+		d.errorf("create veth %s", err, s.ifname)
+		return nil, nil
+	}
+	link, err := c.linkByName(s.ifname)
+	if err != nil {
+		d.errorf("create veth %s", err, s.ifname)
+		return nil, peer
+	}
+	if link != nil && link.Attrs().Alias != alias {
+		d.errorf("create veth %s", foreignLink(c.name, link), s.ifname)
+		return nil, peer
+	}
+	if link == nil {
+		attrs := linkAttrs(s.ifname)
+		attrs.Alias = alias
+		attrs.MTU = s.mtu
+		attrs.Namespace = netlink.NsFd(c.fd)
+		veth := &netlink.Veth{
+			LinkAttrs:     attrs,
+			PeerName:      s.peerIf,
+			PeerTxQLen:    -1,
+			PeerNamespace: netlink.NsFd(peer.fd),
+		}
+		if err := c.nl.LinkAdd(veth); err != nil {
+			if errors.Is(err, unix.EEXIST) {
+				err = fmt.Errorf("%s in %s or %s in %s already exists: %w", s.ifname, nsName(c.name), s.peerIf, nsName(peer.name), err)
+			}
+			d.errorf("create veth %s", err, s.ifname)
+			return nil, peer
+		}
+		if link, err = c.linkByName(s.ifname); err != nil || link == nil {
+			d.errorf("create veth %s", fmt.Errorf("not found after creation (%v)", err), s.ifname)
+			return nil, peer
+		}
+	}
+	far, err := peer.linkByName(s.peerIf)
+	if err == nil && far == nil {
+		err = fmt.Errorf("the other end %s is missing from %s", s.peerIf, nsName(peer.name))
+	}
+	if err != nil {
+		d.errorf("create veth %s", err, s.ifname)
+		return nil, peer
+	}
+	farAlias := alias
+	if s.kind == linkPeer {
+		farAlias = req.Naming.Alias(provider.Addr{Kind: provider.KindNIC, Name: s.target})
+	}
+	if s.kind == linkSwitch {
+		br, err := peer.linkByName(provider.BridgeName)
+		if err == nil && br == nil {
+			err = fmt.Errorf("switch %s has no bridge %s in %s", s.target, provider.BridgeName, nsName(peer.name))
+		}
+		if err != nil {
+			d.errorf("connect %s to switch %s", err, s.ifname, s.target)
+			return nil, peer
+		}
+		if far.Attrs().MasterIndex != br.Attrs().Index {
+			if err := peer.nl.LinkSetMasterByIndex(far, br.Attrs().Index); err != nil {
+				d.errorf("connect %s to switch %s", err, s.ifname, s.target)
+				return nil, peer
+			}
+		}
+	}
+	if err := ensureAliasUp(peer, far, farAlias); err != nil {
+		d.errorf("configure the other end %s", err, s.peerIf)
+	}
+	return link, peer
+}
+
+// awaitFarEnd finds the far end of the pair the owning NIC makes,
+// carrying this NIC's alias, waiting up to PeerWait for it.
+func (p *Provider) awaitFarEnd(ctx context.Context, c *nsConn, s spec, req provider.CreateRequest, d *diags) netlink.Link {
+	alias := req.Naming.Alias(req.Addr)
+	ctx, cancel := context.WithTimeout(ctx, p.PeerWait)
+	defer cancel()
+	// The kernel offers no event for "a link got an alias" that is
+	// cheaper than asking, so poll with a deadline.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		link, err := c.linkByName(s.ifname)
+		if err != nil {
+			d.errorf("find %s", err, s.ifname)
+			return nil
+		}
+		if link != nil && link.Attrs().Alias == alias {
+			return link
+		}
+		select {
+		case <-ctx.Done():
+			why := fmt.Errorf("nic.%s creates it and it is not in %s", s.target, nsName(c.name))
+			if link != nil {
+				why = foreignLink(c.name, link)
+			}
+			d.errorf("find the far end %s of nic.%s's pair", why, s.ifname, s.target)
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// createSink makes the link of a NIC with nothing behind it: a dummy, or
+// an ifb where the kernel has no dummy driver.
+func (p *Provider) createSink(c *nsConn, s spec, alias string, d *diags) netlink.Link {
+	link, err := c.linkByName(s.ifname)
+	if err != nil {
+		d.errorf("create %s", err, s.ifname)
+		return nil
+	}
+	if link != nil {
+		if link.Attrs().Alias != alias {
+			d.errorf("create %s", foreignLink(c.name, link), s.ifname)
+			return nil
+		}
+		return link
+	}
+	caps, err := p.probe.get()
+	if err == nil && caps.sinkKind == "" {
+		err = errors.New("the kernel has neither the dummy nor the ifb driver")
+	}
+	if err != nil {
+		d.errorf("create %s", err, s.ifname)
+		return nil
+	}
+	attrs := linkAttrs(s.ifname)
+	attrs.Alias = alias
+	attrs.MTU = s.mtu
+	var l netlink.Link = &netlink.Dummy{LinkAttrs: attrs}
+	if caps.sinkKind == "ifb" {
+		l = &netlink.Ifb{LinkAttrs: attrs}
+	}
+	if err := c.nl.LinkAdd(l); err != nil {
+		d.errorf("create %s %s", err, caps.sinkKind, s.ifname)
+		return nil
+	}
+	link, err = c.linkByName(s.ifname)
+	if err != nil || link == nil {
+		d.errorf("create %s", fmt.Errorf("not found after creation (%v)", err), s.ifname)
+		return nil
+	}
+	return link
+}
+
+// recordOriginals stores in out, for an adopted device, the MTU and
+// offloads it has now for every one want manages that prior (the state
+// recorded so far) has no original for yet.
+func recordOriginals(c *nsConn, link netlink.Link, s spec, out, prior provider.Attrs, d *diags) {
+	for k, v := range prior {
+		if strings.HasPrefix(k, provider.PrefixRestore) {
+			out[k] = v
+		}
+	}
+	if _, ok := out[restoreMTU]; !ok && s.mtu > 0 {
+		out[restoreMTU] = strconv.Itoa(link.Attrs().MTU)
+	}
+	if len(s.offloads) == 0 {
+		return
+	}
+	feats, err := readFeatures(c.et, s.ifname)
+	if err != nil {
+		d.errorf("record the original offloads", err)
+		return
+	}
+	for _, w := range s.offloads {
+		key := restoreOffload + w.o.String()
+		if _, ok := out[key]; ok {
+			continue
+		}
+		if on, known, _ := feats.State(w.o); known {
+			out[key] = strconv.FormatBool(on)
+		}
+	}
+}
+
+// configure makes the link's MTU (both ends of a switch veth), address,
+// offloads and shaping what s declares. prior holds the attributes as
+// they were (nil on create), to remove an address that was replaced.
+// Every failure becomes a diagnostic; configure carries on with the rest.
+func configure(c, peer *nsConn, link netlink.Link, s spec, prior, out provider.Attrs, d *diags) {
+	if s.mtu > 0 && link.Attrs().MTU != s.mtu {
+		if err := c.nl.LinkSetMTU(link, s.mtu); err != nil {
+			d.errorf("set mtu %d", err, s.mtu)
+		}
+	}
+	if s.mtu > 0 && s.kind == linkSwitch {
+		setPortMTU(peer, s, d)
+	}
+
+	if old := prior[provider.AttrAddress]; old != "" && old != s.address.String() {
+		if p, err := netip.ParsePrefix(old); err == nil {
+			if err := c.nl.AddrDel(link, toAddr(p)); err != nil && !errors.Is(err, unix.EADDRNOTAVAIL) {
+				d.errorf("remove address %s", err, old)
+			}
+		}
+	}
+	if s.address.IsValid() {
+		addrs, err := addresses(c, link)
+		if err != nil {
+			d.errorf("list addresses", err)
+		} else if !contains(addrs, s.address) {
+			err := c.nl.AddrAdd(link, toAddr(s.address))
+			if err != nil && !errors.Is(err, unix.EEXIST) {
+				d.errorf("set address %s", err, s.address)
+			} else if s.kind == linkDevice {
+				out[restoreAddress] = s.address.String()
+			}
+		}
+	}
+
+	if len(s.offloads) > 0 {
+		setOffloads(c, s, d)
+	}
+
+	if err := applyShaping(c, link, s.shape, s.queueManaged); err != nil {
+		d.errorf("set shaping", err)
+	}
+}
+
+// setPortMTU gives the switch end of the veth the NIC's MTU.
+func setPortMTU(peer *nsConn, s spec, d *diags) {
+	if peer == nil {
+		var err error
+		if peer, err = openNS(s.peerNS); err != nil {
+			d.errorf("set mtu %d on the switch port", err, s.mtu)
+			return
+		}
+		defer peer.Close()
+	}
+	port, err := peer.linkByName(s.peerIf)
+	if err == nil && port == nil {
+		err = fmt.Errorf("port %s is missing from %s", s.peerIf, nsName(peer.name))
+	}
+	if err == nil && port.Attrs().MTU != s.mtu {
+		err = peer.nl.LinkSetMTU(port, s.mtu)
+	}
+	if err != nil {
+		d.errorf("set mtu %d on the switch port", err, s.mtu)
+	}
+}
+
+// setOffloads asks for the declared offloads in one ethtool request,
+// reads the features back and reports every offload the kernel did not
+// put in force.
+func setOffloads(c *nsConn, s spec, d *diags) {
+	before, err := readFeatures(c.et, s.ifname)
+	if err != nil {
+		d.errorf("set offloads", err)
+		return
+	}
+	changes := false
+	for _, w := range s.offloads {
+		if on, _, _ := before.State(w.o); on != w.on {
+			changes = true
+		}
+	}
+	if changes {
+		if req := before.request(s.offloads); len(req) > 0 {
+			if err := c.et.Change(s.ifname, req); err != nil {
+				d.errorf("set offloads", err)
+			}
+		}
+	}
+	after, err := readFeatures(c.et, s.ifname)
+	if err != nil {
+		d.errorf("read offloads back", err)
+		return
+	}
+	for _, w := range s.offloads {
+		if on, _, _ := after.State(w.o); on != w.on {
+			d.fix(fmt.Sprintf("set offload %s: %s", w, after.why(w)),
+				"The kernel holds offloads together (netdev_fix_features): TSO needs scatter-gather and a tx checksum offload, GSO needs scatter-gather; a [fixed] feature cannot change on this device.")
+		}
+	}
+}
+
+// observe returns template's keys with the values the kernel holds now
+// for the NIC's interface; identity and restore.* keys are carried over.
+func (p *Provider) observe(c *nsConn, s spec, template provider.Attrs, d *diags) provider.Attrs {
+	link, err := c.linkByName(s.ifname)
+	if err == nil && link == nil {
+		err = errors.New("the link is gone")
+	}
+	if err != nil {
+		d.errorf("read back %s", err, s.ifname)
+		return nil
+	}
+	out := template.Clone()
+	if _, ok := out[provider.AttrMTU]; ok {
+		out[provider.AttrMTU] = strconv.Itoa(link.Attrs().MTU)
+	}
+	if rec, ok := out[provider.AttrAddress]; ok {
+		addrs, err := addresses(c, link)
+		if err != nil {
+			d.errorf("read back addresses", err)
+		}
+		out[provider.AttrAddress] = pickAddress(addrs, rec, s.kind == linkDevice)
+	}
+	_, hasRate := out[provider.AttrRate]
+	_, hasQueue := out[provider.AttrQueue]
+	_, hasDelay := out[provider.AttrDelay]
+	if hasRate || hasQueue || hasDelay {
+		sh, _, err := readShaping(c, link)
+		if err != nil {
+			d.errorf("read back shaping", err)
+		}
+		if hasRate {
+			out[provider.AttrRate] = formatNonZero(sh.rate)
+		}
+		if hasQueue {
+			out[provider.AttrQueue] = formatNonZero(uint64(sh.queue))
+		}
+		if hasDelay {
+			out[provider.AttrDelay] = ""
+			if sh.delay > 0 {
+				out[provider.AttrDelay] = sh.delay.String()
+			}
+		}
+	}
+	offs, _ := declaredOffloads(template)
+	if len(offs) > 0 {
+		feats, err := readFeatures(c.et, s.ifname)
+		if err != nil {
+			d.errorf("read back offloads", err)
+		} else {
+			for _, w := range offs {
+				on, _, _ := feats.State(w.o)
+				out[provider.PrefixOffload+w.o.String()] = strconv.FormatBool(on)
+			}
+		}
+	}
+	return out
+}
+
+func formatNonZero(v uint64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatUint(v, 10)
+}
+
+// pickAddress is the address to report: the recorded one if the link
+// still has it, else the first the link has ("" for none; on an adopted
+// device, whose other addresses are not tsolab's, "" unless recorded).
+func pickAddress(addrs []netip.Prefix, recorded string, device bool) string {
+	for _, a := range addrs {
+		if a.String() == recorded {
+			return recorded
+		}
+	}
+	if device && recorded == "" || len(addrs) == 0 {
+		return ""
+	}
+	return addrs[0].String()
+}
+
+// Read reports the NIC as it is, or Gone when its namespace or link no
+// longer exists, or the link there is not ours (no alias of this NIC), or
+// a switch NIC's port is off the bridge (Create then re-attaches it).
+func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
+	d := newDiags(req.Addr)
+	s, err := parseSpec(req.Recorded)
+	if err != nil {
+		d.errorf("read", err)
+		return provider.ReadResponse{Diagnostics: d.diags}
+	}
+	c, err := openNS(s.ns)
+	if errors.Is(err, errNoNamespace) {
+		return provider.ReadResponse{Gone: true}
+	}
+	if err != nil {
+		d.errorf("read", err)
+		return provider.ReadResponse{Diagnostics: d.diags}
+	}
+	defer c.Close()
+	name := s.ifname
+	link, err := c.linkByName(name)
+	if err != nil {
+		d.errorf("read %s", err, name)
+		return provider.ReadResponse{Diagnostics: d.diags}
+	}
+	if link == nil {
+		return provider.ReadResponse{Gone: true}
+	}
+	if s.kind != linkDevice && link.Attrs().Alias != req.Naming.Alias(req.Addr) {
+		d.warnf("read %s", foreignLink(c.name, link), name)
+		return provider.ReadResponse{Gone: true, Diagnostics: d.diags}
+	}
+	if s.kind == linkSwitch && !onBridge(s, req.Naming.Alias(req.Addr)) {
+		return provider.ReadResponse{Gone: true}
+	}
+	actual := p.observe(c, s, req.Recorded, d)
+	return provider.ReadResponse{Actual: actual, Gone: actual == nil, Diagnostics: d.diags}
+}
+
+// onBridge reports whether a switch NIC's port is ours and a port of the
+// switch's bridge.
+func onBridge(s spec, alias string) bool {
+	peer, err := openNS(s.peerNS)
+	if err != nil {
+		return false
+	}
+	defer peer.Close()
+	port, err := peer.linkByName(s.peerIf)
+	if err != nil || port == nil || port.Attrs().Alias != alias {
+		return false
+	}
+	br, err := peer.linkByName(provider.BridgeName)
+	return err == nil && br != nil && port.Attrs().MasterIndex == br.Attrs().Index
+}
+
+// Update changes MTU, address, shaping and offloads in place.
+func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provider.UpdateResponse {
+	d := newDiags(req.Addr)
+	s, err := parseSpec(req.Desired)
+	if err != nil {
+		d.errorf("update", err)
+		return provider.UpdateResponse{Diagnostics: d.diags}
+	}
+	c, err := openNS(s.ns)
+	if err != nil {
+		d.errorf("update", err)
+		return provider.UpdateResponse{Diagnostics: d.diags}
+	}
+	defer c.Close()
+	link, err := c.linkByName(s.ifname)
+	if err == nil && link == nil {
+		err = fmt.Errorf("%s is gone from %s", s.ifname, nsName(c.name))
+	}
+	if err == nil && s.kind != linkDevice && link.Attrs().Alias != req.Naming.Alias(req.Addr) {
+		err = foreignLink(c.name, link)
+	}
+	if err != nil {
+		d.errorf("update", err)
+		return provider.UpdateResponse{Diagnostics: d.diags}
+	}
+	template := req.Desired.Clone()
+	if s.kind == linkDevice {
+		restoreDropped(c, link, s, req.Prior, d)
+		recordOriginals(c, link, s, template, req.Prior, d)
+		// Originals of what the lab no longer manages were put back above.
+		if s.mtu == 0 {
+			delete(template, restoreMTU)
+		}
+		declared := map[string]bool{}
+		for _, w := range s.offloads {
+			declared[w.o.String()] = true
+		}
+		for k := range template {
+			if name, ok := strings.CutPrefix(k, restoreOffload); ok && !declared[name] {
+				delete(template, k)
+			}
+		}
+		if a := req.Prior[restoreAddress]; a != "" && a != s.address.String() {
+			delete(template, restoreAddress)
+		}
+	}
+	configure(c, nil, link, s, req.Prior, template, d)
+	return provider.UpdateResponse{New: p.observe(c, s, template, d), Diagnostics: d.diags}
+}
+
+// restoreDropped puts back, on an adopted device, the original MTU and
+// offloads of what the lab no longer manages.
+func restoreDropped(c *nsConn, link netlink.Link, s spec, prior provider.Attrs, d *diags) {
+	if orig := prior[restoreMTU]; orig != "" && s.mtu == 0 {
+		if mtu, err := strconv.Atoi(orig); err == nil {
+			if err := c.nl.LinkSetMTU(link, mtu); err != nil {
+				d.errorf("restore mtu %d", err, mtu)
+			}
+		}
+	}
+	declared := map[string]bool{}
+	for _, w := range s.offloads {
+		declared[w.o.String()] = true
+	}
+	var back []wantOffload
+	for k, v := range prior {
+		name, ok := strings.CutPrefix(k, restoreOffload)
+		if !ok || declared[name] {
+			continue
+		}
+		ws, err := declaredOffloads(provider.Attrs{provider.PrefixOffload + name: v})
+		if err == nil {
+			back = append(back, ws...)
+		}
+	}
+	if len(back) > 0 {
+		setOffloads(c, spec{ifname: s.ifname, offloads: back}, d)
+	}
+}
+
+// Delete removes the NIC's link (both ends of the veth go together) if it
+// carries this NIC's alias; an adopted device gets its original MTU and
+// offloads back and loses what tsolab added, and is never deleted.
+func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provider.DeleteResponse {
+	d := newDiags(req.Addr)
+	s, err := parseSpec(req.Recorded)
+	if err != nil {
+		d.errorf("delete", err)
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	c, err := openNS(s.ns)
+	if errors.Is(err, errNoNamespace) {
+		return provider.DeleteResponse{} // the namespace took the link with it
+	}
+	if err != nil {
+		d.errorf("delete", err)
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	defer c.Close()
+	link, err := c.linkByName(s.ifname)
+	if err != nil {
+		d.errorf("delete %s", err, s.ifname)
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	if s.kind == linkDevice {
+		if link != nil {
+			p.release(c, link, s, req.Recorded, d)
+		}
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	alias := req.Naming.Alias(req.Addr)
+	if link == nil {
+		if s.kind == linkSwitch {
+			deletePort(s, alias, d)
+		}
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	if link.Attrs().Alias != alias {
+		d.fix(fmt.Sprintf("refusing to delete %s in %s: %v", s.ifname, nsName(c.name), foreignLink(c.name, link)),
+			fmt.Sprintf("tsolab deletes only links whose alias is %q. Remove it by hand if it is really yours.", alias))
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	if err := c.nl.LinkDel(link); err != nil && !isNotFound(err) {
+		d.errorf("delete %s", err, s.ifname)
+	}
+	return provider.DeleteResponse{Diagnostics: d.diags}
+}
+
+// deletePort removes a switch port whose NIC end is already gone.
+func deletePort(s spec, alias string, d *diags) {
+	peer, err := openNS(s.peerNS)
+	if errors.Is(err, errNoNamespace) {
+		return
+	}
+	if err != nil {
+		d.errorf("delete port %s", err, s.peerIf)
+		return
+	}
+	defer peer.Close()
+	port, err := peer.linkByName(s.peerIf)
+	if err != nil || port == nil || port.Attrs().Alias != alias {
+		return
+	}
+	if err := peer.nl.LinkDel(port); err != nil && !isNotFound(err) {
+		d.errorf("delete port %s", err, s.peerIf)
+	}
+}
+
+// release gives an adopted device back as it was.
+func (p *Provider) release(c *nsConn, link netlink.Link, s spec, rec provider.Attrs, d *diags) {
+	if a := rec[restoreAddress]; a != "" {
+		if pfx, err := netip.ParsePrefix(a); err == nil {
+			if err := c.nl.AddrDel(link, toAddr(pfx)); err != nil && !errors.Is(err, unix.EADDRNOTAVAIL) {
+				d.errorf("remove address %s", err, a)
+			}
+		}
+	}
+	if rec[provider.AttrRate] != "" || rec[provider.AttrDelay] != "" {
+		if err := applyShaping(c, link, shaping{}, false); err != nil {
+			d.errorf("remove shaping", err)
+		}
+	}
+	restoreDropped(c, link, spec{ifname: s.ifname}, rec, d)
+}
+
+func isNotFound(err error) bool { return errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENOENT) }
+
+// foreignLink explains that a link is not this NIC's.
+func foreignLink(ns string, l netlink.Link) error {
+	if l.Attrs().Alias == "" {
+		return fmt.Errorf("%s in %s exists without a tsolab alias: it is not this lab's", l.Attrs().Name, nsName(ns))
+	}
+	return fmt.Errorf("%s in %s has alias %q: it is not this NIC's", l.Attrs().Name, nsName(ns), l.Attrs().Alias)
+}
+
+func nsName(ns string) string {
+	if ns == "" {
+		return "the machine's namespace"
+	}
+	return "namespace " + ns
+}
+
+// addresses lists the link's addresses, link-local ones left out, sorted.
+func addresses(c *nsConn, link netlink.Link) ([]netip.Prefix, error) {
+	as, err := c.nl.AddrList(link, netlink.FAMILY_ALL)
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Prefix
+	for _, a := range as {
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok || ip.IsLinkLocalUnicast() {
+			continue
+		}
+		ones, _ := a.Mask.Size()
+		out = append(out, netip.PrefixFrom(ip.Unmap(), ones))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out, nil
+}
+
+func contains(ps []netip.Prefix, p netip.Prefix) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// toAddr is a netlink address for p; IPv6 ones skip duplicate address
+// detection, which would hold them tentative for a second.
+func toAddr(p netip.Prefix) *netlink.Addr {
+	a := &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
+	if p.Addr().Is6() {
+		a.Flags = unix.IFA_F_NODAD
+	}
+	return a
+}

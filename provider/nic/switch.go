@@ -1,0 +1,174 @@
+package nic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+)
+
+// Switch manages provider.KindSwitch resources: a namespace of the
+// switch's own ("tsl.LAB.switch.SW") holding one bridge, up, carrying the
+// lab's alias. NICs connected to the switch are ports of that bridge.
+// It holds no state and is safe for concurrent calls.
+type Switch struct{}
+
+// NewSwitch returns the switch provider.
+func NewSwitch() *Switch { return &Switch{} }
+
+var _ provider.Interface = (*Switch)(nil)
+
+// Validate checks the switch's namespace and bridge names.
+func (s *Switch) Validate(ctx context.Context, req provider.ValidateRequest) provider.ValidateResponse {
+	d := newDiags(req.Addr)
+	d.rng = req.Range
+	if ns := req.Desired[provider.AttrNetNS]; !req.Naming.OwnsNS(ns) {
+		d.fix(fmt.Sprintf("namespace %q is not one of lab %s's", ns, req.Naming.LabID), "This is a bug in tsolab.")
+	}
+	if err := checkIfName(req.Desired[provider.AttrBridge]); err != nil {
+		d.fix("bridge: "+err.Error(), "This is a bug in tsolab.")
+	}
+	return provider.ValidateResponse{Diagnostics: d.diags}
+}
+
+// Create makes the namespace and the bridge, completing what an
+// interrupted apply left.
+func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
+	d := newDiags(req.Addr)
+	ns, brName := req.Desired[provider.AttrNetNS], req.Desired[provider.AttrBridge]
+	if !req.Naming.OwnsNS(ns) {
+		d.errorf("refusing to create namespace %q", errors.New("it does not carry the lab's prefix"), ns)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	if _, err := netnsfs.Create(ns); err != nil {
+		d.errorf("create namespace", err)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	c, err := openNS(ns)
+	if err != nil {
+		d.errorf("open namespace", err)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	defer c.Close()
+	alias := req.Naming.Alias(req.Addr)
+	br, err := c.linkByName(brName)
+	switch {
+	case err != nil:
+		d.errorf("find bridge %s", err, brName)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	case br == nil:
+		attrs := linkAttrs(brName)
+		attrs.Alias = alias
+		attrs.Flags = net.FlagUp
+		br = &netlink.Bridge{LinkAttrs: attrs}
+		if err := c.nl.LinkAdd(br); err != nil {
+			d.errorf("create bridge %s", err, brName)
+			return provider.CreateResponse{Diagnostics: d.diags}
+		}
+		// Read it back: what the kernel holds, not what was asked.
+		if br, err = c.linkByName(brName); err != nil || br == nil {
+			d.errorf("create bridge %s", fmt.Errorf("not found after creation (%v)", err), brName)
+			return provider.CreateResponse{Diagnostics: d.diags}
+		}
+	case br.Attrs().Alias != "" && br.Attrs().Alias != alias:
+		d.errorf("create bridge %s", fmt.Errorf("a link of that name exists in %s with alias %q, not tsolab's", ns, br.Attrs().Alias), brName)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	if err := ensureAliasUp(c, br, alias); err != nil {
+		d.errorf("configure bridge %s", err, brName)
+	}
+	return provider.CreateResponse{New: s.observe(c, req.Naming, req.Addr, req.Desired), Diagnostics: d.diags}
+}
+
+// observe returns the switch's attributes as they are: those of want when
+// the bridge is there, ours and up; nil otherwise.
+func (s *Switch) observe(c *nsConn, n provider.Naming, a provider.Addr, want provider.Attrs) provider.Attrs {
+	br, err := c.linkByName(want[provider.AttrBridge])
+	if err != nil || br == nil || br.Attrs().Alias != n.Alias(a) || br.Attrs().Flags&net.FlagUp == 0 {
+		return nil
+	}
+	return provider.Attrs{provider.AttrNetNS: want[provider.AttrNetNS], provider.AttrBridge: want[provider.AttrBridge]}
+}
+
+// Read reports the switch Gone when its namespace or bridge no longer
+// exists, or the bridge is not ours or is down (a Create then completes
+// it).
+func (s *Switch) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
+	d := newDiags(req.Addr)
+	c, err := openNS(req.Recorded[provider.AttrNetNS])
+	if errors.Is(err, errNoNamespace) {
+		return provider.ReadResponse{Gone: true}
+	}
+	if err != nil {
+		d.errorf("read", err)
+		return provider.ReadResponse{Diagnostics: d.diags}
+	}
+	defer c.Close()
+	actual := s.observe(c, req.Naming, req.Addr, req.Recorded)
+	return provider.ReadResponse{Actual: actual, Gone: actual == nil, Diagnostics: d.diags}
+}
+
+// Update has nothing to change in place (every switch attribute forces a
+// replacement); it checks the switch is still there.
+func (s *Switch) Update(ctx context.Context, req provider.UpdateRequest) provider.UpdateResponse {
+	r := s.Read(ctx, provider.ReadRequest{Naming: req.Naming, Addr: req.Addr, Recorded: req.Desired})
+	if r.Gone {
+		d := newDiags(req.Addr)
+		d.errorf("update", errors.New("the switch no longer exists"))
+		r.Diagnostics = append(r.Diagnostics, d.diags...)
+	}
+	return provider.UpdateResponse{New: r.Actual, Diagnostics: r.Diagnostics}
+}
+
+// Delete removes the switch's namespace (and with it the bridge and its
+// ports), only if the namespace carries the lab's prefix.
+func (s *Switch) Delete(ctx context.Context, req provider.DeleteRequest) provider.DeleteResponse {
+	d := newDiags(req.Addr)
+	ns := req.Recorded[provider.AttrNetNS]
+	if !req.Naming.OwnsNS(ns) {
+		d.fix(fmt.Sprintf("refusing to delete namespace %q", ns),
+			fmt.Sprintf("It does not carry lab %s's prefix %s, so tsolab did not create it.", req.Naming.LabID, provider.NamespacePrefix+req.Naming.LabID+"."))
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	if err := netnsfs.Remove(ns); err != nil {
+		d.errorf("delete", err)
+	}
+	return provider.DeleteResponse{Diagnostics: d.diags}
+}
+
+// ensureAliasUp gives a link the alias and brings it up, skipping what is
+// already so.
+func ensureAliasUp(c *nsConn, l netlink.Link, alias string) error {
+	if l.Attrs().Alias != alias {
+		if err := c.nl.LinkSetAlias(l, alias); err != nil {
+			return fmt.Errorf("set alias: %w", err)
+		}
+	}
+	if l.Attrs().Flags&net.FlagUp == 0 {
+		if err := c.nl.LinkSetUp(l); err != nil {
+			return fmt.Errorf("set up: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkIfName checks an interface name the kernel will take.
+func checkIfName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty interface name")
+	case len(name) > 15:
+		return fmt.Errorf("interface name %q is longer than 15 bytes", name)
+	}
+	for _, r := range name {
+		if r == '/' || r == ':' || r <= ' ' || r > '~' {
+			return fmt.Errorf("interface name %q has a character the kernel refuses (%q)", name, r)
+		}
+	}
+	return nil
+}
