@@ -36,9 +36,9 @@ var _ provider.Interface = (*Provider)(nil)
 
 // Private attributes of an adopted device: what it had before tsolab.
 const (
-	restoreMTU     = provider.PrefixRestore + provider.AttrMTU     // the original MTU
+	restoreMTU     = provider.PrefixRestore + provider.AttrMTU       // the original MTU
 	restoreOffload = provider.PrefixRestore + provider.PrefixOffload // "restore.offload.tso" = original
-	restoreAddress = provider.PrefixRestore + provider.AttrAddress // the address tsolab added, removed on delete
+	restoreAddress = provider.PrefixRestore + provider.AttrAddress   // the address tsolab added, removed on delete
 )
 
 // Validate checks what the planner will ask of this machine: the device
