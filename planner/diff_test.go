@@ -139,9 +139,9 @@ func TestDiff(t *testing.T) {
 			summary:  "No changes.",
 		},
 		{
-			name:    "incomplete create is completed",
-			desired: []provider.Resource{res("host.h", host)},
-			state: []planner.ResourceState{{Addr: addr("host.h"), Status: planner.StatusCreating, Attrs: host}},
+			name:     "incomplete create is completed",
+			desired:  []provider.Resource{res("host.h", host)},
+			state:    []planner.ResourceState{{Addr: addr("host.h"), Status: planner.StatusCreating, Attrs: host}},
 			observed: map[string]planner.Observed{"host.h": {Actual: provider.Attrs{"netns": "tsl.t.h"}}},
 			want:     []summary{{Addr: "host.h", Action: "create", Reason: "incomplete"}},
 			summary:  "Plan: 1 to add, 0 to change, 0 to destroy.",
