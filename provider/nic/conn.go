@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/safchain/ethtool"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -20,7 +19,10 @@ type nsConn struct {
 	name string         // "" = the machine's own namespace
 	fd   netns.NsHandle // for IFLA_NET_NS_FD
 	nl   *netlink.Handle
-	et   *ethtool.Ethtool
+	et   featureSocket
+	// table is the kernel's feature names, set by the NIC provider
+	// (nil for a switch, which never touches features).
+	table *featureTable
 }
 
 // errNoNamespace reports that a namespace does not exist.
@@ -41,7 +43,7 @@ func openNS(name string) (*nsConn, error) {
 		if c.nl, err = netlink.NewHandle(unix.NETLINK_ROUTE); err != nil {
 			return fmt.Errorf("netlink socket: %w", err)
 		}
-		if c.et, err = ethtool.NewEthtool(); err != nil {
+		if c.et, err = openFeatureSocket(); err != nil {
 			return fmt.Errorf("ethtool socket: %w", err)
 		}
 		return nil
@@ -66,10 +68,24 @@ func (c *nsConn) Close() {
 	if c.nl != nil {
 		c.nl.Close()
 	}
-	if c.et != nil {
-		c.et.Close()
-	}
+	c.et.Close()
 	c.fd.Close()
+}
+
+// features reads a device's features.
+func (c *nsConn) features(ifname string) (Features, error) {
+	if c.table == nil {
+		panic("nic: features read without the kernel's feature table")
+	}
+	return c.et.get(c.table, ifname)
+}
+
+// setFeatures asks for features on or off.
+func (c *nsConn) setFeatures(ifname string, req map[string]bool) error {
+	if c.table == nil {
+		panic("nic: features set without the kernel's feature table")
+	}
+	return c.et.set(c.table, ifname, req)
 }
 
 // linkByName finds a link; nil, nil when there is none.

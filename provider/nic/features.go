@@ -169,13 +169,3 @@ func (f Features) fixedConflict(w wantOffload) string {
 	}
 	return ""
 }
-
-// readFeatures returns the device's features through an ethtool socket
-// opened in the device's namespace.
-func readFeatures(et *ethtool.Ethtool, ifname string) (Features, error) {
-	st, err := et.FeaturesWithState(ifname)
-	if err != nil {
-		return nil, fmt.Errorf("read features of %s: %w", ifname, err)
-	}
-	return Features(st), nil
-}

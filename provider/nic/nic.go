@@ -83,7 +83,7 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 				`Adopt a real device only on a host with kind = "local"; a namespace host gets veths (connect or peer).`)
 			break
 		}
-		c, err := openNS("")
+		c, err := p.open("")
 		if err != nil {
 			d.errorf("open the machine's namespace", err)
 			break
@@ -97,7 +97,7 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 			d.fix(fmt.Sprintf("device %q: %v", s.target, err), "Name a device `ip link` lists on this machine.")
 			break
 		}
-		if feats, err = readFeatures(c.et, s.target); err != nil {
+		if feats, err = c.features(s.target); err != nil {
 			d.errorf("device %s", err, s.target)
 		}
 	}
@@ -124,7 +124,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		d.errorf("create", err)
 		return provider.CreateResponse{Diagnostics: d.diags}
 	}
-	c, err := openNS(s.ns)
+	c, err := p.open(s.ns)
 	if err != nil {
 		d.errorf("create", err)
 		return provider.CreateResponse{Diagnostics: d.diags}
@@ -336,7 +336,7 @@ func recordOriginals(c *nsConn, link netlink.Link, s spec, out, prior provider.A
 	if len(s.offloads) == 0 {
 		return
 	}
-	feats, err := readFeatures(c.et, s.ifname)
+	feats, err := c.features(s.ifname)
 	if err != nil {
 		d.errorf("record the original offloads", err)
 		return
@@ -422,7 +422,7 @@ func setPortMTU(peer *nsConn, s spec, d *diags) {
 // reads the features back and reports every offload the kernel did not
 // put in force.
 func setOffloads(c *nsConn, s spec, d *diags) {
-	before, err := readFeatures(c.et, s.ifname)
+	before, err := c.features(s.ifname)
 	if err != nil {
 		d.errorf("set offloads", err)
 		return
@@ -435,12 +435,12 @@ func setOffloads(c *nsConn, s spec, d *diags) {
 	}
 	if changes {
 		if req := before.request(s.offloads); len(req) > 0 {
-			if err := c.et.Change(s.ifname, req); err != nil {
+			if err := c.setFeatures(s.ifname, req); err != nil {
 				d.errorf("set offloads", err)
 			}
 		}
 	}
-	after, err := readFeatures(c.et, s.ifname)
+	after, err := c.features(s.ifname)
 	if err != nil {
 		d.errorf("read offloads back", err)
 		return
@@ -498,7 +498,7 @@ func (p *Provider) observe(c *nsConn, s spec, template provider.Attrs, d *diags)
 	}
 	offs, _ := declaredOffloads(template)
 	if len(offs) > 0 {
-		feats, err := readFeatures(c.et, s.ifname)
+		feats, err := c.features(s.ifname)
 		if err != nil {
 			d.errorf("read back offloads", err)
 		} else {
@@ -543,7 +543,7 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		d.errorf("read", err)
 		return provider.ReadResponse{Diagnostics: d.diags}
 	}
-	c, err := openNS(s.ns)
+	c, err := p.open(s.ns)
 	if errors.Is(err, errNoNamespace) {
 		return provider.ReadResponse{Gone: true}
 	}
@@ -596,7 +596,7 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 		d.errorf("update", err)
 		return provider.UpdateResponse{Diagnostics: d.diags}
 	}
-	c, err := openNS(s.ns)
+	c, err := p.open(s.ns)
 	if err != nil {
 		d.errorf("update", err)
 		return provider.UpdateResponse{Diagnostics: d.diags}
@@ -678,7 +678,7 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 		d.errorf("delete", err)
 		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
-	c, err := openNS(s.ns)
+	c, err := p.open(s.ns)
 	if errors.Is(err, errNoNamespace) {
 		return provider.DeleteResponse{} // the namespace took the link with it
 	}
@@ -806,4 +806,19 @@ func toAddr(p netip.Prefix) *netlink.Addr {
 		a.Flags = unix.IFA_F_NODAD
 	}
 	return a
+}
+
+// open opens the namespace a NIC lives in, with the kernel's feature
+// table for offloads.
+func (p *Provider) open(ns string) (*nsConn, error) {
+	caps, err := p.probe.get()
+	if err != nil {
+		return nil, err
+	}
+	c, err := openNS(ns)
+	if err != nil {
+		return nil, err
+	}
+	c.table = caps.table
+	return c, nil
 }

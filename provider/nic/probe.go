@@ -16,10 +16,12 @@ import (
 // namespace that vanishes afterwards. It is the only thing the providers
 // remember between calls: it cannot go stale while the kernel runs.
 type capabilities struct {
+	// table is the kernel's feature names.
+	table *featureTable
 	// vethFeatures is a fresh veth's feature state.
 	vethFeatures Features
 	// sinkKind is the link type a NIC without a link becomes: "dummy",
-	// or "ifb" on kernels built without the dummy driver.
+	// or "ifb" on kernels built without the dummy driver ("" = neither).
 	sinkKind     string
 	sinkFeatures Features
 	// netemErr is why a netem qdisc cannot be added (nil: it can).
@@ -33,7 +35,12 @@ type prober struct {
 }
 
 func (p *prober) get() (*capabilities, error) {
-	p.once.Do(func() { p.err = netnsfs.Scratch(p.probe) })
+	p.once.Do(func() {
+		p.err = netnsfs.Scratch(p.probe)
+		if p.err != nil {
+			p.err = fmt.Errorf("probe the kernel's capabilities: %w", p.err)
+		}
+	})
 	return &p.caps, p.err
 }
 
@@ -44,17 +51,26 @@ func (p *prober) probe() error {
 		return err
 	}
 	defer h.Close()
+	veth := &netlink.Veth{LinkAttrs: linkAttrs("probe0"), PeerName: "probe1", PeerTxQLen: -1}
+	if err := h.LinkAdd(veth); err != nil {
+		return fmt.Errorf("veth: %w", err)
+	}
 	et, err := ethtool.NewEthtool()
 	if err != nil {
 		return err
 	}
 	defer et.Close()
-
-	veth := &netlink.Veth{LinkAttrs: linkAttrs("probe0"), PeerName: "probe1", PeerTxQLen: -1}
-	if err := h.LinkAdd(veth); err != nil {
-		return fmt.Errorf("probe veth: %w", err)
+	names, err := et.FeatureNames("probe0")
+	if err != nil {
+		return fmt.Errorf("feature names: %w", err)
 	}
-	if p.caps.vethFeatures, err = readFeatures(et, "probe0"); err != nil {
+	p.caps.table = newFeatureTable(names)
+	sock, err := openFeatureSocket()
+	if err != nil {
+		return err
+	}
+	defer sock.Close()
+	if p.caps.vethFeatures, err = sock.get(p.caps.table, "probe0"); err != nil {
 		return err
 	}
 
@@ -68,7 +84,7 @@ func (p *prober) probe() error {
 			continue
 		}
 		p.caps.sinkKind = kind
-		if p.caps.sinkFeatures, err = readFeatures(et, "sink0"); err != nil {
+		if p.caps.sinkFeatures, err = sock.get(p.caps.table, "sink0"); err != nil {
 			return err
 		}
 		break
