@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -450,15 +451,24 @@ func TestValidationBlocksApply(t *testing.T) {
 
 // crash simulates kill -9 of an apply at the start of the create of at:
 // the state file as it was at that moment is restored after the apply,
-// the create leaves a half-made object, and no new change starts after it.
+// the create leaves a half-made object, and no provider call that had not
+// begun by then changes anything (the process is dead).
 func crash(t *testing.T, dir string, w *providertest.World, at provider.Addr, p func(ctx context.Context) *planner.Planner) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var snapshot []byte
+	var dead atomic.Bool
 	w.HalfCreate[at] = true
+	w.Fail = func(op providertest.OpKind, a provider.Addr) hcl.Diagnostics {
+		if dead.Load() && a != at {
+			return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "the process is dead"}}
+		}
+		return nil
+	}
 	w.OnOp = func(op providertest.OpKind, a provider.Addr) {
 		if op == providertest.OpCreate && a == at {
+			dead.Store(true)
 			b, err := os.ReadFile(planner.StatePath(dir))
 			if err != nil {
 				t.Errorf("state at the crash: %v", err)
@@ -475,7 +485,7 @@ func crash(t *testing.T, dir string, w *providertest.World, at provider.Addr, p 
 	if _, err := pl.Apply(ctx, plan); err != nil {
 		t.Fatal(err)
 	}
-	w.OnOp = nil
+	w.OnOp, w.Fail = nil, nil
 	if snapshot == nil {
 		t.Fatalf("the apply never reached the create of %s", at)
 	}

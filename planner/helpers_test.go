@@ -56,9 +56,18 @@ func newPlanner(dir string, w *providertest.World, mod ...func(*planner.Options)
 	return planner.New(o)
 }
 
-func mustPlan(t *testing.T, p *planner.Planner, sc *config.Scenario) *planner.Plan {
+// mustPlan plans a *config.Scenario or a planScenario.
+func mustPlan(t *testing.T, p *planner.Planner, sc any) *planner.Plan {
 	t.Helper()
-	plan, err := p.Plan(context.Background(), sc.Name, desired(sc))
+	var name string
+	var res []provider.Resource
+	switch sc := sc.(type) {
+	case *config.Scenario:
+		name, res = sc.Name, desired(sc)
+	case planScenario:
+		name, res = sc.name, sc.res
+	}
+	plan, err := p.Plan(context.Background(), name, res)
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
