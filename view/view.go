@@ -10,7 +10,8 @@ import (
 // safe for concurrent use: Event is called from the goroutines of an apply.
 type View interface {
 	// Plan renders what changed outside tsolab (Plan.Drift), the changes,
-	// and the summary line ("Plan: 1 to add, ..." or "No changes.").
+	// and the summary line ("Plan: 1 to add, ..." or "No changes."). It
+	// does not render p.Diagnostics: pass them to Diagnostics.
 	Plan(p *planner.Plan)
 	// Event renders one apply progress event; pass it as
 	// planner.Options.OnEvent.

@@ -303,3 +303,58 @@ func TestJSONLines(t *testing.T) {
 		t.Errorf("elapsed_seconds = %v, want 1.5", got)
 	}
 }
+
+func TestHumanPlanReasons(t *testing.T) {
+	p := &planner.Plan{Changes: []planner.Change{
+		{Addr: addr("host.tx"), Action: planner.Replace, Before: hostTx, After: with(hostTx, "netns", "tsl.u.tx"), ReplacedBy: []string{"netns"}},
+		{Addr: addr("nic.tx0"), Action: planner.Replace, Reason: planner.ReasonDependency, Cause: addr("host.tx"),
+			Before: provider.Attrs{"netns": "tsl.t.tx"}, After: provider.Attrs{"netns": "tsl.t.tx"}, ReplacedBy: []string{"netns"}},
+		{Addr: addr("nic.rx10"), Action: planner.Create, Reason: planner.ReasonIncomplete, After: provider.Attrs{"mtu": "1500"}},
+	}}
+	var b bytes.Buffer
+	view.NewHuman(&b, view.HumanOptions{}).Plan(p)
+	want := `tsolab will perform the following actions:
+
+  # host.tx must be replaced
+-/+ host.tx
+      netns: "tsl.t.tx" -> "tsl.u.tx" # forces replacement
+
+  # nic.tx0 must be replaced (it lives in host.tx, which is replaced)
+-/+ nic.tx0
+
+  # nic.rx10 will be created (an earlier apply did not finish creating it)
+  + nic.rx10
+      mtu: 1500
+
+Plan: 3 to add, 0 to change, 2 to destroy.
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("plan output (-want +got):\n%s", diff)
+	}
+}
+
+func TestJSONState(t *testing.T) {
+	var b bytes.Buffer
+	j := view.NewJSON(&b, view.JSONOptions{Version: "x", Now: func() time.Time { return time.Unix(0, 0).UTC() }})
+	st := &planner.State{FormatVersion: 1, Serial: 2, Lineage: "l", Lab: "t", Scenario: "default", Resources: []planner.ResourceState{
+		{Addr: addr("host.tx"), Status: planner.StatusReady, Attrs: hostTx},
+	}}
+	j.State(st)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines, want version + state:\n%s", len(lines), b.String())
+	}
+	var m struct {
+		Message string         `json:"@message"`
+		State   *planner.State `json:"state"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(st, m.State); diff != "" {
+		t.Errorf("state round trip (-want +got):\n%s", diff)
+	}
+	if want := `Lab "t", scenario "default": 1 resource(s) (state serial 2)`; m.Message != want {
+		t.Errorf("@message = %q, want %q", m.Message, want)
+	}
+}
