@@ -142,7 +142,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 	case linkPeerOf:
 		link = p.awaitFarEnd(ctx, c, s, req, d)
 	case linkNone:
-		link = p.createSink(c, s, alias, d)
+		link = p.createSink(c, s, req.Naming, alias, d)
 	case linkDevice:
 		link, err = c.linkByName(s.target)
 		if err == nil && link == nil {
@@ -186,7 +186,7 @@ func (p *Provider) createVeth(c *nsConn, s spec, req provider.CreateRequest, d *
 		d.errorf("create veth %s", err, s.ifname)
 		return nil, peer
 	}
-	if link != nil && link.Attrs().Alias != alias {
+	if link != nil && link.Attrs().Alias != alias && !halfMade(c, peer, link, s, req.Naming) {
 		d.errorf("create veth %s", foreignLink(c.name, link), s.ifname)
 		return nil, peer
 	}
@@ -212,6 +212,14 @@ func (p *Provider) createVeth(c *nsConn, s spec, req provider.CreateRequest, d *
 			d.errorf("create veth %s", fmt.Errorf("not found after creation (%v)", err), s.ifname)
 			return nil, peer
 		}
+	}
+	// The kernel ignores IFLA_IFALIAS on creation: mark the link at once.
+	if link.Attrs().Alias != alias {
+		if err := c.nl.LinkSetAlias(link, alias); err != nil {
+			d.errorf("mark veth %s", err, s.ifname)
+			return nil, peer
+		}
+		link.Attrs().Alias = alias
 	}
 	far, err := peer.linkByName(s.peerIf)
 	if err == nil && far == nil {
@@ -245,6 +253,25 @@ func (p *Provider) createVeth(c *nsConn, s spec, req provider.CreateRequest, d *
 		d.errorf("configure the other end %s", err, s.peerIf)
 	}
 	return link, peer
+}
+
+// halfMade reports whether link, found without an alias, is the veth an
+// apply killed between creating it and marking it left behind: a veth
+// whose other end is the expected one, in a namespace that carries the
+// lab's prefix (where nothing but tsolab makes links).
+func halfMade(c, peer *nsConn, link netlink.Link, s spec, n provider.Naming) bool {
+	if link.Attrs().Alias != "" || link.Type() != "veth" || !n.OwnsNS(s.peerNS) {
+		return false
+	}
+	far, err := peer.linkByName(s.peerIf)
+	if err != nil || far == nil || far.Attrs().Alias != "" {
+		return false
+	}
+	id, err := c.nl.GetNetNsIdByFd(int(peer.fd))
+	if err != nil || id != link.Attrs().NetNsID {
+		return false
+	}
+	return link.Attrs().ParentIndex == far.Attrs().Index && far.Attrs().ParentIndex == link.Attrs().Index
 }
 
 // awaitFarEnd finds the far end of the pair the owning NIC makes,
@@ -281,18 +308,11 @@ func (p *Provider) awaitFarEnd(ctx context.Context, c *nsConn, s spec, req provi
 
 // createSink makes the link of a NIC with nothing behind it: a dummy, or
 // an ifb where the kernel has no dummy driver.
-func (p *Provider) createSink(c *nsConn, s spec, alias string, d *diags) netlink.Link {
+func (p *Provider) createSink(c *nsConn, s spec, n provider.Naming, alias string, d *diags) netlink.Link {
 	link, err := c.linkByName(s.ifname)
 	if err != nil {
 		d.errorf("create %s", err, s.ifname)
 		return nil
-	}
-	if link != nil {
-		if link.Attrs().Alias != alias {
-			d.errorf("create %s", foreignLink(c.name, link), s.ifname)
-			return nil
-		}
-		return link
 	}
 	caps, err := p.probe.get()
 	if err == nil && caps.sinkKind == "" {
@@ -301,6 +321,16 @@ func (p *Provider) createSink(c *nsConn, s spec, alias string, d *diags) netlink
 	if err != nil {
 		d.errorf("create %s", err, s.ifname)
 		return nil
+	}
+	if link != nil {
+		// Without an alias it is ours only if an apply was killed between
+		// creating it in a namespace of the lab's and marking it.
+		halfMade := link.Attrs().Alias == "" && link.Type() == caps.sinkKind && n.OwnsNS(s.ns)
+		if link.Attrs().Alias != alias && !halfMade {
+			d.errorf("create %s", foreignLink(c.name, link), s.ifname)
+			return nil
+		}
+		return link
 	}
 	attrs := linkAttrs(s.ifname)
 	attrs.Alias = alias

@@ -1,0 +1,494 @@
+package nic_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/safchain/ethtool"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
+	"github.com/tsolab/tsolab/provider/nic"
+)
+
+// linkIn returns the link called name in namespace ns (nil if none).
+func linkIn(t *testing.T, ns, name string) netlink.Link {
+	t.Helper()
+	h, err := netnsfs.Netlink(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	l, err := h.LinkByName(name)
+	var nf netlink.LinkNotFoundError
+	if errors.As(err, &nf) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func summaries(diags hcl.Diagnostics) []string {
+	var out []string
+	for _, d := range diags {
+		out = append(out, d.Summary)
+	}
+	return out
+}
+
+func TestSwitchedNICsReachEachOther(t *testing.T) {
+	f := newFixture(t)
+	nsA, nsB, nsC := f.addHost("a"), f.addHost("b"), f.addHost("c")
+	swNS := f.addSwitch("sw")
+	want := map[string]provider.Attrs{
+		"a0": f.switchNIC("a0", "a", "sw", provider.Attrs{
+			"address": "10.77.0.1/24", "mtu": "9000",
+			"offload.tso": "true", "offload.gso": "true", "offload.gro": "true", "offload.sg": "true", "offload.tx_csum": "true",
+		}),
+		"b0": f.switchNIC("b0", "b", "sw", provider.Attrs{"address": "10.77.0.2/24", "mtu": "9000"}),
+		"c0": f.switchNIC("c0", "c", "sw", provider.Attrs{"address": "10.77.0.3/24"}),
+	}
+	for _, name := range []string{"a0", "b0", "c0"} {
+		got := f.mustNIC(name, want[name])
+		if diff := cmp.Diff(want[name], got); diff != "" {
+			t.Errorf("nic.%s New (-want +got):\n%s", name, diff)
+		}
+		r := f.read(name, got)
+		if r.Gone || r.Diagnostics.HasErrors() {
+			t.Fatalf("Read nic.%s: gone=%v %v", name, r.Gone, r.Diagnostics)
+		}
+		if diff := cmp.Diff(got, r.Actual); diff != "" {
+			t.Errorf("Read nic.%s right after Create (-recorded +actual):\n%s", name, diff)
+		}
+	}
+
+	br := linkIn(t, swNS, provider.BridgeName)
+	if br == nil {
+		t.Fatal("no bridge in the switch namespace")
+	}
+	for name, ns := range map[string]string{"a0": nsA, "b0": nsB, "c0": nsC} {
+		alias := f.n.Alias(provider.Addr{Kind: provider.KindNIC, Name: name})
+		end := linkIn(t, ns, name)
+		port := linkIn(t, swNS, provider.PortName(name))
+		if end == nil || port == nil {
+			t.Fatalf("nic.%s: end %v, port %v: want both", name, end, port)
+		}
+		for _, l := range []netlink.Link{end, port} {
+			a := l.Attrs()
+			if a.Alias != alias {
+				t.Errorf("%s alias = %q, want %q", a.Name, a.Alias, alias)
+			}
+			if a.Flags&unix.IFF_UP == 0 {
+				t.Errorf("%s is down, want up", a.Name)
+			}
+		}
+		if port.Attrs().MasterIndex != br.Attrs().Index {
+			t.Errorf("port %s master = %d, want the bridge %d", port.Attrs().Name, port.Attrs().MasterIndex, br.Attrs().Index)
+		}
+		if wantMTU := want[name]["mtu"]; wantMTU != "" {
+			for _, l := range []netlink.Link{end, port} {
+				if got := l.Attrs().MTU; strconv.Itoa(got) != wantMTU {
+					t.Errorf("%s mtu = %d, want %s on both ends", l.Attrs().Name, got, wantMTU)
+				}
+			}
+		}
+	}
+
+	reach(t, nsA, nsB, "10.77.0.2")
+	reach(t, nsB, nsC, "10.77.0.3")
+	reach(t, nsC, nsA, "10.77.0.1")
+}
+
+func TestBackToBackPair(t *testing.T) {
+	f := newFixture(t)
+	nsX, nsY := f.addHost("x"), f.addHost("y")
+	x0 := provider.Attrs{
+		"host": "x", "netns": nsX, "ifname": "x0", "link": "peer:y0",
+		"peer_netns": nsY, "peer_ifname": "y0",
+		"address": "10.78.0.1/30", "mtu": "9000", "offload.tso": "true",
+	}
+	y0 := provider.Attrs{
+		"host": "y", "netns": nsY, "ifname": "y0", "link": "peer-of:x0",
+		"address": "10.78.0.2/30", "mtu": "9000", "offload.gro": "true",
+	}
+	if diff := cmp.Diff(x0, f.mustNIC("x0", x0)); diff != "" {
+		t.Errorf("nic.x0 New (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(y0, f.mustNIC("y0", y0)); diff != "" {
+		t.Errorf("nic.y0 New (-want +got):\n%s", diff)
+	}
+	far := linkIn(t, nsY, "y0")
+	if got, want := far.Attrs().Alias, f.n.Alias(provider.Addr{Kind: provider.KindNIC, Name: "y0"}); got != want {
+		t.Errorf("far end alias = %q, want %q", got, want)
+	}
+	reach(t, nsX, nsY, "10.78.0.2")
+	reach(t, nsY, nsX, "10.78.0.1")
+}
+
+// TestOffloads walks one veth through offload changes and checks what the
+// kernel really holds after each, and the diagnostic when it refuses.
+func TestOffloads(t *testing.T) {
+	f := newFixture(t)
+	f.addHost("a")
+	f.addSwitch("sw")
+	base := f.switchNIC("a0", "a", "sw", nil)
+	rec := f.mustNIC("a0", base)
+	steps := []struct {
+		name     string
+		offloads provider.Attrs
+		want     provider.Attrs // offload.* in New
+		diags    []string
+	}{
+		{"tso off", provider.Attrs{"offload.tso": "false"}, provider.Attrs{"offload.tso": "false"}, nil},
+		{"all on", provider.Attrs{"offload.tso": "true", "offload.gso": "true", "offload.sg": "true", "offload.tx_csum": "true", "offload.gro": "true"},
+			provider.Attrs{"offload.tso": "true", "offload.gso": "true", "offload.sg": "true", "offload.tx_csum": "true", "offload.gro": "true"}, nil},
+		{"tso without sg", provider.Attrs{"offload.tso": "true", "offload.sg": "false"},
+			provider.Attrs{"offload.tso": "false", "offload.sg": "false"},
+			[]string{"nic.a0: set offload tso=on: the kernel kept it off (requires scatter-gather)"}},
+		{"tso without csum", provider.Attrs{"offload.tso": "true", "offload.sg": "true", "offload.tx_csum": "false"},
+			provider.Attrs{"offload.tso": "false", "offload.sg": "true", "offload.tx_csum": "false"},
+			[]string{"nic.a0: set offload tso=on: the kernel kept it off (requires a tx checksum offload)"}},
+		{"gso without sg", provider.Attrs{"offload.gso": "true", "offload.sg": "false"},
+			provider.Attrs{"offload.gso": "false", "offload.sg": "false"},
+			[]string{"nic.a0: set offload gso=on: the kernel kept it off (requires scatter-gather)"}},
+		{"lro is fixed", provider.Attrs{"offload.lro": "true"}, provider.Attrs{"offload.lro": "false"},
+			[]string{"nic.a0: set offload lro=on: the device has it [fixed] off"}},
+		{"back on", provider.Attrs{"offload.tso": "true", "offload.gso": "true", "offload.sg": "true", "offload.tx_csum": "true"},
+			provider.Attrs{"offload.tso": "true", "offload.gso": "true", "offload.sg": "true", "offload.tx_csum": "true"}, nil},
+	}
+	for _, st := range steps {
+		desired := base.Clone()
+		for k, v := range st.offloads {
+			desired[k] = v
+		}
+		r := f.nic.Update(context.Background(), provider.UpdateRequest{Naming: f.n, Addr: provider.Addr{Kind: provider.KindNIC, Name: "a0"}, Prior: rec, Desired: desired})
+		if diff := cmp.Diff(st.diags, summaries(r.Diagnostics)); diff != "" {
+			t.Errorf("%s: diagnostics (-want +got):\n%s", st.name, diff)
+		}
+		wantNew := base.Clone()
+		for k, v := range st.want {
+			wantNew[k] = v
+		}
+		if diff := cmp.Diff(wantNew, r.New); diff != "" {
+			t.Errorf("%s: New (-want +got):\n%s", st.name, diff)
+		}
+		if r.New != nil {
+			rec = r.New
+		}
+	}
+}
+
+// TestReadSeesDriftAndGone changes a NIC behind tsolab's back (ip and tc
+// when installed, else netlink; ethtool features through the ioctl), then
+// deletes it.
+func TestReadSeesDriftAndGone(t *testing.T) {
+	f := newFixture(t)
+	ns := f.addHost("a")
+	f.addSwitch("sw")
+	desired := f.switchNIC("a0", "a", "sw", provider.Attrs{
+		"address": "10.79.0.1/24", "mtu": "1500", "rate": "100000000", "offload.tso": "true",
+	})
+	rec := f.mustNIC("a0", desired)
+
+	runOr := func(args []string, fallback func() error) {
+		t.Helper()
+		if path, err := exec.LookPath(args[0]); err == nil {
+			if out, err := exec.Command(path, args[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, out)
+			}
+			return
+		}
+		if err := netnsfs.Do(ns, fallback); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runOr([]string{"ip", "-n", ns, "link", "set", "dev", "a0", "mtu", "1400"}, func() error {
+		l, err := netlink.LinkByName("a0")
+		if err != nil {
+			return err
+		}
+		return netlink.LinkSetMTU(l, 1400)
+	})
+	runOr([]string{"tc", "-n", ns, "qdisc", "del", "dev", "a0", "root"}, func() error {
+		l, err := netlink.LinkByName("a0")
+		if err != nil {
+			return err
+		}
+		qs, err := netlink.QdiscList(l)
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			if q.Attrs().Parent == netlink.HANDLE_ROOT {
+				return netlink.QdiscDel(q)
+			}
+		}
+		return errors.New("no root qdisc")
+	})
+	// `ethtool -K a0 tso off`, by the ioctl (the binary is not always there).
+	err := netnsfs.Do(ns, func() error {
+		et, err := ethtool.NewEthtool()
+		if err != nil {
+			return err
+		}
+		defer et.Close()
+		return et.Change("a0", map[string]bool{"tx-tcp-segmentation": false, "tx-tcp6-segmentation": false})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := f.read("a0", rec)
+	if r.Gone || r.Diagnostics.HasErrors() {
+		t.Fatalf("Read: gone=%v %v", r.Gone, r.Diagnostics)
+	}
+	drifted := rec.Clone()
+	drifted["mtu"] = "1400"
+	drifted["rate"] = ""
+	drifted["offload.tso"] = "false"
+	if diff := cmp.Diff(drifted, r.Actual); diff != "" {
+		t.Errorf("Read after drift (-want +got):\n%s", diff)
+	}
+
+	u := f.nic.Update(context.Background(), provider.UpdateRequest{Naming: f.n, Addr: provider.Addr{Kind: provider.KindNIC, Name: "a0"}, Prior: r.Actual, Desired: desired})
+	if u.Diagnostics.HasErrors() {
+		t.Fatalf("Update: %v", u.Diagnostics)
+	}
+	if diff := cmp.Diff(desired, u.New); diff != "" {
+		t.Errorf("Update New (-want +got):\n%s", diff)
+	}
+	if r := f.read("a0", u.New); !r.Actual.Equal(desired) {
+		t.Errorf("Read after Update = %v, want %v", r.Actual, desired)
+	}
+
+	runOr([]string{"ip", "-n", ns, "link", "del", "a0"}, func() error {
+		l, err := netlink.LinkByName("a0")
+		if err != nil {
+			return err
+		}
+		return netlink.LinkDel(l)
+	})
+	if r := f.read("a0", u.New); !r.Gone {
+		t.Errorf("Read after the link was deleted: Gone = false (actual %v), want true", r.Actual)
+	}
+}
+
+func TestRateUpdates(t *testing.T) {
+	f := newFixture(t)
+	ns := f.addHost("a")
+	f.addSwitch("sw")
+	base := f.switchNIC("a0", "a", "sw", nil)
+	tbf := func() *netlink.Tbf {
+		t.Helper()
+		var found *netlink.Tbf
+		err := netnsfs.Do(ns, func() error {
+			l, err := netlink.LinkByName("a0")
+			if err != nil {
+				return err
+			}
+			qs, err := netlink.QdiscList(l)
+			for _, q := range qs {
+				if q, ok := q.(*netlink.Tbf); ok && q.Parent == netlink.HANDLE_ROOT {
+					found = q
+				}
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	with := func(extra provider.Attrs) provider.Attrs {
+		a := base.Clone()
+		for k, v := range extra {
+			a[k] = v
+		}
+		return a
+	}
+	rec := f.mustNIC("a0", with(provider.Attrs{"rate": "2000000000"}))
+	steps := []struct {
+		name              string
+		desired           provider.Attrs
+		wantRate, wantLim uint64 // bytes/s and bytes in the tbf; 0 = no tbf
+		wantQueueReadBack string
+	}{
+		{"created at 2gbit", with(provider.Attrs{"rate": "2000000000"}), 250000000, 0, ""},
+		{"slower with a queue", with(provider.Attrs{"rate": "100000000", "queue": "300000"}), 12500000, 300000, "300000"},
+		{"rate removed", base, 0, 0, ""},
+		{"rate again", with(provider.Attrs{"rate": "1000000000"}), 125000000, 0, ""},
+	}
+	for i, st := range steps {
+		if i > 0 {
+			r := f.nic.Update(context.Background(), provider.UpdateRequest{Naming: f.n, Addr: provider.Addr{Kind: provider.KindNIC, Name: "a0"}, Prior: rec, Desired: st.desired})
+			if r.Diagnostics.HasErrors() {
+				t.Fatalf("%s: Update: %v", st.name, r.Diagnostics)
+			}
+			rec = r.New
+		}
+		if diff := cmp.Diff(st.desired, rec); diff != "" {
+			t.Errorf("%s: New (-want +got):\n%s", st.name, diff)
+		}
+		q := tbf()
+		switch {
+		case st.wantRate == 0 && q != nil:
+			t.Errorf("%s: tbf %+v still there, want none", st.name, q)
+		case st.wantRate != 0 && q == nil:
+			t.Errorf("%s: no tbf, want rate %d B/s", st.name, st.wantRate)
+		case q != nil:
+			if q.Rate != st.wantRate {
+				t.Errorf("%s: tbf rate = %d B/s, want %d", st.name, q.Rate, st.wantRate)
+			}
+			if st.wantLim != 0 && uint64(q.Limit) != st.wantLim {
+				t.Errorf("%s: tbf limit = %d, want %d", st.name, q.Limit, st.wantLim)
+			}
+		}
+	}
+}
+
+func TestOwnership(t *testing.T) {
+	f := newFixture(t)
+	ns := f.addHost("a")
+	f.addSwitch("sw")
+	// A link called a0 that tsolab did not make (no alias).
+	err := netnsfs.Do(ns, func() error {
+		a := netlink.NewLinkAttrs()
+		a.Name = "a0"
+		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: a, PeerName: "other", PeerTxQLen: -1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := f.switchNIC("a0", "a", "sw", nil)
+	addr := provider.Addr{Kind: provider.KindNIC, Name: "a0"}
+	ctx := context.Background()
+
+	cr := f.nic.Create(ctx, provider.CreateRequest{Naming: f.n, Addr: addr, Desired: attrs})
+	wantCreate := []string{"nic.a0: create veth a0: a0 in namespace " + ns + " exists without a tsolab alias: it is not this lab's"}
+	if diff := cmp.Diff(wantCreate, summaries(cr.Diagnostics)); diff != "" {
+		t.Errorf("Create over a foreign link (-want +got):\n%s", diff)
+	}
+	if r := f.read("a0", attrs); !r.Gone {
+		t.Errorf("Read of a foreign link: Gone = false, want true (a link without our alias is not ours)")
+	}
+	dr := f.nic.Delete(ctx, provider.DeleteRequest{Naming: f.n, Addr: addr, Recorded: attrs})
+	wantDelete := []string{"nic.a0: refusing to delete a0 in namespace " + ns + ": a0 in namespace " + ns + " exists without a tsolab alias: it is not this lab's"}
+	if diff := cmp.Diff(wantDelete, summaries(dr.Diagnostics)); diff != "" {
+		t.Errorf("Delete of a foreign link (-want +got):\n%s", diff)
+	}
+	if linkIn(t, ns, "a0") == nil {
+		t.Errorf("the foreign link a0 was deleted")
+	}
+	// Another lab's switch namespace is refused too.
+	other := provider.Naming{LabID: f.n.LabID + "-other"}
+	sr := f.sw.Delete(ctx, provider.DeleteRequest{Naming: other, Addr: provider.Addr{Kind: provider.KindSwitch, Name: "sw"},
+		Recorded: provider.Attrs{"netns": f.n.SwitchNS("sw"), "bridge": provider.BridgeName}})
+	if !sr.Diagnostics.HasErrors() {
+		t.Errorf("deleting lab %s's switch namespace as lab %s: no error", f.n.LabID, other.LabID)
+	}
+	if ok, _ := netnsfs.Exists(f.n.SwitchNS("sw")); !ok {
+		t.Errorf("switch namespace deleted by another lab")
+	}
+}
+
+// TestInterruptedCreate leaves a veth as an apply killed right after
+// creating it would (the alias asked for on creation, which the kernel
+// ignores; nothing else), and checks Create completes it.
+func TestInterruptedCreate(t *testing.T) {
+	f := newFixture(t)
+	ns := f.addHost("a")
+	swNS := f.addSwitch("sw")
+	alias := f.n.Alias(provider.Addr{Kind: provider.KindNIC, Name: "a0"})
+	peer, err := netnsfs.Open(swNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	err = netnsfs.Do(ns, func() error {
+		a := netlink.NewLinkAttrs()
+		a.Name, a.Alias = "a0", alias
+		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: a, PeerName: provider.PortName("a0"), PeerTxQLen: -1, PeerNamespace: netlink.NsFd(peer)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := f.switchNIC("a0", "a", "sw", provider.Attrs{"address": "10.80.0.1/24"})
+	if diff := cmp.Diff(desired, f.mustNIC("a0", desired)); diff != "" {
+		t.Errorf("New (-want +got):\n%s", diff)
+	}
+	port := linkIn(t, swNS, provider.PortName("a0"))
+	if port.Attrs().MasterIndex == 0 || port.Attrs().Flags&unix.IFF_UP == 0 || port.Attrs().Alias != alias {
+		t.Errorf("port after completion: master %d, flags %v, alias %q; want on the bridge, up, %q",
+			port.Attrs().MasterIndex, port.Attrs().Flags, port.Attrs().Alias, alias)
+	}
+}
+
+func TestNoLinkNIC(t *testing.T) {
+	f := newFixture(t)
+	ns := f.addHost("a")
+	desired := provider.Attrs{"host": "a", "netns": ns, "ifname": "lone0", "link": "none", "address": "10.81.0.1/24", "mtu": "9000"}
+	if diff := cmp.Diff(desired, f.mustNIC("lone0", desired)); diff != "" {
+		t.Errorf("New (-want +got):\n%s", diff)
+	}
+	if l := linkIn(t, ns, "lone0"); l == nil || l.Attrs().Alias != f.n.Alias(provider.Addr{Kind: provider.KindNIC, Name: "lone0"}) {
+		t.Errorf("lone0 = %v, want a link with the lab's alias", l)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	netnstest.Require(t)
+	n := provider.Naming{LabID: "val"}
+	// Whether this kernel has netem, found independently of the provider.
+	netemErr := netnsfs.Scratch(func() error {
+		return netlink.QdiscAdd(netlink.NewNetem(netlink.QdiscAttrs{LinkIndex: 1, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT}, netlink.NetemQdiscAttrs{Latency: 1000}))
+	})
+	var delayDiag []string
+	if netemErr != nil {
+		delayDiag = []string{"nic.a0: delay = 10ms needs the netem qdisc: the kernel has no netem qdisc (sch_netem, CONFIG_NET_SCH_NETEM)"}
+	}
+	sw := provider.Attrs{"host": "a", "netns": "tsl.val.a", "ifname": "a0", "address": "", "link": "switch:sw", "peer_netns": "tsl.val.switch.sw", "peer_ifname": "p-a0"}
+	with := func(base provider.Attrs, extra provider.Attrs) provider.Attrs {
+		a := base.Clone()
+		for k, v := range extra {
+			a[k] = v
+		}
+		return a
+	}
+	tests := []struct {
+		name  string
+		attrs provider.Attrs
+		want  []string
+	}{
+		{"plain", sw, nil},
+		{"delay", with(sw, provider.Attrs{"delay": "10ms"}), delayDiag},
+		{"fixed lro", with(sw, provider.Attrs{"offload.lro": "true"}), []string{"nic.a0: offload lro=on: the device has it [fixed] off (veth)"}},
+		{"lro off is fine", with(sw, provider.Attrs{"offload.lro": "false"}), nil},
+		{"unknown offload", with(sw, provider.Attrs{"offload.tsx": "true"}),
+			[]string{`nic.a0: unknown offload "tsx" (known: tso, gso, gro, lro, sg, tx_csum, rx_csum)`}},
+		{"no such device", provider.Attrs{"host": "me", "netns": "", "ifname": "nosuch0", "address": "", "link": "device:nosuch0"},
+			[]string{`nic.a0: device "nosuch0": no such device`}},
+		{"device on a namespace host", provider.Attrs{"host": "a", "netns": "tsl.val.a", "ifname": "lo", "address": "", "link": "device:lo"},
+			[]string{`nic.a0: device = "lo" needs a local host`}},
+		{"long name", with(sw, provider.Attrs{"ifname": "a-very-long-name0"}),
+			[]string{`nic.a0: interface name "a-very-long-name0" is longer than 15 bytes`}},
+	}
+	p := nic.New()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := p.Validate(context.Background(), provider.ValidateRequest{Naming: n, Addr: provider.Addr{Kind: provider.KindNIC, Name: "a0"}, Desired: tt.attrs})
+			if diff := cmp.Diff(tt.want, summaries(got.Diagnostics)); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
