@@ -75,11 +75,16 @@ type ApplyResult struct {
 }
 
 // Summary is "Apply complete! Resources: 1 added, 2 changed, 0 destroyed."
-// (or "Destroy complete! ..."), or says how many operations failed.
+// (or "Destroy complete! ..."), or "Apply failed: ..." (or "Destroy
+// failed: ...") saying how many operations failed and were skipped.
 func (r *ApplyResult) Summary() string {
 	if len(r.Failed) > 0 {
-		return fmt.Sprintf("Apply failed: %d operation(s) failed, %d skipped because something they depend on failed. Resources: %d added, %d changed, %d destroyed.",
-			len(r.Failed), len(r.Skipped), r.Added, r.Changed, r.Destroyed)
+		verb := "Apply"
+		if r.Mode == ModeDestroy {
+			verb = "Destroy"
+		}
+		return fmt.Sprintf("%s failed: %d operation(s) failed, %d skipped because something they depend on failed. Resources: %d added, %d changed, %d destroyed.",
+			verb, len(r.Failed), len(r.Skipped), r.Added, r.Changed, r.Destroyed)
 	}
 	if r.Mode == ModeDestroy {
 		return fmt.Sprintf("Destroy complete! Resources: %d destroyed.", r.Destroyed)

@@ -149,3 +149,44 @@ func TestReadFailureBlocksApply(t *testing.T) {
 		t.Errorf("unread resources planned as changes: %v", actions(plan))
 	}
 }
+
+func TestDestroyFailureKeepsRecord(t *testing.T) {
+	dir := t.TempDir()
+	w := providertest.NewWorld()
+	p := newPlanner(dir, w)
+	mustApply(t, p, mustPlan(t, p, twoReceivers(true)))
+	w.Fail = func(op providertest.OpKind, a provider.Addr) hcl.Diagnostics {
+		if op == providertest.OpDelete && a == addr("nic.tx0") {
+			return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "nic.tx0: delete veth: device or resource busy"}}
+		}
+		return nil
+	}
+	plan, err := p.PlanDestroy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Apply(context.Background(), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// host.tx and switch.sw hold nic.tx0: both are skipped; the rest goes.
+	want := "Destroy failed: 1 operation(s) failed, 2 skipped because something they depend on failed. Resources: 0 added, 0 changed, 4 destroyed."
+	if got := res.Summary(); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	var left []string
+	for _, r := range res.State.Resources {
+		left = append(left, r.Addr.String())
+	}
+	if diff := cmp.Diff([]string{"host.tx", "nic.tx0", "switch.sw"}, left); diff != "" {
+		t.Errorf("state after the failed destroy (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"host.tx", "nic.tx0", "switch.sw"}, w.Addrs()); diff != "" {
+		t.Errorf("world after the failed destroy (-want +got):\n%s", diff)
+	}
+	w.Fail = nil
+	mustDestroy(t, p)
+	if got := w.Addrs(); len(got) != 0 {
+		t.Errorf("second destroy left %v", got)
+	}
+}
