@@ -1,0 +1,204 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/tsolab/tsolab/config"
+)
+
+// app is the application on one endpoint: a writer feeding tcp_sendmsg
+// (or sendfile) and a reader draining tcp_recvmsg.
+type app struct {
+	writeSize  int64 // bytes per write/sendfile call
+	pending    int64 // bytes the application still wants to write
+	callRemain int64 // bytes left in the current call
+	blocked    bool  // waiting for send-buffer space (sk_stream_wait_memory)
+	ev         bool  // an evAppRun is queued
+	sendfile   bool  // zero-copy: pages, no copy cost
+	bytesMode  bool  // the stream ends after pending bytes (FIN on the tail)
+
+	readSize int64 // bytes per read call (stream)
+	msg      int64 // rr: a read takes exactly this many bytes (request or response)
+	reply    int64 // rr server: bytes written back per message read
+	next     int64 // rr client: bytes of the next request
+	txStart  int64 // rr client: when the outstanding transaction began, ns
+	want     int64 // stream reader: bytes to read before this connection is done; 0 = unbounded
+}
+
+// wakeReader queues the application when data arrives.
+func (a *app) wakeReader(ep *endpoint, now int64) {
+	if !a.ev {
+		a.ev = true
+		ep.w.q.push(now, evAppRun, ep.idx)
+	}
+}
+
+// run gives the application its core: one read call and/or one write
+// (part of a call) per turn, then it yields.
+func (ep *endpoint) runApp(now int64) {
+	a := &ep.app
+	w := ep.w
+	a.ev = false
+	c := &ep.host.cores[ep.core]
+	if c.free > now {
+		a.ev = true
+		w.q.push(c.free, evAppRun, ep.idx)
+		return
+	}
+	p := &ep.host.cpu
+	did := false
+	r := &ep.rcv
+	if r.unread > 0 {
+		n := min(r.unread, a.readSize)
+		if a.msg > 0 {
+			n = 0
+			if r.unread >= a.msg {
+				n = a.msg
+			}
+		}
+		if n > 0 {
+			done := c.charge(now, p.Syscall+p.CopyPerByte*float64(n))
+			oldWin := r.right - r.nxt
+			r.unread -= n
+			r.readBytes += n
+			w.onRead(ep, done, n)
+			// tcp_cleanup_rbuf / tcp_usr_rcvd: tell the peer when the
+			// window opened a lot.
+			if nw := ep.prof.acks.window(ep); nw-oldWin >= 2*ep.mss && oldWin < r.buf/2 {
+				ep.sendAck(now, ackWindow, c)
+			}
+			if a.reply > 0 {
+				a.pending += a.reply
+			}
+			if a.next > 0 && a.msg > 0 {
+				w.onTransaction(done - a.txStart)
+				if !w.stopping {
+					a.txStart = done
+					a.pending += a.next
+				}
+			}
+			did = true
+		}
+	}
+	if a.pending > 0 {
+		did = ep.write(now, c) || did
+	}
+	if did && !a.ev {
+		a.ev = true
+		w.q.push(c.free, evAppRun, ep.idx)
+	}
+}
+
+// write is one turn of tcp_sendmsg: copy what the send buffer takes of
+// the current call into the write queue, then push.
+func (ep *endpoint) write(now int64, c *core) bool {
+	a := &ep.app
+	s := &ep.snd
+	p := &ep.host.cpu
+	if !ep.prof.wake.canWrite(ep, a.blocked) {
+		if !a.blocked {
+			ep.stopped(stopSndbuf)
+		}
+		a.blocked = true
+		return false
+	}
+	a.blocked = false
+	cost := 0.0
+	if a.callRemain == 0 {
+		a.callRemain = min(a.writeSize, a.pending)
+		cost += p.Syscall
+	}
+	free := s.sndBuf - (s.writeSeq - s.sndUna)
+	n := min(free, a.callRemain)
+	if a.sendfile && ep.nic.off.Has(offSG) {
+		cost += p.PagePerByte * float64(n)
+	} else {
+		cost += p.CopyPerByte * float64(n)
+	}
+	if ep.prof.divides && s.gso {
+		cost += p.Divide
+	}
+	c.charge(now, cost)
+	ep.queueData(n)
+	a.callRemain -= n
+	a.pending -= n
+	nonagle := s.nonagle
+	if a.callRemain > 0 {
+		// The buffer is full mid-call: push everything before sleeping.
+		nonagle |= naglePush
+		a.blocked = true
+		ep.stopped(stopSndbuf)
+	}
+	if a.pending == 0 && a.bytesMode {
+		if t := s.wq.tail(); t != nil && s.wq.unsent() {
+			t.fin = true
+		}
+	}
+	ep.prof.push.push(ep, now, nonagle, c)
+	return !a.blocked
+}
+
+// queueData is tcp_sendmsg's copy loop: append to the tail buffer while it
+// is unsent and below the size goal (SG) or the MSS (linear), else start a
+// new one.
+func (ep *endpoint) queueData(n int64) {
+	s := &ep.snd
+	limit := ep.mss
+	sg := ep.nic.off.Has(offSG)
+	if sg {
+		limit = ep.prof.goal.goal(ep)
+	}
+	for n > 0 {
+		t := s.wq.tail()
+		if t != nil && s.wq.unsent() && !t.fin && t.len() < limit {
+			add := min(n, limit-t.len())
+			t.end += add
+			s.writeSeq += add
+			n -= add
+			continue
+		}
+		add := min(n, limit)
+		s.wq.q = append(s.wq.q, skb{seq: s.writeSeq, end: s.writeSeq + add, linear: !sg})
+		s.writeSeq += add
+		n -= add
+	}
+}
+
+// configureApps sets up the applications for the workload.
+func (w *world) configureApps(wl *config.Workload) {
+	writeSize := int64(wl.WriteSize)
+	if writeSize <= 0 {
+		writeSize = 65536
+	}
+	for _, ep := range w.eps {
+		a := &ep.app
+		a.writeSize = writeSize
+		a.readSize = writeSize
+		a.sendfile = wl.Kind == config.Sendfile
+		switch wl.Kind {
+		case config.RR:
+			req, resp := int64(max(wl.RequestSize, 1)), int64(max(wl.ResponseSize, 1))
+			a.writeSize = max(req, resp)
+			a.readSize = a.writeSize
+			if ep.client {
+				a.msg = resp
+				a.next = req
+				a.pending = req
+			} else {
+				a.msg = req
+				a.reply = resp
+			}
+		default:
+			if ep.client {
+				if wl.Bytes > 0 {
+					a.pending = wl.Bytes
+					a.bytesMode = true
+				} else {
+					a.pending = math.MaxInt64 / 4
+				}
+			} else if wl.Bytes > 0 {
+				a.want = wl.Bytes
+			}
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// CPUProfile is the cost of each event on one host, in nanoseconds of one
+// core. A profile describes a machine (CPU, memory, chipset and driver), not
+// a stack: the same profile runs any stack profile.
+type CPUProfile struct {
+	Name        string
+	Description string
+	Cores       int // cores when the host does not say
+
+	Syscall     float64 // one write/read/sendfile call: entry, socket lock, tcp_sendmsg/tcp_recvmsg bookkeeping
+	CopyPerByte float64 // one byte copied between user and kernel (skb_copy_to_page, skb_copy_datagram_iovec)
+	PagePerByte float64 // one byte of sendfile: page reference and frag setup, no copy (do_tcp_sendpages)
+
+	StackPerSkb   float64 // one skb through tcp_transmit_skb and ip_queue_xmit
+	DriverPerUnit float64 // one send unit at the driver: descriptors and doorbell (hard_start_xmit)
+	GSOPerSeg     float64 // one segment cut in software by skb_segment, plus its own trip through the driver
+	TxCompletion  float64 // one send unit freed after the NIC sent it (TX completion in softirq)
+	CsumPerByte   float64 // one byte checksummed by the CPU (no tx_csum, or no rx_csum on receive)
+	Divide        float64 // one integer divide by the MSS in tcp_current_mss/tcp_set_skb_tso_segs (seed 004's modulo)
+
+	AckRx float64 // one ACK processed by tcp_ack: clean the retransmit queue, congestion control
+	AckTx float64 // one pure ACK built and sent by tcp_send_ack
+
+	Interrupt  float64 // one interrupt and NAPI poll entry (hardirq + softirq)
+	RxPerFrame float64 // one frame taken off the receive ring: skb allocation, DMA unmap
+	RxPerSkb   float64 // one skb (after GRO/LRO) through ip_rcv and tcp_v4_rcv
+	GROMerge   float64 // one frame merged into a GRO/LRO skb
+
+	// IRQDelay is the NIC's interrupt moderation: the first frame into an
+	// idle receive queue raises the interrupt this many ns later, so frames
+	// of one burst are taken by one poll.
+	IRQDelay float64
+	// BusPerUnit is the bus time of one DMA transfer beyond its bytes
+	// (descriptor fetch and write-back, PCI-X split transactions), ns. Only
+	// used when the host has a `bus` limit.
+	BusPerUnit float64
+	// RSS spreads receive queues over the cores by flow (multi-queue NICs);
+	// without it every interrupt lands on core 0.
+	RSS bool
+}
+
+// builtinCPUProfiles are the named `cpu` profiles. Calibration of each is
+// in docs/engine.md.
+func builtinCPUProfiles() []CPUProfile {
+	return []CPUProfile{
+		{
+			Name:        "opteron-2005",
+			Description: "4-way 2.x GHz Opteron with a PCI-X 10GbE NIC (seed 001 sender); calibrated on the TSO-off rows",
+			Cores:       4,
+			Syscall:     1500, CopyPerByte: 1.5, PagePerByte: 0.05,
+			StackPerSkb: 2500, DriverPerUnit: 1500, GSOPerSeg: 1200, TxCompletion: 700, CsumPerByte: 0.8,
+			AckRx: 2500, AckTx: 1500,
+			Interrupt: 3000, RxPerFrame: 1200, RxPerSkb: 1800, GROMerge: 300,
+			IRQDelay: 15000, BusPerUnit: 3000,
+		},
+		{
+			Name:        "opteron-2005-rx",
+			Description: "dual 2.x GHz Opteron receiver of seed 001 (no LRO in use)",
+			Cores:       2,
+			Syscall:     1500, CopyPerByte: 1.5, PagePerByte: 0.05,
+			StackPerSkb: 2500, DriverPerUnit: 1500, GSOPerSeg: 1200, TxCompletion: 700, CsumPerByte: 0.8,
+			AckRx: 2500, AckTx: 1500,
+			Interrupt: 3000, RxPerFrame: 1200, RxPerSkb: 1800, GROMerge: 300,
+			IRQDelay: 15000, BusPerUnit: 3000,
+		},
+		{
+			Name:        "xeon-2008",
+			Description: "2008 Xeon (Core microarchitecture), as in seeds 002 and 004",
+			Cores:       4,
+			Syscall:     700, CopyPerByte: 0.5, PagePerByte: 0.02,
+			StackPerSkb: 1000, DriverPerUnit: 600, GSOPerSeg: 350, TxCompletion: 300, CsumPerByte: 0.35,
+			AckRx: 900, AckTx: 700,
+			Interrupt: 1500, RxPerFrame: 500, RxPerSkb: 900, GROMerge: 120,
+			IRQDelay: 20000, BusPerUnit: 500,
+		},
+		{
+			Name:        "xeon-2016",
+			Description: "2016 Xeon with an ixgbe-class 10GbE NIC, as in seed 003",
+			Cores:       8,
+			Syscall:     400, CopyPerByte: 0.25, PagePerByte: 0.01,
+			StackPerSkb: 600, DriverPerUnit: 350, GSOPerSeg: 200, TxCompletion: 150, CsumPerByte: 0.2,
+			AckRx: 500, AckTx: 400,
+			Interrupt: 1000, RxPerFrame: 250, RxPerSkb: 600, GROMerge: 60,
+			IRQDelay: 8000, BusPerUnit: 200,
+		},
+		{
+			Name:        "modern",
+			Description: "a 2020s server core; the default for linux-6",
+			Cores:       8,
+			Syscall:     250, CopyPerByte: 0.1, PagePerByte: 0.005,
+			StackPerSkb: 400, DriverPerUnit: 200, GSOPerSeg: 120, TxCompletion: 100, CsumPerByte: 0.1,
+			AckRx: 300, AckTx: 250,
+			Interrupt: 600, RxPerFrame: 150, RxPerSkb: 400, GROMerge: 40,
+			IRQDelay: 5000, BusPerUnit: 100, RSS: true,
+		},
+	}
+}
+
+// cpuProfile finds a profile by name among the options' profiles.
+func (e *Engine) cpuProfile(name string) (CPUProfile, error) {
+	for _, p := range e.cpus {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	names := make([]string, 0, len(e.cpus))
+	for _, p := range e.cpus {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	return CPUProfile{}, fmt.Errorf("unknown cpu profile %q: use one of %s", name, strings.Join(names, ", "))
+}
+
+// core is one CPU core as a FIFO server of work.
+type core struct {
+	free int64 // virtual time the core finishes the work queued on it, ns
+	busy int64 // total work charged, ns (cpu_tx_pct/cpu_rx_pct)
+}
+
+// begin returns the time work submitted at now can start.
+func (c *core) begin(now int64) int64 {
+	if c.free < now {
+		c.free = now
+	}
+	return c.free
+}
+
+// charge queues cost ns of work after whatever is queued and returns the
+// time it completes.
+func (c *core) charge(now int64, cost float64) int64 {
+	ns := int64(cost + 0.5)
+	c.begin(now)
+	c.free += ns
+	c.busy += ns
+	return c.free
+}

@@ -1,0 +1,19 @@
+// Package sim is the deterministic TSO model: a discrete-event simulation
+// of the TCP output path (write queue, size goal, send tests, TSO deferral,
+// tso_fragment), the NIC (TSO, software GSO, SG, checksum offload and the
+// kernel's feature fix-ups), the link (rate, propagation delay, queue with
+// tail drop, Ethernet framing) and the receiver (GRO/LRO, delayed and quick
+// ACKs, window advertisement), with a CPU cost per host per event.
+//
+// It owns the engine named "sim": sim.New(sim.Options{...}) returns an
+// engine.Engine that runs one workload of one config.Scenario on a virtual
+// clock and reports the same metrics as the kernel engine. Stack profiles
+// (linux-2.6.12, linux-2.6.13, linux-2.6.27, linux-6, freebsd-10,
+// freebsd-11) are sets of small strategies, each mirroring a named kernel
+// function; docs/engine.md describes them and the calibration of the CPU
+// profiles against the seeds.
+//
+// It must not touch the system: no sockets, no namespaces, no wall clock,
+// no goroutines, no map iteration where order reaches an output. Identical
+// inputs give byte-identical results.
+package sim

@@ -1,0 +1,563 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// nagleMode is tp->nonagle: how the Nagle test treats a small buffer.
+type nagleMode uint8
+
+const (
+	nagleOn   nagleMode = 0 // Nagle with Minshall's variant applies
+	nagleOff  nagleMode = 1 // TCP_NAGLE_OFF: TCP_NODELAY
+	nagleCork nagleMode = 2 // TCP_NAGLE_CORK: TCP_CORK, hold small buffers
+	naglePush nagleMode = 4 // TCP_NAGLE_PUSH: this call must push everything it may
+)
+
+// stopReason is why one pass of the output path stopped with data unsent.
+type stopReason uint8
+
+const (
+	stopNone   stopReason = iota
+	stopCwnd              // the congestion window is full (tcp_cwnd_test)
+	stopRwnd              // the receive window is full (tcp_snd_wnd_test)
+	stopNagle             // Nagle/Minshall held a small buffer (tcp_nagle_test; FreeBSD's silly-window test)
+	stopDefer             // TSO deferral waited for a larger send (tcp_tso_should_defer)
+	stopSplit             // a send was cut short of its buffer to fit the windows (tso_fragment; FreeBSD's trim)
+	stopSndbuf            // the application waited for send-buffer space (sk_stream_wait_memory)
+	stopPacing            // the pacing rate held the next send (SO_MAX_PACING_RATE)
+	numStopReasons
+)
+
+var stopNames = [numStopReasons]string{"", "cwnd", "rwnd", "nagle", "defer", "split", "sndbuf", "pacing"}
+
+func (r stopReason) String() string { return stopNames[r] }
+
+// profile is one stack profile: a named choice of strategies. Nothing in
+// the model asks "which profile is this"; it calls the strategy.
+type profile struct {
+	name    string
+	goal    sizeGoal          // how large tcp_sendmsg builds a buffer
+	output  outputPath        // tcp_write_xmit or FreeBSD's tcp_output
+	push    pushPolicy        // __tcp_push_pending_frames
+	acks    ackPolicy         // the receiver's ACK policy
+	newCC   func() congestion // congestion control of one connection
+	wake    wakePolicy        // when a writer blocked on the send buffer wakes
+	softGSO bool              // sk_can_gso on an SG+CSUM device without TSO (2.6.27's software GSO)
+	gro     bool              // the receive path coalesces (GRO); otherwise only hardware LRO does
+	initCw  func(mss int64) int64
+	rtoMin  int64 // minimum RTO, ns (TCP_RTO_MIN, FreeBSD tcp_rexmit_min)
+	sndBuf  int64 // send buffer when the workload sets none, bytes
+	rcvBuf  int64 // receive buffer when the workload sets none, bytes
+	loMTU   int   // MTU of the loopback device
+	divides bool  // tcp_current_mss divides by the MSS (charged as CPUProfile.Divide)
+}
+
+// stackOptions are the `stack_options` a profile accepts, with defaults.
+var stackOptions = map[string]map[string]bool{
+	"linux-2.6.27": {"size_goal_modulo": true, "tso_defer": true},
+	"linux-6":      {"tso_defer": true},
+}
+
+// newProfile builds a profile by name with the host's stack_options.
+func newProfile(name string, opts map[string]string) (*profile, error) {
+	known := stackOptions[name]
+	set := map[string]bool{}
+	for k, v := range known {
+		set[k] = v
+	}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := known[k]; !ok {
+			if len(known) == 0 {
+				return nil, fmt.Errorf("stack %q takes no stack_options, got %q", name, k)
+			}
+			names := make([]string, 0, len(known))
+			for n := range known {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return nil, fmt.Errorf("stack %q has no option %q: use one of %s", name, k, strings.Join(names, ", "))
+		}
+		switch opts[k] {
+		case "true":
+			set[k] = true
+		case "false":
+			set[k] = false
+		default:
+			return nil, fmt.Errorf("stack option %s = %q: write \"true\" or \"false\"", k, opts[k])
+		}
+	}
+	var d deferral = noDefer{}
+	switch name {
+	case "linux-2.6.12":
+		return &profile{
+			name:   name,
+			goal:   largeMSS2612{winDivisor: 8},
+			output: &linuxOutput{test: wholeSkbTest{}, deferral: noDefer{}, split: cutToLargeMSS{}, largeMSS: true},
+			push:   clobberingPush{},
+			acks:   &linuxAcks{decByPcount: false, ato: 40e6},
+			newCC:  func() congestion { return &reno{} },
+			wake:   linuxWake{},
+			initCw: linuxInitCwnd, rtoMin: 200e6,
+			sndBuf: 131072, rcvBuf: 174760, loMTU: 16436,
+		}, nil
+	case "linux-2.6.13":
+		return &profile{
+			name:   name,
+			goal:   xmitSizeGoal{gsoMax: 65535, modulo: true},
+			output: &linuxOutput{test: quotaTest{}, deferral: heffnerDefer{divisor: 3}, split: windowAllowsTrim{}},
+			push:   plainPush{},
+			acks:   &linuxAcks{decByPcount: true, ato: 40e6},
+			newCC:  func() congestion { return &reno{} },
+			wake:   linuxWake{},
+			initCw: linuxInitCwnd, rtoMin: 200e6,
+			sndBuf: 131072, rcvBuf: 174760, loMTU: 16436,
+		}, nil
+	case "linux-2.6.27":
+		if set["tso_defer"] {
+			d = heffnerDefer{divisor: 3, tickCap: 8e6}
+		}
+		return &profile{
+			name:    name,
+			goal:    xmitSizeGoal{gsoMax: 65536 - 1, modulo: set["size_goal_modulo"]},
+			output:  &linuxOutput{test: quotaTest{}, deferral: d, split: mssSplitPoint{}},
+			push:    plainPush{},
+			acks:    &linuxAcks{decByPcount: true, ato: 40e6},
+			newCC:   func() congestion { return &cubic{} },
+			wake:    linuxWake{},
+			softGSO: true,
+			initCw:  linuxInitCwnd, rtoMin: 200e6,
+			sndBuf: 4194304, rcvBuf: 4194304, loMTU: 16436,
+			divides: set["size_goal_modulo"],
+		}, nil
+	case "linux-6":
+		if set["tso_defer"] {
+			d = eventDefer{divisor: 3}
+		}
+		return &profile{
+			name:    name,
+			goal:    autosizeGoal{gsoMax: 65536},
+			output:  &linuxOutput{test: quotaTest{finOneSeg: true}, deferral: d, split: mssSplitPoint{nagle: true}, minshallPcount: true},
+			push:    plainPush{},
+			acks:    &linuxAcks{decByPcount: true, ato: 40e6},
+			newCC:   func() congestion { return &cubic{hystart: true} },
+			wake:    linuxWake{},
+			softGSO: true, gro: true,
+			initCw: func(int64) int64 { return 10 }, rtoMin: 200e6,
+			sndBuf: 4194304, rcvBuf: 6291456, loMTU: 65536,
+		}, nil
+	case "freebsd-10", "freebsd-11":
+		var trim tsoTrim = trimBefore{}
+		if name == "freebsd-11" {
+			trim = trimAfter{}
+		}
+		return &profile{
+			name:   name,
+			goal:   unboundedGoal{},
+			output: &freebsdOutput{trim: trim},
+			push:   plainPush{},
+			acks:   &freebsdAcks{delack: 100e6},
+			newCC:  func() congestion { return &newrenoBytes{} },
+			wake:   freebsdWake{lowat: 2048},
+			initCw: freebsdInitCwnd, rtoMin: 30e6,
+			sndBuf: 32768, rcvBuf: 65536, loMTU: 16384,
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown stack %q: use one of %s", name, strings.Join(StackNames(), ", "))
+}
+
+// StackNames lists the stack profiles the model knows.
+func StackNames() []string {
+	return []string{"freebsd-10", "freebsd-11", "linux-2.6.12", "linux-2.6.13", "linux-2.6.27", "linux-6"}
+}
+
+// linuxInitCwnd mirrors tcp_init_cwnd of 2.6 (RFC 3390 by MSS).
+func linuxInitCwnd(mss int64) int64 {
+	switch {
+	case mss > 1460:
+		return 2
+	case mss > 1095:
+		return 3
+	}
+	return 4
+}
+
+// freebsdInitCwnd mirrors tcp_mss's initial window with tcp_do_rfc3390:
+// min(4*mss, max(2*mss, 4380)) bytes.
+func freebsdInitCwnd(mss int64) int64 {
+	return min(4*mss, max(2*mss, 4380))
+}
+
+// ---- size goal ----
+
+// sizeGoal is how many payload bytes tcp_sendmsg puts in one buffer.
+type sizeGoal interface {
+	goal(ep *endpoint) int64
+}
+
+// largeMSS2612 mirrors tcp_current_mss(sk, 1) of 2.6.12: with TSO the
+// "large MSS" is the real MSS times min(64 KB / MSS, cwnd / tso_win_divisor),
+// bounded by half the largest window the peer offered. tcp_write_xmit cuts
+// buffers to it, so it is both the size goal and the send limit.
+type largeMSS2612 struct{ winDivisor int64 }
+
+func (g largeMSS2612) goal(ep *endpoint) int64 {
+	s := &ep.snd
+	if !s.gso {
+		return ep.mss
+	}
+	large := int64(65535 - 40 - tcpOptLen)
+	if s.maxWnd > 0 && large > s.maxWnd/2 {
+		large = max(s.maxWnd/2, 68-tcpOptLen-20)
+	}
+	factor := large / ep.mss
+	limit := max(1, s.cwnd/g.winDivisor)
+	factor = max(1, min(factor, limit))
+	return ep.mss * factor
+}
+
+// xmitSizeGoal mirrors tcp_current_mss's xmit_size_goal of 2.6.13-2.6.27:
+// the GSO maximum less headers, bounded by half the peer's largest window
+// (tcp_bound_to_half_wnd), rounded down to a multiple of the MSS unless the
+// modulo is switched off (seed 004's experiment).
+type xmitSizeGoal struct {
+	gsoMax int64
+	modulo bool
+}
+
+func (g xmitSizeGoal) goal(ep *endpoint) int64 {
+	s := &ep.snd
+	if !s.gso {
+		return ep.mss
+	}
+	goal := g.gsoMax - 40 - tcpOptLen
+	if s.maxWnd > 0 && goal > s.maxWnd/2 {
+		goal = max(s.maxWnd/2, 68-tcpOptLen-20)
+	}
+	if g.modulo {
+		goal -= goal % ep.mss
+	}
+	return max(goal, ep.mss)
+}
+
+// autosizeGoal mirrors tcp_xmit_size_goal with tcp_tso_autosize (linux-6):
+// about one millisecond of the pacing rate (sk_pacing_shift 10), at least
+// tcp_min_tso_segs (2) segments, at most the GSO maximum, plus the
+// min_rtt allowance of tcp_tso_rtt_log for close peers.
+type autosizeGoal struct{ gsoMax int64 }
+
+func (g autosizeGoal) goal(ep *endpoint) int64 {
+	s := &ep.snd
+	if !s.gso {
+		return ep.mss
+	}
+	bytes := int64(s.pacingRate() / 8 / 1024) // bytes per ~ms: rate >> 10
+	if r := s.minRTT / 1000 >> 9; r < 32 {    // tcp_min_rtt (us) >> sysctl_tcp_tso_rtt_log (9)
+		bytes += g.gsoMax >> r
+	}
+	bytes = min(bytes, g.gsoMax-1-40-tcpOptLen)
+	segs := max(bytes/ep.mss, 2)
+	if s.maxWnd > 0 {
+		segs = min(segs, max(1, s.maxWnd/2/ep.mss))
+	}
+	return segs * ep.mss
+}
+
+// unboundedGoal is FreeBSD's sbappendstream: the socket buffer is one byte
+// stream; tcp_output decides every send's length.
+type unboundedGoal struct{}
+
+func (unboundedGoal) goal(*endpoint) int64 { return 1 << 62 }
+
+// ---- send tests ----
+
+// sendTest decides whether the send head may go now; quota is how many
+// segments the congestion window allows.
+type sendTest interface {
+	allow(ep *endpoint, b *skb, mssNow int64, nonagle nagleMode) (quota int64, stop stopReason)
+}
+
+// wholeSkbTest mirrors tcp_snd_test of 2.6.12 (include/net/tcp.h before
+// patch 3/9): Nagle against the large MSS, and the whole buffer must fit in
+// the congestion window (in_flight + pcount - 1 < cwnd, FIN excepted) and
+// the receive window.
+type wholeSkbTest struct{}
+
+func (wholeSkbTest) allow(ep *endpoint, b *skb, mssNow int64, nonagle nagleMode) (int64, stopReason) {
+	s := &ep.snd
+	pcount := ep.tsoSegs(b)
+	if nonagle&naglePush == 0 && !b.fin && nagleCheck(s, b.len() < mssNow, nonagle) {
+		return 0, stopNagle
+	}
+	inFlight := s.inFlight()
+	s.finRule = inFlight+pcount-1 >= s.cwnd && b.fin
+	if inFlight+pcount-1 >= s.cwnd && !b.fin {
+		return 0, stopCwnd
+	}
+	if b.end > s.sndUna+s.sndWnd {
+		return 0, stopRwnd
+	}
+	return max(1, s.cwnd-inFlight), stopNone
+}
+
+// quotaTest mirrors tcp_snd_test's parts as tcp_write_xmit calls them since
+// 2.6.13: tcp_cwnd_test (quota = cwnd - in_flight; 1 for a FIN, or since
+// 2.6.2x only for a one-segment FIN: finOneSeg), tcp_snd_wnd_test (the
+// first segment fits the receive window) and, for a one-segment buffer
+// only, tcp_nagle_test.
+type quotaTest struct{ finOneSeg bool }
+
+func (t quotaTest) allow(ep *endpoint, b *skb, mssNow int64, nonagle nagleMode) (int64, stopReason) {
+	s := &ep.snd
+	quota := s.cwnd - s.inFlight()
+	s.finRule = false
+	if b.fin && (!t.finOneSeg || ep.tsoSegs(b) == 1) {
+		s.finRule = quota <= 0
+		quota = 1
+	}
+	if quota <= 0 {
+		return 0, stopCwnd
+	}
+	end := b.end
+	if b.len() > mssNow {
+		end = b.seq + mssNow
+	}
+	if end > s.sndUna+s.sndWnd {
+		return 0, stopRwnd
+	}
+	if ep.tsoSegs(b) == 1 && nonagle&naglePush == 0 && !b.fin && nagleCheck(s, b.len() < mssNow, nonagle) {
+		return 0, stopNagle
+	}
+	return quota, stopNone
+}
+
+// nagleCheck mirrors tcp_nagle_check: a partial buffer waits when corked,
+// or (Nagle on) while a small segment is unacknowledged
+// (tcp_minshall_check).
+func nagleCheck(s *sender, partial bool, nonagle nagleMode) bool {
+	if !partial {
+		return false
+	}
+	if nonagle&nagleCork != 0 {
+		return true
+	}
+	return nonagle == nagleOn && s.packetsOut > 0 && s.sndSml > s.sndUna && s.sndSml <= s.sndNxt
+}
+
+// ---- deferral ----
+
+// deferral is the TSO Nagle test: hold a multi-segment buffer back to
+// send a larger one later.
+type deferral interface {
+	shouldDefer(ep *endpoint, b *skb, now int64, isLast bool) bool
+}
+
+// noDefer sends whatever the windows allow (2.6.12 had no deferral; the
+// tso_defer=false option short-circuits it as in seed 004).
+type noDefer struct{}
+
+func (noDefer) shouldDefer(*endpoint, *skb, int64, bool) bool { return false }
+
+// heffnerDefer mirrors tcp_tso_should_defer of 2.6.13-2.6.27 (John
+// Heffner's algorithm): send when a full 64 KB frame fits or at least
+// 1/tso_win_divisor of the window is free; otherwise wait for an ACK.
+// tickCap > 0 adds 2.6.27's "defer for less than two clock ticks".
+type heffnerDefer struct {
+	divisor int64
+	tickCap int64 // ns; 0 = no cap (2.6.13)
+}
+
+func (d heffnerDefer) shouldDefer(ep *endpoint, b *skb, now int64, _ bool) bool {
+	s := &ep.snd
+	if b.fin || s.ca != caOpen {
+		return s.sendNow()
+	}
+	if d.tickCap > 0 && s.tsoDeferredAt >= 0 && now-s.tsoDeferredAt > d.tickCap {
+		return s.sendNow()
+	}
+	sendWin := s.sndUna + s.sndWnd - b.seq
+	congWin := (s.cwnd - s.inFlight()) * ep.mss
+	limit := min(sendWin, congWin)
+	if limit >= 65536 {
+		return s.sendNow()
+	}
+	chunk := min(s.sndWnd, s.cwnd*ep.mss) / d.divisor
+	if limit >= chunk {
+		return s.sendNow()
+	}
+	if s.tsoDeferredAt < 0 {
+		s.tsoDeferredAt = now
+	}
+	return true
+}
+
+// eventDefer mirrors tcp_tso_should_defer of linux-6: no deferral in
+// recovery, when the last send is more than 1 ms old, when a full GSO frame
+// or the whole buffer in mid-queue fits, when 1/3 of the window is free, or
+// when the next ACK is more than half an RTT away.
+type eventDefer struct{ divisor int64 }
+
+func (d eventDefer) shouldDefer(ep *endpoint, b *skb, now int64, isLast bool) bool {
+	s := &ep.snd
+	if s.ca != caOpen || b.fin {
+		return false
+	}
+	if now-s.lastSend > 1e6 {
+		return false
+	}
+	sendWin := s.sndUna + s.sndWnd - b.seq
+	congWin := (s.cwnd - s.inFlight()) * ep.mss
+	limit := min(sendWin, congWin)
+	if limit >= (65536/ep.mss)*ep.mss {
+		return false
+	}
+	if !isLast && limit >= b.len() {
+		return false
+	}
+	chunk := min(s.sndWnd, s.cwnd*ep.mss) / d.divisor
+	if limit >= chunk {
+		return false
+	}
+	if s.wq.head >= s.wq.sendHead {
+		return false
+	}
+	if now-s.wq.q[s.wq.head].sentAt < s.srtt/2 {
+		return false
+	}
+	return true
+}
+
+// ---- split ----
+
+// splitter is how much of the send head goes now (tso_fragment cuts the
+// rest off into a new buffer).
+type splitter interface {
+	limit(ep *endpoint, b *skb, mssNow, quota int64, isLast bool, nonagle nagleMode) int64
+}
+
+// cutToLargeMSS mirrors 2.6.12's tcp_write_xmit: tcp_fragment a buffer
+// longer than the large MSS to it; the send test already required the
+// whole buffer to fit the windows.
+type cutToLargeMSS struct{}
+
+func (cutToLargeMSS) limit(_ *endpoint, _ *skb, mssNow, _ int64, _ bool, _ nagleMode) int64 {
+	return mssNow
+}
+
+// windowAllowsTrim mirrors 2.6.13's tcp_write_xmit with tcp_window_allows:
+// a multi-segment buffer is cut to min(receive window, quota * MSS) and,
+// when it fits whole, its sub-MSS tail is trimmed off to wait.
+type windowAllowsTrim struct{}
+
+func (windowAllowsTrim) limit(ep *endpoint, b *skb, mss, quota int64, _ bool, _ nagleMode) int64 {
+	if ep.tsoSegs(b) <= 1 {
+		return mss
+	}
+	s := &ep.snd
+	limit := min(s.sndUna+s.sndWnd-b.seq, mss*quota)
+	if b.len() < limit {
+		if trim := b.len() % mss; trim != 0 {
+			limit = b.len() - trim
+		}
+	}
+	return limit
+}
+
+// mssSplitPoint mirrors tcp_mss_split_point: a buffer in mid-queue goes up
+// to quota * MSS; the tail buffer is cut to what the receive window allows,
+// rounded down to whole segments (2.6.27, the second modulo of seed 004) or,
+// with nagle (linux-6), keeping the partial last segment when Nagle allows.
+type mssSplitPoint struct{ nagle bool }
+
+func (m mssSplitPoint) limit(ep *endpoint, b *skb, mss, quota int64, isLast bool, nonagle nagleMode) int64 {
+	if ep.tsoSegs(b) <= 1 {
+		return mss
+	}
+	s := &ep.snd
+	window := s.sndUna + s.sndWnd - b.seq
+	maxLen := mss * quota
+	if maxLen <= window && !isLast {
+		return maxLen
+	}
+	needed := min(b.len(), window)
+	if maxLen <= needed {
+		return maxLen
+	}
+	partial := needed % mss
+	if m.nagle && !(nonagle&naglePush == 0 && nagleCheck(s, partial != 0, nonagle)) {
+		return needed
+	}
+	return needed - partial
+}
+
+// ---- push ----
+
+// pushPolicy is __tcp_push_pending_frames: what tcp_sendmsg's push does.
+type pushPolicy interface {
+	push(ep *endpoint, now int64, nonagle nagleMode, cpu *core)
+}
+
+// clobberingPush mirrors __tcp_push_pending_frames of 2.6.12: when the
+// send head is not the last buffer, nonagle becomes TCP_NAGLE_PUSH for the
+// whole tcp_write_xmit pass (the tail buffer escapes Nagle, fixed by patch
+// 9/9), and tcp_cwnd_validate runs whether or not anything was sent (fixed
+// by patch 6/9).
+type clobberingPush struct{}
+
+func (clobberingPush) push(ep *endpoint, now int64, nonagle nagleMode, cpu *core) {
+	s := &ep.snd
+	if s.wq.unsent() {
+		if !s.wq.isLast(s.wq.sendHead) {
+			nonagle = naglePush
+		}
+		ep.output(now, nonagle, cpu)
+	}
+	s.cwndValidate(now)
+}
+
+// plainPush mirrors __tcp_push_pending_frames after patch 9/9: call
+// tcp_write_xmit with nonagle as given; it validates the cwnd when it
+// sends.
+type plainPush struct{}
+
+func (plainPush) push(ep *endpoint, now int64, nonagle nagleMode, cpu *core) {
+	if ep.snd.wq.unsent() {
+		ep.output(now, nonagle, cpu)
+	}
+}
+
+// ---- wake ----
+
+// wakePolicy says when a writer blocked on a full send buffer may go on.
+type wakePolicy interface {
+	canWrite(ep *endpoint, blocked bool) bool
+}
+
+// linuxWake mirrors sk_stream_write_space: wake when free space is at
+// least half of what is queued (sk_stream_min_wspace).
+type linuxWake struct{}
+
+func (linuxWake) canWrite(ep *endpoint, blocked bool) bool {
+	queued := ep.snd.writeSeq - ep.snd.sndUna
+	free := ep.snd.sndBuf - queued
+	if !blocked {
+		return free > 0
+	}
+	return free >= queued/2 && free > 0
+}
+
+// freebsdWake mirrors sosend_generic's wait: go on when sbspace reaches
+// the low-water mark (so_snd.sb_lowat).
+type freebsdWake struct{ lowat int64 }
+
+func (w freebsdWake) canWrite(ep *endpoint, _ bool) bool {
+	free := ep.snd.sndBuf - (ep.snd.writeSeq - ep.snd.sndUna)
+	return free >= min(w.lowat, ep.app.callRemain) && free > 0
+}

@@ -1,0 +1,695 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+)
+
+// Options configures the model.
+type Options struct {
+	// DefaultStack is the stack profile of a host without `stack`;
+	// "" means "linux-6".
+	DefaultStack string
+	// LineRate is the rate of a NIC without `rate`; 0 means 10 Gb/s.
+	LineRate config.Rate
+	// CPUProfiles replaces the built-in `cpu` profiles when not nil.
+	CPUProfiles []CPUProfile
+	// MaxSimTime bounds a run in virtual time; 0 means one hour. A run
+	// that reaches it reports what it measured with a note.
+	MaxSimTime time.Duration
+}
+
+// Engine runs workloads on the model. It holds no state between runs and
+// is safe to call from one goroutine at a time per Run (runs share
+// nothing).
+type Engine struct {
+	defaultStack string
+	lineRate     config.Rate
+	cpus         []CPUProfile
+	maxSim       int64
+	checks       bool     // tests: verify the invariants after every step
+	lastCheck    *checker // tests: the checker of the last run
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New returns the model engine.
+func New(o Options) *Engine {
+	e := &Engine{defaultStack: o.DefaultStack, lineRate: o.LineRate, cpus: o.CPUProfiles, maxSim: int64(o.MaxSimTime)}
+	if e.defaultStack == "" {
+		e.defaultStack = "linux-6"
+	}
+	if e.lineRate == 0 {
+		e.lineRate = 10e9
+	}
+	if e.cpus == nil {
+		e.cpus = builtinCPUProfiles()
+	}
+	if e.maxSim == 0 {
+		e.maxSim = int64(time.Hour)
+	}
+	return e
+}
+
+// Name is "sim".
+func (e *Engine) Name() string { return "sim" }
+
+// CPUProfiles lists the cpu profiles the engine knows.
+func (e *Engine) CPUProfiles() []CPUProfile { return append([]CPUProfile(nil), e.cpus...) }
+
+// defaultCPU is the cpu profile for a stack when the host names none.
+func defaultCPU(stack string) string {
+	switch stack {
+	case "linux-2.6.12", "linux-2.6.13":
+		return "opteron-2005"
+	case "linux-2.6.27":
+		return "xeon-2008"
+	case "freebsd-10", "freebsd-11":
+		return "xeon-2016"
+	}
+	return "modern"
+}
+
+// world is one run: the topology, the connections, the clock and the
+// event queue.
+type world struct {
+	e       *Engine
+	q       eventQueue
+	now     int64
+	hosts   []*host // in the scenario's declaration order
+	nics    []*nicState
+	eps     []*endpoint
+	rxqs    []rxQueue
+	client  *host
+	servers []*host // distinct server hosts, in order
+
+	readers  int   // stream endpoints that must read a byte count
+	doneRead int   // of them, finished
+	finished bool  // the workload is complete
+	finishAt int64 // when, ns
+	stopping bool  // the duration is over: no new transactions
+	stats    stats
+	checks   *checker
+	notes    []string
+}
+
+// Run runs one workload of one scenario on the model.
+func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*engine.WorkloadResult, error) {
+	if req.Scenario == nil || req.Workload == nil {
+		return nil, fmt.Errorf("sim: a run needs a scenario and a workload")
+	}
+	w, err := e.build(req.Scenario, req.Workload)
+	if err != nil {
+		return nil, fmt.Errorf("sim: scenario %s, workload %s: %w", req.Scenario.Name, req.Workload.Name, err)
+	}
+	end, err := w.loop(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if w.checks != nil {
+		w.checks.finish(w)
+		e.lastCheck = w.checks
+	}
+	return w.result(req, end), nil
+}
+
+// loop runs events until the workload completes, its duration ends or the
+// time limit is reached, and returns the measured duration in ns.
+func (w *world) loop(ctx context.Context, req engine.RunRequest) (int64, error) {
+	wl := req.Workload
+	limit := w.e.maxSim
+	dur := int64(wl.Duration)
+	if wl.Bytes == 0 && dur == 0 {
+		dur = int64(10 * time.Second)
+		w.notes = append(w.notes, "the workload sets neither bytes nor duration: the model ran it for 10s")
+	}
+	if wl.Kind == config.RR && dur == 0 {
+		dur = int64(10 * time.Second)
+		w.notes = append(w.notes, "an rr workload runs for a duration: the model ran it for 10s")
+	}
+	if dur > 0 {
+		limit = min(limit, dur)
+		w.q.push(dur, evStop, 0)
+	}
+	var events uint64
+	nextProgress := int64(time.Second)
+	lastBytes := int64(0)
+	for w.q.len() > 0 && !w.finished {
+		ev := w.q.pop()
+		if ev.at > limit {
+			break
+		}
+		w.now = ev.at
+		switch ev.kind {
+		case evRxPoll:
+			w.poll(ev.id, ev.at)
+		case evAppRun:
+			w.eps[ev.id].runApp(ev.at)
+		case evDelAck:
+			w.eps[ev.id].onDelAck(ev.at)
+		case evRTO:
+			w.eps[ev.id].onRTO(ev.at)
+		case evPace:
+			ep := w.eps[ev.id]
+			ep.snd.paceEv = false
+			ep.afterPace(ev.at)
+		case evStop:
+			w.stopping = true
+			w.finished = true
+			w.finishAt = ev.at
+		}
+		if w.checks != nil {
+			w.checks.step(w)
+		}
+		events++
+		if events&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		if req.Progress != nil && w.now >= nextProgress {
+			req.Progress(engine.Progress{
+				Scenario: req.Scenario.Name, Workload: wl.Name,
+				Elapsed: time.Duration(w.now), Planned: time.Duration(dur),
+				ThroughputBps: float64(w.stats.readBytes-lastBytes) * 8,
+			})
+			lastBytes = w.stats.readBytes
+			nextProgress += int64(time.Second)
+		}
+	}
+	if !w.finished {
+		if dur > 0 {
+			w.finishAt = dur
+		} else {
+			w.finishAt = w.now
+			w.notes = append(w.notes, fmt.Sprintf("the model stopped at its time limit (%s) before the workload completed", time.Duration(limit)))
+		}
+	}
+	return w.finishAt, nil
+}
+
+// afterPace sends what pacing held back.
+func (ep *endpoint) afterPace(now int64) {
+	cpu := &ep.host.cores[ep.w.rxqs[ep.rxq].core]
+	ep.output(now, ep.snd.nonagle, cpu)
+}
+
+// build resolves the scenario into hosts, NICs and connections.
+func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error) {
+	w := &world{e: e}
+	if e.checks {
+		w.checks = &checker{}
+	}
+	hostByName := map[string]*host{}
+	getHost := func(name string) (*host, error) {
+		if h := hostByName[name]; h != nil {
+			return h, nil
+		}
+		hc := sc.Host(name)
+		if hc == nil {
+			return nil, fmt.Errorf("no host %q in the scenario", name)
+		}
+		stack := hc.Stack
+		if stack == "" {
+			stack = e.defaultStack
+		}
+		prof, err := newProfile(stack, hc.StackOptions)
+		if err != nil {
+			return nil, fmt.Errorf("host.%s: %w", name, err)
+		}
+		cpuName := hc.CPU
+		if cpuName == "" {
+			cpuName = defaultCPU(stack)
+		}
+		cp, err := e.cpuProfile(cpuName)
+		if err != nil {
+			return nil, fmt.Errorf("host.%s: %w", name, err)
+		}
+		cores := hc.Cores
+		if cores <= 0 {
+			cores = max(cp.Cores, 1)
+		}
+		h := &host{name: name, cpu: cp, prof: prof, cores: make([]core, cores), queues: make([]int32, cores)}
+		for i := range h.queues {
+			h.queues[i] = -1
+		}
+		if hc.Bus > 0 {
+			h.busNs = 8e9 / float64(hc.Bus)
+		}
+		hostByName[name] = h
+		w.hosts = append(w.hosts, h)
+		return h, nil
+	}
+	nicByName := map[string]*nicState{}
+	getNIC := func(nc *config.NIC) (*nicState, error) {
+		if n := nicByName[nc.Name]; n != nil {
+			return n, nil
+		}
+		h, err := getHost(nc.Host)
+		if err != nil {
+			return nil, err
+		}
+		n := &nicState{name: nc.Name, host: h, mtu: nc.MTU, switched: nc.Connect != ""}
+		if n.mtu == 0 {
+			n.mtu = 1500
+		}
+		n.off = resolveOffloads(nc.Offload)
+		rate := nc.Rate
+		if rate == 0 {
+			rate = e.lineRate
+		}
+		queue := nc.Queue
+		if queue == 0 {
+			queue = 1000 * int64(n.mtu+ethOverhead)
+		}
+		n.egress = serializer{nsPerByte: 8e9 / float64(rate), limit: float64(queue)}
+		n.port = serializer{nsPerByte: 8e9 / float64(rate), limit: float64(queue)}
+		n.delay = int64(nc.Delay)
+		nicByName[nc.Name] = n
+		w.nics = append(w.nics, n)
+		return n, nil
+	}
+	loopback := func(h *host) *nicState {
+		if h.lo != nil {
+			return h.lo
+		}
+		n := &nicState{name: "lo", host: h, mtu: h.prof.loMTU, loopback: true}
+		n.off = resolveOffloads(config.Offloads{}).Without(offGRO).Without(offLRO)
+		for _, nc := range sc.NICs {
+			if nc.Host == h.name && (nc.Device == "lo" || nc.Name == "lo") {
+				n.name = nc.Name
+				if nc.MTU > 0 {
+					n.mtu = nc.MTU
+				}
+				n.off = resolveOffloads(nc.Offload)
+			}
+		}
+		h.lo = n
+		w.nics = append(w.nics, n)
+		return n
+	}
+
+	client, err := getHost(wl.Client)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	w.client = client
+	conns := max(wl.Connections, 1)
+	if wl.Kind == config.RR && wl.Concurrency > 0 {
+		conns = wl.Concurrency
+	}
+	if len(wl.Servers) == 0 {
+		return nil, fmt.Errorf("the workload has no servers")
+	}
+	for _, srv := range wl.Servers {
+		var cn, sn *nicState
+		var sh *host
+		if wl.Loopback {
+			sh, err = getHost(srv)
+			if err != nil {
+				return nil, fmt.Errorf("server: %w", err)
+			}
+			if sh != client {
+				return nil, fmt.Errorf("a loopback workload runs on one host: client %s, server %s", client.name, sh.name)
+			}
+			cn = loopback(sh)
+			sn = cn
+		} else {
+			snc := sc.NIC(srv)
+			if snc == nil {
+				return nil, fmt.Errorf("no nic %q in the scenario (servers name NICs; with loopback = true, hosts)", srv)
+			}
+			if sn, err = getNIC(snc); err != nil {
+				return nil, err
+			}
+			sh = sn.host
+			var cnc *config.NIC
+			for _, nc := range sc.NICs {
+				if nc.Host != wl.Client {
+					continue
+				}
+				if (nc.Connect != "" && nc.Connect == snc.Connect) || nc.Peer == snc.Name || snc.Peer == nc.Name {
+					cnc = nc
+					break
+				}
+			}
+			if cnc == nil {
+				return nil, fmt.Errorf("host %s has no NIC that reaches nic.%s (same switch or peer)", wl.Client, srv)
+			}
+			if cn, err = getNIC(cnc); err != nil {
+				return nil, err
+			}
+		}
+		found := false
+		for _, h := range w.servers {
+			found = found || h == sh
+		}
+		if !found {
+			w.servers = append(w.servers, sh)
+		}
+		for range conns {
+			w.connect(wl, client, cn, sh, sn)
+		}
+	}
+	for _, nc := range sc.NICs {
+		if nc.Device == "lo" {
+			continue
+		}
+		if _, err := getNIC(nc); err != nil {
+			return nil, err
+		}
+	}
+	w.configureApps(wl)
+	for _, ep := range w.eps {
+		if ep.app.want > 0 {
+			w.readers++
+		}
+		if ep.app.pending > 0 {
+			ep.app.ev = true
+			w.q.push(0, evAppRun, ep.idx)
+		}
+	}
+	w.stats.hist = make([]int64, 0, 64)
+	w.notes = append(w.notes, w.offloadNotes()...)
+	return w, nil
+}
+
+// connect makes one connection between client NIC cn and server NIC sn.
+func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, sn *nicState) {
+	conn := len(w.eps) / 2
+	mss := int64(min(cn.mtu, sn.mtu) - hdrLen)
+	a := &endpoint{idx: int32(len(w.eps)), conn: conn, client: true, w: w, host: ch, nic: cn, prof: ch.prof, mss: mss}
+	b := &endpoint{idx: int32(len(w.eps) + 1), conn: conn, w: w, host: sh, nic: sn, prof: sh.prof, mss: mss}
+	a.peer, b.peer = b, a
+	w.eps = append(w.eps, a, b)
+	for _, ep := range []*endpoint{a, b} {
+		h := ep.host
+		if n := len(h.cores); n > 1 {
+			ep.core = 1 + h.nEps%(n-1)
+		}
+		h.nEps++
+		s := &ep.snd
+		s.sndBuf = int64(wl.SndBuf)
+		if s.sndBuf <= 0 {
+			s.sndBuf = ep.prof.sndBuf
+		}
+		ep.rcv.buf = int64(wl.RcvBuf)
+		if ep.rcv.buf <= 0 {
+			ep.rcv.buf = ep.prof.rcvBuf
+		}
+		ep.rcv.wscale = windowScale(ep.rcv.buf)
+		switch {
+		case wl.Cork:
+			s.nonagle = nagleCork
+		case wl.NoDelay:
+			s.nonagle = nagleOff
+		}
+		s.rto = 1e9
+		s.tsoDeferredAt = -1
+		s.paceBps = float64(wl.Rate)
+		s.tso = ep.nic.off.Has(offTSO)
+		s.gso = s.tso || (ep.prof.softGSO && ep.nic.off.Has(offGSO) && ep.nic.off.Has(offSG) && ep.nic.off.Has(offTxCsum))
+		s.cc = ep.prof.newCC()
+		s.cc.init(ep)
+		ep.coalesce = ep.nic.off.Has(offLRO) || (ep.prof.gro && ep.nic.off.Has(offGRO))
+		if ep.nic.loopback {
+			ep.coalesce = false
+		}
+	}
+	for _, ep := range []*endpoint{a, b} {
+		// The handshake is over: each side knows the other's window.
+		ep.snd.sndWnd = ep.peer.advertise()
+		ep.snd.maxWnd = ep.snd.sndWnd
+		// Frames for ep arrive on a queue of its host: the sender's core
+		// on loopback, the flow's core with RSS, else core 0.
+		qc := ep.host.irqCore
+		switch {
+		case ep.nic.loopback:
+			qc = ep.peer.core
+		case ep.host.cpu.RSS:
+			qc = ep.conn % len(ep.host.cores)
+		}
+		if ep.host.queues[qc] < 0 {
+			ep.host.queues[qc] = int32(len(w.rxqs))
+			w.rxqs = append(w.rxqs, rxQueue{host: ep.host, core: qc})
+		}
+		ep.rxq = ep.host.queues[qc]
+	}
+}
+
+// resolveOffloads applies the declared offloads to a device that has every
+// feature on (LRO off) and then the kernel's fix-ups (netdev_fix_features:
+// TSO needs SG and a checksum offload, GSO needs SG).
+func resolveOffloads(o config.Offloads) config.OffloadSet {
+	var s config.OffloadSet
+	for _, f := range config.AllOffloads() {
+		s = s.Set(f, f != offLRO)
+	}
+	for _, f := range config.AllOffloads() {
+		if on, decl := o.Get(f); decl {
+			s = s.Set(f, on)
+		}
+	}
+	if !s.Has(offSG) || !s.Has(offTxCsum) {
+		s = s.Without(offTSO)
+	}
+	if !s.Has(offSG) {
+		s = s.Without(offGSO)
+	}
+	return s
+}
+
+// offloadNotes says where the lab asked for an offload the model (or the
+// kernel) does not hold.
+func (w *world) offloadNotes() []string {
+	var notes []string
+	for _, n := range w.nics {
+		if n.loopback {
+			continue
+		}
+		if !n.host.prof.gro && n.off.Has(offGRO) {
+			notes = append(notes, fmt.Sprintf("nic.%s: %s has no GRO; only lro coalesces on receive", n.name, n.host.prof.name))
+		}
+	}
+	return notes
+}
+
+// onRead counts bytes an application read.
+func (w *world) onRead(ep *endpoint, at, n int64) {
+	w.stats.readBytes += n
+	w.bin(at).readBytes += n
+	if a := &ep.app; a.want > 0 && ep.rcv.readBytes >= a.want && ep.rcv.readBytes-n < a.want {
+		w.doneRead++
+		if w.doneRead == w.readers {
+			w.finished = true
+			w.finishAt = at
+		}
+	}
+}
+
+func (w *world) onTransaction(lat int64) {
+	w.stats.txns++
+	w.stats.lat = append(w.stats.lat, lat)
+}
+
+// countUnit counts a send unit of the client side (what a capture on the
+// client's NIC would see).
+func (w *world) countUnit(ep *endpoint, now, n, pc int64, retrans bool) {
+	if !ep.client {
+		return
+	}
+	st := &w.stats
+	st.units++
+	st.unitBytes += n
+	st.dataPackets += pc
+	if n == ep.mss {
+		st.singleMSS++
+	}
+	if retrans {
+		st.retrans += pc
+	}
+	b := int((n + ep.mss - 1) / ep.mss)
+	for len(st.hist) < b {
+		st.hist = append(st.hist, 0)
+	}
+	st.hist[b-1]++
+	bin := w.bin(now)
+	bin.units++
+	bin.unitBytes += n
+}
+
+func (w *world) sampleCwnd(ep *endpoint, now int64) {
+	if ep.idx == 0 {
+		w.bin(now).cwnd = ep.snd.cc.segments(ep)
+	}
+}
+
+// stats are the run's counters.
+type stats struct {
+	units, unitBytes, dataPackets, singleMSS, retrans int64
+	hist                                              []int64
+	stops                                             [numStopReasons]int64
+	acks                                              [numAckKinds]int64
+	timeouts, drops                                   int64
+	readBytes                                         int64
+	txns                                              int64
+	lat                                               []int64
+	bins                                              []bin
+}
+
+// bin is one millisecond of the time series.
+type bin struct {
+	readBytes, unitBytes, units int64
+	cwnd                        float64
+}
+
+func (w *world) bin(t int64) *bin {
+	i := int(t / 1e6)
+	for len(w.stats.bins) <= i {
+		w.stats.bins = append(w.stats.bins, bin{})
+	}
+	return &w.stats.bins[i]
+}
+
+// result turns the counters into a WorkloadResult.
+func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult {
+	wl := req.Workload
+	st := &w.stats
+	dur := float64(end) / 1e9
+	if dur <= 0 {
+		dur = 1e-9
+	}
+	thr := float64(st.readBytes) * 8 / dur
+	busy := func(h *host) float64 {
+		var b int64
+		for i := range h.cores {
+			c := &h.cores[i]
+			b += c.busy - max(0, c.free-end)
+		}
+		return float64(b) / float64(end) * 100
+	}
+	cpuTx := busy(w.client)
+	var cpuRx float64
+	for _, h := range w.servers {
+		cpuRx += busy(h)
+	}
+	cpuRx /= float64(len(w.servers))
+	m := map[string]float64{}
+	for _, n := range engine.MetricNames() {
+		m[n] = 0
+	}
+	m[engine.MetricThroughputBps] = thr
+	m[engine.MetricBytes] = float64(st.readBytes)
+	m[engine.MetricDurationS] = dur
+	m[engine.MetricCPUTxPct] = cpuTx
+	m[engine.MetricCPURxPct] = cpuRx
+	if thr > 0 {
+		m[engine.MetricCPUTxPerGbit] = cpuTx / (thr / 1e9)
+	}
+	m[engine.MetricSendUnits] = float64(st.units)
+	if st.units > 0 {
+		m[engine.MetricAvgSendBytes] = float64(st.unitBytes) / float64(st.units)
+		m[engine.MetricSingleMSSFrac] = float64(st.singleMSS) / float64(st.units)
+	}
+	m[engine.MetricDataPackets] = float64(st.dataPackets)
+	m[engine.MetricRetransmits] = float64(st.retrans)
+	if wl.Kind == config.RR {
+		m[engine.MetricTransactionsPerS] = float64(st.txns) / dur
+		if len(st.lat) > 0 {
+			lat := append([]int64(nil), st.lat...)
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			m[engine.MetricLatencyP50us] = float64(lat[(len(lat)-1)*50/100]) / 1e3
+			m[engine.MetricLatencyP99us] = float64(lat[(len(lat)-1)*99/100]) / 1e3
+		}
+	}
+	for k := range numAckKinds {
+		m["acks_"+k.String()] = float64(st.acks[k])
+	}
+
+	res := &engine.WorkloadResult{
+		Scenario: req.Scenario.Name, Workload: wl.Name, Kind: string(wl.Kind),
+		Repetition: req.Repetition, Engine: "sim",
+		Stack: w.client.prof.name, MSS: int(w.eps[0].mss),
+		Offloads:          map[string]map[string]bool{},
+		Metrics:           m,
+		SendUnitHistogram: append([]int64{}, st.hist...),
+		Series:            w.series(end),
+		StopReasons:       map[string]int64{},
+		Acks:              map[string]int64{},
+		Notes:             w.notes,
+	}
+	for _, n := range w.nics {
+		o := map[string]bool{}
+		for _, f := range config.AllOffloads() {
+			o[f.String()] = n.off.Has(f)
+		}
+		key := n.name
+		if n.loopback {
+			key = n.host.name + ".lo"
+		}
+		res.Offloads[key] = o
+	}
+	for r := stopCwnd; r < numStopReasons; r++ {
+		res.StopReasons[r.String()] = st.stops[r]
+	}
+	for k := range numAckKinds {
+		res.Acks[k.String()] = st.acks[k]
+	}
+	if st.drops > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d frames were tail-dropped by a full queue", st.drops))
+	}
+	if st.timeouts > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d retransmission timeouts", st.timeouts))
+	}
+	return res
+}
+
+// series folds the millisecond bins into samples: one per second for runs
+// of 10 s or more, else 100 ms (1 s or more), 10 ms (100 ms or more) or
+// 1 ms, so a short run still shows its shape.
+func (w *world) series(end int64) []engine.Sample {
+	step := int64(1000)
+	switch {
+	case end < 100e6:
+		step = 1
+	case end < 1e9:
+		step = 10
+	case end < 10e9:
+		step = 100
+	}
+	n := int((end + 1e6 - 1) / 1e6)
+	bins := w.stats.bins
+	out := []engine.Sample{}
+	cwnd := 0.0
+	for start := 0; start < n; start += int(step) {
+		var rb, ub, u int64
+		stop := min(start+int(step), n)
+		for i := start; i < stop && i < len(bins); i++ {
+			rb += bins[i].readBytes
+			ub += bins[i].unitBytes
+			u += bins[i].units
+			if bins[i].cwnd > 0 {
+				cwnd = bins[i].cwnd
+			}
+		}
+		secs := float64(stop-start) / 1e3
+		if stop == n {
+			secs = float64(end-int64(start)*1e6) / 1e9
+		}
+		s := engine.Sample{T: math.Min(float64(stop)/1e3, float64(end)/1e9), CwndSegments: cwnd}
+		if secs > 0 {
+			s.ThroughputBps = float64(rb) * 8 / secs
+		}
+		if u > 0 {
+			s.SendUnitBytes = float64(ub) / float64(u)
+		}
+		out = append(out, s)
+	}
+	return out
+}

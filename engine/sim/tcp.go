@@ -1,0 +1,732 @@
+package sim
+
+import "math"
+
+// tcpOptLen is the TCP option space of every segment: timestamps, 10
+// bytes padded to 12 (TCPOLEN_TSTAMP_ALIGNED).
+const tcpOptLen = 12
+
+// caState is icsk_ca_state, reduced to what the model does.
+type caState uint8
+
+const (
+	caOpen     caState = iota // TCP_CA_Open
+	caRecovery                // TCP_CA_Recovery: fast retransmit, NewReno partial ACKs
+	caLoss                    // TCP_CA_Loss: after an RTO, go-back-N
+)
+
+// endpoint is one end of a connection: its sender, its receiver and the
+// application on top.
+type endpoint struct {
+	idx    int32     // index in world.eps
+	conn   int       // connection index
+	client bool      // the workload's client side
+	w      *world    // the simulation
+	host   *host     // where it runs
+	nic    *nicState // its egress NIC
+	peer   *endpoint // the other end
+	prof   *profile  // the host's stack profile
+	mss    int64     // tcp_sync_mss: path MTU - 40 - 12, bytes
+	core   int       // the core its application runs on
+	rxq    int32     // the receive queue frames for it arrive on
+	// coalesce: frames for it are merged on receive (GRO in the stack
+	// profile and on the NIC, or hardware LRO).
+	coalesce bool
+
+	snd sender
+	rcv receiver
+	app app
+}
+
+// sender is the output half of a tcp_sock.
+type sender struct {
+	wq       writeQueue
+	sndUna   int64 // first unacknowledged byte (tp->snd_una)
+	sndNxt   int64 // next byte to send (tp->snd_nxt)
+	sndMax   int64 // highest byte sent (FreeBSD snd_max)
+	writeSeq int64 // end of the data the application queued (tp->write_seq)
+
+	packetsOut int64 // segments sent and not acknowledged (tp->packets_out)
+	dupAcks    int64 // duplicate ACKs counted since the last advance (Reno sacked_out)
+
+	cwnd          int64      // congestion window, segments (tp->snd_cwnd); Linux profiles
+	cwndCnt       int64      // ACKs counted toward the next increase (tp->snd_cwnd_cnt)
+	ssthresh      int64      // slow-start threshold, segments (tp->snd_ssthresh)
+	cwndBytes     int64      // congestion window, bytes (FreeBSD snd_cwnd)
+	ssthreshBytes int64      // FreeBSD snd_ssthresh, bytes
+	cc            congestion // the algorithm
+
+	sndWnd int64 // the peer's window from snd_una, bytes (tp->snd_wnd)
+	maxWnd int64 // largest window the peer offered, bytes (tp->max_window)
+	sndSml int64 // end of the last small segment sent (tp->snd_sml, Minshall)
+
+	nonagle nagleMode // the socket's setting: TCP_NODELAY, TCP_CORK
+
+	srtt   int64 // smoothed RTT, ns (RFC 6298)
+	rttvar int64 // RTT variation, ns
+	rto    int64 // retransmission timeout, ns
+	minRTT int64 // smallest RTT sample, ns (tcp_min_rtt)
+	rtoAt  int64 // when the retransmission timer fires, ns; 0 = not armed
+	rtoEv  bool  // an evRTO is in the queue
+
+	ca      caState // congestion state
+	recover int64   // snd_max when recovery began (tp->high_seq)
+
+	cwndUsed  int64 // largest packets_out while the network starved (tp->snd_cwnd_used)
+	cwndStamp int64 // last time the cwnd was validated as used, ns (tp->snd_cwnd_stamp)
+
+	finRule       bool  // the last send test let a FIN through a full cwnd
+	tsoDeferredAt int64 // when TSO deferral began, ns; -1 = not deferring (tp->tso_deferred)
+	lastSend      int64 // last data send, ns (tp->lsndtime)
+
+	paceBps  float64 // pacing rate, bits/s; 0 = none (sk_max_pacing_rate)
+	paceNext int64   // earliest time of the next send under pacing, ns
+	paceEv   bool    // an evPace is in the queue
+
+	gso bool // buffers may be larger than one MSS (sk_can_gso)
+	tso bool // the NIC cuts them (NETIF_F_TSO in force); else software GSO does
+
+	sndBuf int64 // send buffer limit on queued payload, bytes (sk_sndbuf)
+}
+
+// inFlight is tcp_packets_in_flight with Reno's duplicate ACKs counted
+// as having left the network.
+func (s *sender) inFlight() int64 { return max(0, s.packetsOut-s.dupAcks) }
+
+// sendNow clears the deferral mark and says "do not defer".
+func (s *sender) sendNow() bool {
+	s.tsoDeferredAt = -1
+	return false
+}
+
+// pacingRate is sk_pacing_rate as linux-6 sets it in tcp_update_pacing_rate:
+// 200% of cwnd*mss/srtt in slow start, 120% after, capped by the
+// application's maximum.
+func (s *sender) pacingRate() float64 {
+	srtt := s.srtt
+	if srtt <= 0 {
+		srtt = 1e6
+	}
+	ratio := 1.2
+	if s.cwnd < s.ssthresh/2 {
+		ratio = 2
+	}
+	r := ratio * float64(s.cwnd) * 1448 * 8 * 1e9 / float64(srtt)
+	if s.paceBps > 0 && r > s.paceBps {
+		r = s.paceBps
+	}
+	return r
+}
+
+// cwndValidate mirrors tcp_cwnd_validate (RFC 2861): when the network is
+// not fed fully for an RTO, shrink cwnd halfway to what was used
+// (tcp_cwnd_application_limited).
+func (s *sender) cwndValidate(now int64) {
+	if s.packetsOut >= s.cwnd {
+		s.cwndUsed = 0
+		s.cwndStamp = now
+		return
+	}
+	if s.packetsOut > s.cwndUsed {
+		s.cwndUsed = s.packetsOut
+	}
+	if now-s.cwndStamp >= s.rto {
+		if s.ca == caOpen {
+			used := max(s.cwndUsed, 2)
+			if used < s.cwnd {
+				s.ssthresh = max(s.ssthresh, s.cwnd*3/4)
+				s.cwnd = (s.cwnd + used) / 2
+			}
+			s.cwndUsed = 0
+		}
+		s.cwndStamp = now
+	}
+}
+
+// tsoSegs mirrors tcp_set_skb_tso_segs: one segment unless the buffer is
+// longer than the MSS and the route can do GSO.
+func (ep *endpoint) tsoSegs(b *skb) int64 {
+	n := b.len()
+	if n <= ep.mss || !ep.snd.gso || b.linear {
+		return 1
+	}
+	return (n + ep.mss - 1) / ep.mss
+}
+
+func (ep *endpoint) stopped(r stopReason) { ep.w.stats.stops[r]++ }
+
+// output runs the profile's output path.
+func (ep *endpoint) output(now int64, nonagle nagleMode, cpu *core) int {
+	if ep.prof.divides && ep.snd.gso {
+		cpu.charge(now, ep.host.cpu.Divide)
+	}
+	return ep.prof.output.xmit(ep, now, nonagle, cpu)
+}
+
+// paceOK reports whether pacing allows a send now, arming the pacing
+// timer when it does not.
+func (ep *endpoint) paceOK(now int64) bool {
+	s := &ep.snd
+	if s.paceBps <= 0 || s.paceNext <= now {
+		return true
+	}
+	ep.stopped(stopPacing)
+	if !s.paceEv {
+		s.paceEv = true
+		ep.w.q.push(s.paceNext, evPace, ep.idx)
+	}
+	return false
+}
+
+// fragment cuts buffer i at limit bytes; the rest becomes the next buffer
+// (tso_fragment / tcp_fragment).
+func (ep *endpoint) fragment(i int, limit int64) {
+	s := &ep.snd
+	b := &s.wq.q[i]
+	old := ep.tsoSegs(b)
+	rest := skb{seq: b.seq + limit, end: b.end, linear: b.linear, fin: b.fin}
+	b.end = b.seq + limit
+	b.fin = false
+	sent := i < s.wq.sendHead
+	s.wq.insertAfter(i, rest)
+	if sent {
+		// A sent buffer cut for retransmission: both halves are out.
+		b = &s.wq.q[i]
+		b.pcount = ep.tsoSegs(b)
+		r := &s.wq.q[i+1]
+		r.pcount = ep.tsoSegs(r)
+		r.sentAt, r.retrans = b.sentAt, b.retrans
+		s.packetsOut += b.pcount + r.pcount - old
+	}
+}
+
+// gatherUnsent merges unsent buffers after i into it until it holds at
+// least length bytes (FreeBSD's socket buffer is one byte stream).
+func (ep *endpoint) gatherUnsent(i int, length int64) {
+	w := &ep.snd.wq
+	for w.q[i].len() < length && i+1 < len(w.q) {
+		w.q[i].end = w.q[i+1].end
+		w.q[i].fin = w.q[i+1].fin
+		copy(w.q[i+1:], w.q[i+2:])
+		w.q = w.q[:len(w.q)-1]
+	}
+}
+
+// transmit hands buffer i to the device (tcp_transmit_skb and
+// dev_queue_xmit): CPU on cpu, then bus, NIC and wire.
+func (ep *endpoint) transmit(now int64, i int, cpu *core) {
+	s := &ep.snd
+	w := ep.w
+	b := &s.wq.q[i]
+	n := b.len()
+	pc := ep.tsoSegs(b)
+	b.pcount = pc
+	p := &ep.host.cpu
+	cost := p.StackPerSkb
+	switch {
+	case pc > 1 && s.tso:
+		cost += p.DriverPerUnit
+	case pc > 1:
+		cost += float64(pc) * (p.GSOPerSeg + p.DriverPerUnit)
+	default:
+		cost += p.DriverPerUnit
+	}
+	if pc > 1 && ep.prof.divides {
+		cost += p.Divide
+	}
+	if !ep.nic.off.Has(offTxCsum) {
+		cost += p.CsumPerByte * float64(n)
+	}
+	done := cpu.charge(now, cost)
+	irq := &ep.host.cores[ep.host.irqCore]
+	if s.tso || pc == 1 {
+		irq.charge(done, p.TxCompletion)
+	} else {
+		irq.charge(done, float64(pc)*p.TxCompletion)
+	}
+
+	retrans := b.seq < s.sndMax
+	if retrans {
+		b.retrans = true
+	}
+	b.sentAt = now
+	if i == s.wq.sendHead {
+		s.wq.sendHead++
+		s.sndNxt = b.end
+		s.packetsOut += pc
+		if w.checks != nil && !s.finRule && !retrans {
+			w.checks.inFlight(ep)
+		}
+	}
+	s.sndMax = max(s.sndMax, b.end)
+	s.lastSend = now
+	if s.paceBps > 0 {
+		s.paceNext = max(now, s.paceNext) + int64(float64(n)*8e9/s.paceBps)
+	}
+	w.countUnit(ep, now, n, pc, retrans)
+	if w.checks != nil {
+		w.checks.unit(ep, b, pc)
+	}
+
+	// The data carries an ACK of what this end received (tcp_event_ack_sent).
+	r := &ep.rcv
+	if r.started {
+		if r.delackAt != 0 {
+			w.stats.acks[ackPiggyback]++
+		}
+		r.delackAt = 0
+		r.wup = r.nxt
+		ep.prof.acks.onDataSent(ep, now, pc)
+	}
+	w.sendFrames(ep, done, b.seq, n, pc, b.fin)
+
+	if s.rtoAt == 0 {
+		ep.armRTO(now)
+	}
+}
+
+func (ep *endpoint) armRTO(now int64) {
+	s := &ep.snd
+	s.rtoAt = now + s.rto
+	if !s.rtoEv {
+		s.rtoEv = true
+		ep.w.q.push(s.rtoAt, evRTO, ep.idx)
+	}
+}
+
+// onAck mirrors tcp_ack: advance snd_una, free acknowledged buffers, take
+// an RTT sample, run congestion control or recovery, take the window.
+// pure says the segment carried no data (only pure ACKs count as
+// duplicates).
+func (ep *endpoint) onAck(now, ack, wnd int64, pure bool, cpu *core) {
+	s := &ep.snd
+	if ack < s.sndUna || ack > s.sndMax {
+		return
+	}
+	if ack > s.sndUna {
+		priorInFlight := s.inFlight()
+		acked := ack - s.sndUna
+		var segs int64
+		rtt := int64(-1)
+		wq := &s.wq
+		for wq.head < len(wq.q) && wq.q[wq.head].end <= ack {
+			b := &wq.q[wq.head]
+			if wq.head < wq.sendHead {
+				segs += b.pcount
+				if !b.retrans {
+					rtt = now - b.sentAt
+				}
+			}
+			wq.head++
+		}
+		if wq.head > wq.sendHead {
+			wq.sendHead = wq.head
+		}
+		if wq.head < len(wq.q) && wq.q[wq.head].seq < ack {
+			b := &wq.q[wq.head]
+			old := b.pcount
+			b.seq = ack
+			if wq.head < wq.sendHead {
+				b.pcount = ep.tsoSegs(b)
+				segs += old - b.pcount
+			}
+		}
+		s.packetsOut = max(0, s.packetsOut-segs)
+		s.sndUna = ack
+		if s.sndNxt < ack {
+			s.sndNxt = ack
+		}
+		if rtt >= 0 {
+			ep.rttSample(rtt)
+		}
+		switch s.ca {
+		case caRecovery:
+			if ack >= s.recover {
+				s.ca = caOpen
+				s.cc.onRecovered(ep)
+			} else {
+				ep.retransmitHead(now, cpu)
+			}
+		case caLoss:
+			if ack >= s.recover {
+				s.ca = caOpen
+			}
+		default:
+			s.cc.onAck(ep, now, segs, acked, priorInFlight >= s.cwnd)
+		}
+		s.dupAcks = 0
+		if s.packetsOut > 0 {
+			s.rtoAt = now + s.rto
+		} else {
+			s.rtoAt = 0
+		}
+		wq.compact()
+	} else if pure && s.packetsOut > 0 && wnd == s.sndWnd {
+		s.dupAcks++
+		if s.dupAcks == 3 && s.ca == caOpen {
+			s.ca = caRecovery
+			s.recover = s.sndMax
+			s.cc.onLoss(ep, now)
+			ep.retransmitHead(now, cpu)
+		}
+	}
+	s.sndWnd = wnd
+	if wnd > s.maxWnd {
+		s.maxWnd = wnd
+	}
+}
+
+// rttSample mirrors tcp_rtt_estimator and tcp_set_rto (RFC 6298).
+func (ep *endpoint) rttSample(rtt int64) {
+	s := &ep.snd
+	if rtt <= 0 {
+		rtt = 1
+	}
+	if s.minRTT == 0 || rtt < s.minRTT {
+		s.minRTT = rtt
+	}
+	if s.srtt == 0 {
+		s.srtt = rtt
+		s.rttvar = rtt / 2
+	} else {
+		d := rtt - s.srtt
+		if d < 0 {
+			d = -d
+		}
+		s.rttvar += (d - s.rttvar) / 4
+		s.srtt += (rtt - s.srtt) / 8
+	}
+	s.rto = max(s.srtt+4*s.rttvar, ep.prof.rtoMin)
+	s.cc.onRTT(ep, rtt)
+}
+
+// retransmitHead resends the first unacknowledged segment (fast
+// retransmit, NewReno partial ACK), cut to one MSS.
+func (ep *endpoint) retransmitHead(now int64, cpu *core) {
+	s := &ep.snd
+	i := s.wq.head
+	if i >= s.wq.sendHead {
+		return
+	}
+	if s.wq.q[i].len() > ep.mss {
+		ep.fragment(i, ep.mss)
+	}
+	ep.transmit(now, i, cpu)
+}
+
+// onRTO mirrors tcp_retransmit_timer: back off, collapse cwnd, and go back
+// to snd_una.
+func (ep *endpoint) onRTO(now int64) {
+	s := &ep.snd
+	s.rtoEv = false
+	if s.rtoAt == 0 {
+		return
+	}
+	if now < s.rtoAt {
+		s.rtoEv = true
+		ep.w.q.push(s.rtoAt, evRTO, ep.idx)
+		return
+	}
+	s.rtoAt = 0
+	if s.packetsOut == 0 && s.sndUna == s.sndMax {
+		return
+	}
+	ep.w.stats.timeouts++
+	s.cc.onTimeout(ep, now)
+	s.ca = caLoss
+	s.recover = s.sndMax
+	s.wq.sendHead = s.wq.head
+	s.sndNxt = s.sndUna
+	s.packetsOut = 0
+	s.dupAcks = 0
+	s.rto = min(2*s.rto, 120e9)
+	cpu := &ep.host.cores[ep.w.rxqs[ep.rxq].core]
+	ep.output(now, naglePush, cpu)
+	if s.rtoAt == 0 && s.sndUna < s.sndMax {
+		ep.armRTO(now)
+	}
+}
+
+// ---- receiver ----
+
+// span is a run of out-of-order bytes [seq, end).
+type span struct{ seq, end int64 }
+
+// receiver is the input half of a tcp_sock.
+type receiver struct {
+	started bool  // data has arrived once (quickack mode entered)
+	nxt     int64 // next byte expected (tp->rcv_nxt)
+	wup     int64 // rcv_nxt when the last ACK went (tp->rcv_wup)
+	right   int64 // right edge of the last advertised window; never shrinks
+	buf     int64 // receive buffer, bytes (sk_rcvbuf, as payload)
+	wscale  uint  // window scale shift (RFC 7323)
+	unread  int64 // bytes in order, not yet read by the application
+	ooo     []span
+	oooB    int64 // bytes held out of order
+
+	delackAt int64 // when the delayed ACK fires, ns; 0 = no ACK pending
+	delackEv bool  // an evDelAck is in the queue
+	quick    int64 // quick ACKs left (icsk_ack.quick)
+	pingpong bool  // interactive mode (icsk_ack.pingpong)
+	lrcvtime int64 // last data arrival, ns (icsk_ack.lrcvtime)
+	pending  int64 // segments received since the last ACK (FreeBSD TF_DELACK)
+
+	readBytes int64 // bytes the application read: delivered once, in order
+	dupBytes  int64 // bytes that arrived again and were dropped
+}
+
+// ackKind classifies the ACKs a receiver sends.
+type ackKind uint8
+
+const (
+	ackQuick     ackKind = iota // quickack mode: every segment (tcp_in_quickack_mode)
+	ackDelayed                  // the delayed-ACK policy's second full segment
+	ackTimer                    // the delayed-ACK timer fired
+	ackDup                      // out-of-order or duplicate data: immediate duplicate ACK
+	ackWindow                   // a window update after the application read
+	ackPiggyback                // a pending ACK carried by a data segment
+	numAckKinds
+)
+
+var ackNames = [numAckKinds]string{"quick", "delayed", "timer", "dup", "window_update", "piggyback"}
+
+func (k ackKind) String() string { return ackNames[k] }
+
+// ackPolicy is the receiver's ACK policy and window advertisement.
+type ackPolicy interface {
+	// onData decides after a segment (or a GRO/LRO super-segment of
+	// frames segments) of in-order data whether to ACK now.
+	onData(ep *endpoint, now, frames int64) (now_ bool, kind ackKind)
+	// onDataSent is tcp_event_data_sent/tcp_event_ack_sent for a data
+	// segment of pcount segments.
+	onDataSent(ep *endpoint, now, pcount int64)
+	// onAckSent is tcp_event_ack_sent for a pure ACK.
+	onAckSent(ep *endpoint)
+	// delay is how long a delayed ACK waits, ns.
+	delay(ep *endpoint) int64
+	// window is the window to advertise from rcv_nxt, bytes.
+	window(ep *endpoint) int64
+	// onTimer runs when the delayed-ACK timer fires.
+	onTimer(ep *endpoint)
+}
+
+// linuxAcks mirrors __tcp_ack_snd_check and the quickack machinery of
+// tcp_input.c: ACK at once in quickack mode or when more than one full
+// segment is unacknowledged, otherwise arm the delayed-ACK timer (ATO).
+// decByPcount is patch 2/9: tcp_dec_quickack_mode counts every segment of
+// a TSO frame, not one per frame.
+type linuxAcks struct {
+	decByPcount bool
+	ato         int64 // ns (TCP_ATO_MIN)
+}
+
+func (a *linuxAcks) onData(ep *endpoint, now, _ int64) (bool, ackKind) {
+	r := &ep.rcv
+	if !r.started || now-r.lrcvtime > ep.peer.snd.rto && ep.peer.snd.rto > 0 {
+		// tcp_event_data_recv: first data, or data after an idle RTO,
+		// (re-)enters quickack mode (tcp_incr_quickack).
+		r.quick = min(max(r.buf/(2*ep.mss), 2), 16)
+	}
+	r.started = true
+	r.lrcvtime = now
+	if r.quick > 0 && !r.pingpong {
+		return true, ackQuick
+	}
+	if r.nxt-r.wup > ep.mss {
+		return true, ackDelayed
+	}
+	return false, ackDelayed
+}
+
+func (a *linuxAcks) onDataSent(ep *endpoint, now, pcount int64) {
+	r := &ep.rcv
+	if now-r.lrcvtime < a.ato {
+		r.pingpong = true
+	}
+	if !a.decByPcount {
+		pcount = 1
+	}
+	r.quick = max(0, r.quick-pcount)
+}
+
+func (a *linuxAcks) onAckSent(ep *endpoint) {
+	if ep.rcv.quick > 0 {
+		ep.rcv.quick--
+	}
+}
+
+func (a *linuxAcks) delay(*endpoint) int64 { return a.ato }
+
+func (a *linuxAcks) onTimer(ep *endpoint) { ep.rcv.pingpong = false }
+
+// window mirrors __tcp_select_window: free space rounded down to whole
+// segments.
+func (a *linuxAcks) window(ep *endpoint) int64 {
+	r := &ep.rcv
+	free := max(0, r.buf-r.unread-r.oooB)
+	if free > ep.mss {
+		free -= free % ep.mss
+	}
+	return free >> r.wscale << r.wscale
+}
+
+// freebsdAcks mirrors tcp_input's DELAY_ACK: a segment of at most one MSS
+// is ACKed late unless the delayed-ACK timer already runs (so every
+// second segment is ACKed at once); an LRO aggregate longer than an MSS is
+// ACKed at once.
+type freebsdAcks struct{ delack int64 }
+
+func (a *freebsdAcks) onData(ep *endpoint, _, frames int64) (bool, ackKind) {
+	r := &ep.rcv
+	r.started = true
+	if frames > 1 || r.delackAt != 0 {
+		return true, ackDelayed
+	}
+	return false, ackDelayed
+}
+
+func (a *freebsdAcks) onDataSent(*endpoint, int64, int64) {}
+func (a *freebsdAcks) onAckSent(*endpoint)                {}
+func (a *freebsdAcks) delay(*endpoint) int64              { return a.delack }
+func (a *freebsdAcks) onTimer(*endpoint)                  {}
+
+// window mirrors tcp_output's recwin: sbspace, with the receiver's
+// silly-window rule (no window below a quarter buffer and one MSS).
+func (a *freebsdAcks) window(ep *endpoint) int64 {
+	r := &ep.rcv
+	free := max(0, r.buf-r.unread-r.oooB)
+	if free < r.buf/4 && free < ep.mss {
+		free = 0
+	}
+	return free >> r.wscale << r.wscale
+}
+
+// advertise returns the window for an outgoing segment and records its
+// right edge (a window never shrinks).
+func (ep *endpoint) advertise() int64 {
+	r := &ep.rcv
+	win := ep.prof.acks.window(ep)
+	right := r.nxt + win
+	if right < r.right {
+		return r.right - r.nxt
+	}
+	r.right = right
+	return win
+}
+
+// rcvData mirrors tcp_data_queue for a segment of n bytes at seq that
+// arrived as frames frames.
+func (ep *endpoint) rcvData(now, seq, n, frames int64, cpu *core) {
+	r := &ep.rcv
+	w := ep.w
+	end := seq + n
+	switch {
+	case seq <= r.nxt && end > r.nxt:
+		r.dupBytes += r.nxt - seq
+		ep.deliver(end - r.nxt)
+		r.nxt = end
+		for len(r.ooo) > 0 && r.ooo[0].seq <= r.nxt {
+			o := r.ooo[0]
+			r.oooB -= o.end - o.seq
+			if o.end > r.nxt {
+				r.dupBytes += r.nxt - o.seq
+				ep.deliver(o.end - r.nxt)
+				r.nxt = o.end
+			} else {
+				r.dupBytes += o.end - o.seq
+			}
+			r.ooo = r.ooo[:copy(r.ooo, r.ooo[1:])]
+		}
+		now_, kind := ep.prof.acks.onData(ep, now, frames)
+		if len(r.ooo) > 0 {
+			now_, kind = true, ackDup
+		}
+		if now_ {
+			ep.sendAck(now, kind, cpu)
+		} else if r.delackAt == 0 {
+			r.delackAt = now + ep.prof.acks.delay(ep)
+			if !r.delackEv {
+				r.delackEv = true
+				w.q.push(r.delackAt, evDelAck, ep.idx)
+			}
+		}
+		ep.app.wakeReader(ep, now)
+	case end <= r.nxt:
+		r.dupBytes += n
+		ep.sendAck(now, ackDup, cpu)
+	default:
+		ep.queueOOO(seq, end)
+		ep.sendAck(now, ackDup, cpu)
+	}
+}
+
+func (ep *endpoint) deliver(n int64) {
+	ep.rcv.unread += n
+	if ep.w.checks != nil {
+		ep.w.checks.delivered += n
+	}
+}
+
+// queueOOO inserts [seq, end) into the out-of-order list, merging.
+func (ep *endpoint) queueOOO(seq, end int64) {
+	r := &ep.rcv
+	i := 0
+	for i < len(r.ooo) && r.ooo[i].end < seq {
+		i++
+	}
+	if i < len(r.ooo) && r.ooo[i].seq <= end {
+		o := &r.ooo[i]
+		before := o.end - o.seq
+		o.seq = min(o.seq, seq)
+		o.end = max(o.end, end)
+		for i+1 < len(r.ooo) && r.ooo[i+1].seq <= o.end {
+			before += r.ooo[i+1].end - r.ooo[i+1].seq
+			o.end = max(o.end, r.ooo[i+1].end)
+			r.ooo = append(r.ooo[:i+1], r.ooo[i+2:]...)
+		}
+		r.oooB += o.end - o.seq - before
+		r.dupBytes += (end - seq) - (o.end - o.seq - before)
+		return
+	}
+	r.ooo = append(r.ooo, span{})
+	copy(r.ooo[i+1:], r.ooo[i:])
+	r.ooo[i] = span{seq, end}
+	r.oooB += end - seq
+}
+
+// sendAck sends a pure ACK (tcp_send_ack) on cpu.
+func (ep *endpoint) sendAck(now int64, kind ackKind, cpu *core) {
+	r := &ep.rcv
+	w := ep.w
+	done := cpu.charge(now, ep.host.cpu.AckTx)
+	r.delackAt = 0
+	r.wup = r.nxt
+	w.stats.acks[kind]++
+	ep.prof.acks.onAckSent(ep)
+	w.sendFrames(ep, done, ep.snd.sndNxt, 0, 1, false)
+}
+
+// onDelAck is the delayed-ACK timer (tcp_delack_timer).
+func (ep *endpoint) onDelAck(now int64) {
+	r := &ep.rcv
+	r.delackEv = false
+	if r.delackAt == 0 {
+		return
+	}
+	if now < r.delackAt {
+		r.delackEv = true
+		ep.w.q.push(r.delackAt, evDelAck, ep.idx)
+		return
+	}
+	ep.prof.acks.onTimer(ep)
+	ep.sendAck(now, ackTimer, &ep.host.cores[ep.w.rxqs[ep.rxq].core])
+}
+
+// windowScale is the smallest shift that fits buf in 16 bits.
+func windowScale(buf int64) uint {
+	var s uint
+	for buf>>s > math.MaxUint16 && s < 14 {
+		s++
+	}
+	return s
+}

@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/tsolab/tsolab/config"
+)
+
+// ethOverhead is the per-frame Ethernet cost on the wire beyond the IP
+// packet: preamble 8, header 14, FCS 4, inter-frame gap 12.
+const ethOverhead = 8 + 14 + 4 + 12
+
+// hdrLen is the IP and TCP header of every segment, options included.
+const hdrLen = 40 + tcpOptLen
+
+// Offloads as config names them, aliased for brevity.
+const (
+	offTSO    = config.TSO
+	offGSO    = config.GSO
+	offGRO    = config.GRO
+	offLRO    = config.LRO
+	offSG     = config.SG
+	offTxCsum = config.TxCsum
+	offRxCsum = config.RxCsum
+)
+
+// host is one machine of the lab.
+type host struct {
+	name    string
+	cpu     CPUProfile
+	prof    *profile
+	cores   []core
+	irqCore int     // the core interrupts land on without RSS
+	busNs   float64 // bus time per byte, ns; 0 = no bus limit
+	busFree float64 // when the bus is free, ns
+	nEps    int     // endpoints placed so far (for core assignment)
+	queues  []int32 // receive queue index per core, -1 = none yet
+	lo      *nicState
+}
+
+// busXfer moves bytes over the host's I/O bus starting no earlier than t.
+func (h *host) busXfer(t int64, bytes int64) int64 {
+	if h.busNs == 0 {
+		return t
+	}
+	start := math.Max(float64(t), h.busFree)
+	h.busFree = start + h.cpu.BusPerUnit + float64(bytes)*h.busNs
+	return int64(math.Ceil(h.busFree))
+}
+
+// nicState is one NIC with its resolved offloads and its wire.
+type nicState struct {
+	name     string
+	host     *host
+	mtu      int
+	off      config.OffloadSet // in force after the feature fix-ups
+	egress   serializer        // its transmit side: rate, queue, tail drop
+	port     serializer        // the switch port that transmits toward it
+	delay    int64             // one-way propagation delay of its egress, ns
+	switched bool              // connected to a switch
+	loopback bool              // the host's lo: no wire at all
+}
+
+// serializer is a link direction: frames leave one after another at the
+// rate; a frame that would push the backlog past limit bytes is dropped.
+type serializer struct {
+	nsPerByte float64 // 8e9 / rate; 0 = infinitely fast
+	free      float64 // when the last queued frame has left, ns
+	limit     float64 // queue limit, bytes
+	drops     int64   // frames tail-dropped
+}
+
+func (l *serializer) send(t int64, bytes int64) (int64, bool) {
+	if l.nsPerByte == 0 {
+		return t, true
+	}
+	ft := float64(t)
+	start := math.Max(ft, l.free)
+	if (start-ft)/l.nsPerByte+float64(bytes) > l.limit {
+		l.drops++
+		return 0, false
+	}
+	l.free = start + float64(bytes)*l.nsPerByte
+	return int64(math.Ceil(l.free)), true
+}
+
+// frame is one wire frame on its way to a receive queue: a data segment
+// (n > 0) or a pure ACK, carrying the sender's ACK and window either way.
+type frame struct {
+	at  int64 // arrival at the receive queue, ns
+	seq int64 // first payload byte
+	ack int64 // cumulative ACK of the other direction
+	wnd int64 // window advertised with it, bytes
+	ep  int32 // destination endpoint
+	n   int32 // payload bytes
+	fin bool
+}
+
+// rxQueue is one receive ring and the NAPI context that drains it.
+type rxQueue struct {
+	host   *host
+	core   int
+	ring   []frame // frames pending, from head, in arrival order
+	head   int
+	pollEv bool // an evRxPoll is queued
+	cont   bool // the queued poll continues a NAPI round: no new interrupt
+}
+
+func (w *world) pushFrame(qi int32, f frame) {
+	q := &w.rxqs[qi]
+	q.ring = append(q.ring, f)
+	for i := len(q.ring) - 1; i > q.head && q.ring[i-1].at > f.at; i-- {
+		q.ring[i], q.ring[i-1] = q.ring[i-1], q.ring[i]
+	}
+	if !q.pollEv {
+		q.pollEv = true
+		q.cont = false
+		w.q.push(f.at+int64(q.host.cpu.IRQDelay), evRxPoll, qi)
+	}
+}
+
+// path carries one frame from NIC a to NIC b, returning its arrival.
+func (w *world) path(a, b *nicState, t, wire int64) (int64, bool) {
+	if a.loopback {
+		return t, true
+	}
+	d, ok := a.egress.send(t, wire)
+	if !ok {
+		w.stats.drops++
+		return 0, false
+	}
+	arr := d + a.delay
+	if a.switched && b.switched {
+		d2, ok := b.port.send(arr, wire)
+		if !ok {
+			w.stats.drops++
+			return 0, false
+		}
+		arr = d2
+	}
+	return arr, true
+}
+
+// sendFrames puts a send unit of n payload bytes (pcount segments; n == 0
+// is a pure ACK) from ep on the wire at time t.
+func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) {
+	dst := ep.peer
+	ack := ep.rcv.nxt
+	wnd := ep.advertise()
+	if n > 0 {
+		t = ep.host.busXfer(t, n+pcount*(hdrLen+14))
+	}
+	if n == 0 {
+		if arr, ok := w.path(ep.nic, dst.nic, t, hdrLen+ethOverhead); ok {
+			w.pushFrame(dst.rxq, frame{at: arr, seq: seq, ack: ack, wnd: wnd, ep: dst.idx})
+		}
+		return
+	}
+	off := int64(0)
+	for k := int64(0); k < pcount; k++ {
+		plen := min(ep.mss, n-off)
+		if k == pcount-1 {
+			plen = n - off
+		}
+		if arr, ok := w.path(ep.nic, dst.nic, t, plen+hdrLen+ethOverhead); ok {
+			w.pushFrame(dst.rxq, frame{at: arr, seq: seq + off, ack: ack, wnd: wnd, ep: dst.idx, n: int32(plen), fin: fin && k == pcount-1})
+		}
+		off += plen
+	}
+}
+
+// poll drains one receive queue (the driver's NAPI poll with GRO/LRO and
+// the TCP receive path), charging its core.
+func (w *world) poll(qi int32, now int64) {
+	q := &w.rxqs[qi]
+	q.pollEv = false
+	h := q.host
+	c := &h.cores[q.core]
+	if c.free > now {
+		q.pollEv = true
+		w.q.push(c.free, evRxPoll, qi)
+		return
+	}
+	p := &h.cpu
+	if !q.cont {
+		c.charge(now, p.Interrupt)
+	}
+	budget := 64
+	for budget > 0 && q.head < len(q.ring) && q.ring[q.head].at <= now {
+		f := q.ring[q.head]
+		q.head++
+		budget--
+		ep := w.eps[f.ep]
+		if f.n == 0 {
+			c.charge(now, p.RxPerFrame+p.AckRx)
+			before := ep.snd.sndUna
+			ep.onAck(now, f.ack, f.wnd, true, c)
+			ep.afterAck(now, before, c)
+			continue
+		}
+		frames, n := int64(1), int64(f.n)
+		last := f
+		if ep.coalesce {
+			for budget > 0 && q.head < len(q.ring) {
+				g := &q.ring[q.head]
+				if g.at > now || g.ep != f.ep || g.n == 0 || g.seq != f.seq+n || n+int64(g.n) > 65536 || f.fin {
+					break
+				}
+				n += int64(g.n)
+				frames++
+				last = *g
+				q.head++
+				budget--
+			}
+		}
+		cost := float64(frames)*p.RxPerFrame + float64(frames-1)*p.GROMerge + p.RxPerSkb
+		if !ep.nic.off.Has(offRxCsum) {
+			cost += p.CsumPerByte * float64(n)
+		}
+		before := ep.snd.sndUna
+		if last.ack > before {
+			cost += p.AckRx
+		}
+		c.charge(now, cost)
+		ep.onAck(now, last.ack, last.wnd, false, c)
+		ep.rcvData(now, f.seq, n, frames, c)
+		ep.afterAck(now, before, c)
+	}
+	if q.head >= 4096 && q.head > len(q.ring)/2 {
+		q.ring = q.ring[:copy(q.ring, q.ring[q.head:])]
+		q.head = 0
+	}
+	if q.head < len(q.ring) {
+		q.pollEv = true
+		next := q.ring[q.head].at
+		if next <= c.free {
+			q.cont = true
+			w.q.push(c.free, evRxPoll, qi)
+		} else {
+			q.cont = false
+			w.q.push(max(next+int64(p.IRQDelay), c.free), evRxPoll, qi)
+		}
+	}
+}
+
+// afterAck is tcp_data_snd_check and tcp_check_space after an incoming
+// segment: send what the new window allows, wake a blocked writer.
+func (ep *endpoint) afterAck(now, before int64, cpu *core) {
+	s := &ep.snd
+	if s.wq.unsent() {
+		ep.output(now, s.nonagle, cpu)
+	}
+	if s.sndUna > before {
+		ep.w.sampleCwnd(ep, now)
+		if a := &ep.app; a.blocked && !a.ev && ep.prof.wake.canWrite(ep, true) {
+			a.ev = true
+			ep.w.q.push(now, evAppRun, ep.idx)
+		}
+	}
+}
