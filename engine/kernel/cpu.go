@@ -25,7 +25,7 @@ func threadCPU() time.Duration {
 const userHZ = 100
 
 // cpuSnapshot is the machine's CPU accounting at one instant: how long
-// the CPUs were idle, and how long every task has run.
+// the CPUs were idle, and how long every process has run.
 type cpuSnapshot struct {
 	Wall time.Time
 	CPUs int
@@ -34,15 +34,18 @@ type cpuSnapshot struct {
 	// sampled, and interrupt and softirq time taken on an idle CPU is not
 	// idle time.
 	Idle time.Duration
-	// Tasks is sum_exec_runtime of every thread, by TID.
-	Tasks map[int]time.Duration
-	// Softirqd is the subset of Tasks that are ksoftirqd/N threads.
-	Softirqd map[int]bool
+	// Processes is utime + stime + cutime + cstime summed over every
+	// process (/proc/PID/stat): the runtime of its threads, dead ones
+	// included, and of the children it reaped. A process that ends
+	// between two snapshots leaves its time in an ancestor's cutime.
+	Processes time.Duration
+	// Softirqd is the runtime of the ksoftirqd/N threads (schedstat, ns).
+	Softirqd time.Duration
 }
 
-// takeCPUSnapshot reads /proc/stat and /proc/*/task/*/schedstat.
+// takeCPUSnapshot reads /proc/stat and every /proc/PID/stat.
 func takeCPUSnapshot() (cpuSnapshot, error) {
-	s := cpuSnapshot{Wall: time.Now(), Tasks: map[int]time.Duration{}, Softirqd: map[int]bool{}}
+	s := cpuSnapshot{Wall: time.Now()}
 	stat, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return s, err
@@ -56,29 +59,46 @@ func takeCPUSnapshot() (cpuSnapshot, error) {
 		if _, err := strconv.Atoi(p.Name()); err != nil {
 			continue
 		}
-		tids, err := os.ReadDir("/proc/" + p.Name() + "/task")
+		b, err := os.ReadFile("/proc/" + p.Name() + "/stat")
 		if err != nil {
-			continue // the process ended
+			continue // the process ended and was reaped: its parent has it
 		}
-		for _, t := range tids {
-			tid, err := strconv.Atoi(t.Name())
-			if err != nil {
-				continue
-			}
-			dir := "/proc/" + p.Name() + "/task/" + t.Name()
-			b, err := os.ReadFile(dir + "/schedstat")
-			if err != nil {
-				continue
-			}
-			if ns, ok := parseSchedstat(string(b)); ok {
-				s.Tasks[tid] = ns
-			}
-			if c, err := os.ReadFile(dir + "/comm"); err == nil && strings.HasPrefix(string(c), "ksoftirqd/") {
-				s.Softirqd[tid] = true
+		comm, ticks, ok := parsePidStat(string(b))
+		if !ok {
+			continue
+		}
+		s.Processes += time.Duration(ticks) * time.Second / userHZ
+		if strings.HasPrefix(comm, "ksoftirqd/") {
+			if b, err := os.ReadFile("/proc/" + p.Name() + "/schedstat"); err == nil {
+				if ns, ok := parseSchedstat(string(b)); ok {
+					s.Softirqd += ns
+				}
 			}
 		}
 	}
 	return s, nil
+}
+
+// parsePidStat returns the command name and utime+stime+cutime+cstime (in
+// USER_HZ ticks) from a /proc/PID/stat line.
+func parsePidStat(stat string) (comm string, ticks int64, ok bool) {
+	open, closing := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
+	if open < 0 || closing < open {
+		return "", 0, false
+	}
+	f := strings.Fields(stat[closing+1:])
+	// f[0] is field 3 (state); utime..cstime are fields 14..17.
+	if len(f) < 15 {
+		return "", 0, false
+	}
+	for _, v := range f[11:15] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return "", 0, false
+		}
+		ticks += n
+	}
+	return stat[open+1 : closing], ticks, true
 }
 
 // parseProcStat returns the online CPUs and their summed idle, iowait and
@@ -100,25 +120,14 @@ func parseProcStat(stat string) (cpus int, idle time.Duration) {
 
 // outsideTasks is CPU time between two snapshots that no thread ran:
 // hardirq and softirq work on otherwise idle CPUs (TCP pacing timers, TSQ
-// tasklets), plus whatever threads that ended in between had used.
-// softirqd is the runtime of the ksoftirqd threads.
+// tasklets). softirqd is the runtime of the ksoftirqd threads. Both are
+// exact to the 10 ms unit of /proc per CPU and per busy process.
 func outsideTasks(a, b cpuSnapshot) (outside, softirqd time.Duration) {
 	busy := time.Duration(b.CPUs)*b.Wall.Sub(a.Wall) - (b.Idle - a.Idle)
-	var tasks time.Duration
-	for tid, rt := range b.Tasks {
-		d := rt - a.Tasks[tid]
-		if d < 0 {
-			continue // a TID reused by a new thread
-		}
-		tasks += d
-		if b.Softirqd[tid] {
-			softirqd += d
-		}
-	}
-	if outside = busy - tasks; outside < 0 {
+	if outside = busy - (b.Processes - a.Processes); outside < 0 {
 		outside = 0
 	}
-	return outside, softirqd
+	return outside, b.Softirqd - a.Softirqd
 }
 
 // parseSchedstat reads the run time from a /proc/PID/schedstat line
@@ -135,16 +144,18 @@ func parseSchedstat(s string) (time.Duration, bool) {
 	return time.Duration(v), true
 }
 
-// splitSoftirq divides softirq time run outside the workload's threads between the
-// sender and the receiver in proportion to the segments each received.
-func splitSoftirq(total time.Duration, txSegsIn, rxSegsIn uint64) (tx, rx time.Duration) {
+// splitSoftirq divides softirq time run outside the workload's threads
+// between the sender and the receiver in proportion to the segments each
+// side handled (sent plus received): softirq work is per segment, a
+// transmit on one side and a receive on the other.
+func splitSoftirq(total time.Duration, txSegs, rxSegs uint64) (tx, rx time.Duration) {
 	if total <= 0 {
 		return 0, 0
 	}
-	sum := txSegsIn + rxSegsIn
+	sum := txSegs + rxSegs
 	if sum == 0 {
 		return total / 2, total - total/2
 	}
-	tx = time.Duration(float64(total) * float64(txSegsIn) / float64(sum))
+	tx = time.Duration(float64(total) * float64(txSegs) / float64(sum))
 	return tx, total - tx
 }

@@ -23,19 +23,26 @@
 // CONFIG_IRQ_TIME_ACCOUNTING, so softirq work that runs in a thread's
 // context (on veth and loopback the whole receive path runs in the
 // sending thread's local_bh_enable) is part of that thread's runtime: the
-// kernel charges it there and so do we. Softirq work deferred to the
-// ksoftirqd threads is read from /proc/PID/schedstat of every ksoftirqd/N
-// and split between the two sides in proportion to the segments each side
-// received (TCP_INFO tcpi_segs_in: data on the receiver, ACKs on the
-// sender), since NET_RX processing is per received segment. Softirq that
-// runs on an otherwise idle CPU (hardware interrupts of real NICs) is not
-// attributed; on veth and loopback there is none.
+// kernel charges it there and so do we. CPU time that no thread ran is
+// interrupt and softirq work on otherwise idle CPUs (TCP pacing timers and
+// TSQ tasklets do the sending of a paced socket there); it is the machine's
+// busy time (online CPUs × wall time − idle − iowait − steal from
+// /proc/stat, idle measured exactly under NO_HZ) minus the runtime of
+// every thread (/proc/*/task/*/schedstat). That time and the ksoftirqd
+// threads' runtime are split between the two sides in proportion to the
+// segments each side sent and received (TCP_INFO tcpi_segs_out +
+// tcpi_segs_in), since softirq work is per segment: a transmit on one
+// side, a receive on the other. Other processes' threads, the Go runtime
+// and the capture's reader thread are not counted.
 //
 // Send units. The capture (package capture) taps the sender's NIC with a
-// TPACKET_V3 ring: TSO super-packets are seen whole, software-GSO ones
-// already cut to MSS, so with TSO off and GSO on send_units counts wire
-// segments, not the skbs TCP built (a net_dev_queue tracepoint would be
-// needed for those; this engine does not attach one and says so in a
-// Note). The counts are checked against TCP_INFO (tcpi_data_segs_out) and
-// the interface's tx_packets, and a Note is added when they disagree.
+// TPACKET_V3 ring where dev_hard_start_xmit hands packets to the driver:
+// TSO super-packets are seen whole, software-GSO ones already cut to MSS.
+// TCP builds GSO skbs whatever the device's gso flag says (Linux >= 4.19),
+// so with TSO off send_units counts the MSS-sized units the driver
+// received, not the skbs TCP built; counting those needs the
+// net:net_dev_queue tracepoint, which this engine does not attach (a Note
+// says so). The counts are checked against TCP_INFO (tcpi_data_segs_out)
+// and the interface's tx_packets, and a Note is added when they disagree
+// by more than 2%. capture_loss is the ring's tp_drops.
 package kernel

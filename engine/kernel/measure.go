@@ -46,7 +46,7 @@ type measurement struct {
 	CPUThreads [2]time.Duration
 	// Outside is CPU time no thread ran (interrupts and softirqs on idle
 	// CPUs); Softirqd the runtime of the ksoftirqd threads. Both are
-	// split between the sides by received segments.
+	// split between the sides by the segments each sent and received.
 	Outside, Softirqd time.Duration
 	TCP               [2]tcpTotals // by side
 	Latencies         []time.Duration
@@ -85,7 +85,8 @@ func (m measurement) result() *engine.WorkloadResult {
 		met[engine.MetricLatencyP99us] = float64(percentile(lat, 0.99)) / float64(time.Microsecond)
 	}
 
-	softTx, softRx := splitSoftirq(m.Outside+m.Softirqd, m.TCP[sideTx].SegsIn, m.TCP[sideRx].SegsIn)
+	softTx, softRx := splitSoftirq(m.Outside+m.Softirqd,
+		m.TCP[sideTx].SegsIn+m.TCP[sideTx].SegsOut, m.TCP[sideRx].SegsIn+m.TCP[sideRx].SegsOut)
 	if secs > 0 {
 		met[engine.MetricCPUTxPct] = (m.CPUThreads[sideTx] + softTx).Seconds() / secs * 100
 		met[engine.MetricCPURxPct] = (m.CPUThreads[sideRx] + softRx).Seconds() / secs * 100
@@ -110,6 +111,10 @@ func (m measurement) result() *engine.WorkloadResult {
 		if t.Result.Dropped > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("capture on %s dropped %d of %d packets (%.2f%%): send-unit counts are low by that much",
 				t.Interface, t.Result.Dropped, t.Result.Seen, 100*float64(t.Result.Dropped)/float64(max(t.Result.Seen, 1))))
+		}
+		if secs > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("capture on %s: %d packets, reader thread used %.1f%% of a core (not counted in cpu_tx_pct)",
+				t.Interface, t.Result.Seen, t.Result.ReaderCPU.Seconds()/secs*100))
 		}
 		captured := t.Result.Seen - t.Result.Dropped
 		if t.TxPackets > 0 && disagree(float64(captured), float64(t.TxPackets)) {

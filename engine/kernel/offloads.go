@@ -94,8 +94,8 @@ func (r *run) gsoNotes(offloads map[string]map[string]bool) []string {
 			continue
 		}
 		seen[ep.SenderNIC] = true
-		if !o["tso"] && o["gso"] {
-			notes = append(notes, fmt.Sprintf("%s has TSO off and GSO on: the capture sees software-GSO skbs after they were cut, so send_units counts wire segments, not the skbs TCP built (no net_dev_queue tracepoint is attached)", ep.SenderNIC))
+		if !o["tso"] {
+			notes = append(notes, fmt.Sprintf("%s has TSO off: TCP still builds GSO super-packets (always, since Linux 4.19) and the device layer cuts them in software before the capture's tap, so send_units counts the units the driver received, not the skbs TCP built (no net_dev_queue tracepoint is attached)", ep.SenderNIC))
 		}
 	}
 	return notes

@@ -3,8 +3,11 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gopacket/gopacket/afpacket"
 )
@@ -54,6 +57,7 @@ type Capture struct {
 	otherOut  int64 // outgoing TCP packets not to DstPorts, or without payload
 	bad       int64 // frames that did not parse
 	readErr   error
+	readerCPU time.Duration
 }
 
 // Second is what one second of the capture saw of the measured direction.
@@ -121,6 +125,10 @@ func Open(opts Options) (*Capture, error) {
 // before the stop has retired by then).
 func (c *Capture) read() {
 	defer close(c.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
+	defer func() { c.readerCPU = threadCPU() - cpu0 }()
 	var stopAt time.Time
 	for {
 		data, ci, err := c.tp.ZeroCopyReadPacketData()
@@ -184,6 +192,9 @@ type Result struct {
 	Seen, Dropped int64
 	// QueueFreezes counts TPACKET_V3 queue freezes (ring full).
 	QueueFreezes int64
+	// ReaderCPU is the CPU time the reader thread used (the kernel's
+	// share of the capture is charged to the sending threads).
+	ReaderCPU time.Duration
 }
 
 // Stop ends the capture, closes the ring and returns what it saw. It
@@ -202,6 +213,7 @@ func (c *Capture) Stop() (Result, error) {
 		Seen:         int64(st.Packets()),
 		Dropped:      int64(st.Drops()),
 		QueueFreezes: int64(st.QueueFreezes()),
+		ReaderCPU:    c.readerCPU,
 	}
 	if c.readErr != nil {
 		return res, fmt.Errorf("capture on %s: read: %w", c.opts.Interface, c.readErr)
@@ -210,4 +222,13 @@ func (c *Capture) Stop() (Result, error) {
 		return res, fmt.Errorf("capture on %s: ring statistics: %w", c.opts.Interface, serr)
 	}
 	return res, nil
+}
+
+// threadCPU is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		panic(fmt.Sprintf("clock_gettime(CLOCK_THREAD_CPUTIME_ID): %v", err))
+	}
+	return time.Duration(ts.Nano())
 }

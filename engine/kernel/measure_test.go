@@ -1,0 +1,175 @@
+package kernel
+
+import (
+	"math"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/engine/kernel/capture"
+)
+
+func TestMeasurementResultStream(t *testing.T) {
+	m := measurement{
+		Kind:       config.Stream,
+		Duration:   2 * time.Second,
+		Bytes:      250_000_000, // 1 Gb/s
+		MSS:        1448,
+		Captured:   true,
+		CPUThreads: [2]time.Duration{400 * time.Millisecond, 200 * time.Millisecond},
+		Outside:    100 * time.Millisecond,
+		TCP: [2]tcpTotals{
+			{SegsIn: 100, SegsOut: 200, DataSegsOut: 200, Retrans: 3},
+			{SegsIn: 200, SegsOut: 100, Retrans: 0},
+		},
+		Taps: []tapResult{{
+			Interface: "tx0",
+			Result:    capture.Result{Sizes: map[int]int64{1448: 100, 2 * 1448: 50}, Seen: 160, Dropped: 0},
+			TxPackets: 160,
+		}},
+	}
+	res := m.result()
+	want := map[string]float64{
+		engine.MetricThroughputBps:    1e9,
+		engine.MetricBytes:            250e6,
+		engine.MetricDurationS:        2,
+		engine.MetricTransactionsPerS: 0,
+		engine.MetricLatencyP50us:     0,
+		engine.MetricLatencyP99us:     0,
+		// (400 ms + half of 100 ms) over 2 s; (200 ms + 50 ms) over 2 s.
+		engine.MetricCPUTxPct:      22.5,
+		engine.MetricCPURxPct:      12.5,
+		engine.MetricCPUTxPerGbit:  22.5,
+		engine.MetricSendUnits:     150,
+		engine.MetricAvgSendBytes:  (100*1448 + 50*2*1448) / 150.0,
+		engine.MetricDataPackets:   200,
+		engine.MetricSingleMSSFrac: 100 / 150.0,
+		engine.MetricRetransmits:   3,
+		engine.MetricCaptureLoss:   0,
+	}
+	if diff := cmp.Diff(want, res.Metrics, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a)) })); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int64{100, 50}, res.SendUnitHistogram); diff != "" {
+		t.Errorf("histogram (-want +got):\n%s", diff)
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "TCP_INFO") || strings.Contains(n, "dropped") {
+			t.Errorf("unexpected note for agreeing counts: %q", n)
+		}
+	}
+}
+
+func TestMeasurementNotesDisagreement(t *testing.T) {
+	m := measurement{
+		Kind: config.Stream, Duration: time.Second, Bytes: 1, MSS: 1000, Captured: true,
+		TCP:  [2]tcpTotals{{DataSegsOut: 500}},
+		Taps: []tapResult{{Interface: "tx0", Result: capture.Result{Sizes: map[int]int64{1000: 100}, Seen: 110, Dropped: 10}, TxPackets: 400}},
+	}
+	res := m.result()
+	if got := res.Metrics[engine.MetricCaptureLoss]; got != 10 {
+		t.Errorf("capture_loss = %v, want 10 (tp_drops)", got)
+	}
+	var dropped, tx bool
+	for _, n := range res.Notes {
+		dropped = dropped || strings.Contains(n, "dropped 10 of 110")
+		tx = tx || strings.Contains(n, "interface counted 400")
+	}
+	if !dropped || !tx {
+		t.Errorf("notes %q: want the drops and the tx_packets disagreement named", res.Notes)
+	}
+}
+
+func TestMeasurementRR(t *testing.T) {
+	var lat []time.Duration
+	for i := 100; i >= 1; i-- {
+		lat = append(lat, time.Duration(i)*time.Microsecond)
+	}
+	m := measurement{Kind: config.RR, Duration: 2 * time.Second, Bytes: 1000, Latencies: lat}
+	res := m.result()
+	for name, want := range map[string]float64{
+		engine.MetricTransactionsPerS: 50,
+		engine.MetricLatencyP50us:     50,
+		engine.MetricLatencyP99us:     99,
+	} {
+		if got := res.Metrics[name]; got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "capture disabled") {
+		t.Errorf("notes %q: want the disabled capture named", res.Notes)
+	}
+}
+
+func TestSplitSoftirq(t *testing.T) {
+	tests := []struct {
+		total          time.Duration
+		txSegs, rxSegs uint64
+		wantTx, wantRx time.Duration
+	}{
+		{0, 10, 10, 0, 0},
+		{100, 0, 0, 50, 50},
+		{100, 30, 10, 75, 25},
+	}
+	for _, tt := range tests {
+		tx, rx := splitSoftirq(tt.total, tt.txSegs, tt.rxSegs)
+		if tx != tt.wantTx || rx != tt.wantRx {
+			t.Errorf("splitSoftirq(%v, %d, %d) = %v, %v; want %v, %v", tt.total, tt.txSegs, tt.rxSegs, tx, rx, tt.wantTx, tt.wantRx)
+		}
+	}
+}
+
+func TestParseProc(t *testing.T) {
+	stat := "cpu  10 0 10 500 5 0 1 2 0 0\ncpu0 5 0 5 250 3 0 1 1 0 0\ncpu1 5 0 5 250 2 0 0 1 0 0\nintr 1 2\n"
+	cpus, idle := parseProcStat(stat)
+	if cpus != 2 || idle != 5070*time.Millisecond {
+		t.Errorf("parseProcStat = %d CPUs, %v idle; want 2, 5.07s (idle+iowait+steal)", cpus, idle)
+	}
+	comm, ticks, ok := parsePidStat("12 (ksoftirqd/0) S 2 0 0 0 -1 69238848 0 0 0 0 7 11 3 4 20 0 1 0 9 0 0")
+	if !ok || comm != "ksoftirqd/0" || ticks != 25 {
+		t.Errorf("parsePidStat = %q, %d, %v; want ksoftirqd/0, 25, true", comm, ticks, ok)
+	}
+	if _, _, ok := parsePidStat("garbage"); ok {
+		t.Error("parsePidStat accepted a line without a command")
+	}
+	if d, ok := parseSchedstat("123456 789 10\n"); !ok || d != 123456 {
+		t.Errorf("parseSchedstat = %v, %v; want 123456ns", d, ok)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	d := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, tt := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 5}, {0.99, 10}, {0.1, 1}, {0, 1}} {
+		if got := percentile(d, tt.q); got != tt.want {
+			t.Errorf("percentile(1..10, %v) = %v, want %v", tt.q, got, tt.want)
+		}
+	}
+	if got := percentile(nil, 0.5); got != 0 {
+		t.Errorf("percentile(empty) = %v, want 0", got)
+	}
+}
+
+func TestSenderNIC(t *testing.T) {
+	sc := &config.Scenario{NICs: []*config.NIC{
+		{Name: "a", Host: "tx"},
+		{Name: "b", Host: "tx", Address: mustPrefix("10.1.0.1/24")},
+		{Name: "c", Host: "tx", Address: mustPrefix("10.2.0.1/24")},
+		{Name: "d", Host: "rx", Address: mustPrefix("10.2.0.2/24")},
+	}}
+	for dst, want := range map[string]string{"10.2.0.2": "c", "10.1.0.9": "b", "192.0.2.1": "b"} {
+		if got := senderNIC(sc, "tx", mustAddr(dst)); got == nil || got.Name != want {
+			t.Errorf("senderNIC(tx, %s) = %v, want %s", dst, got, want)
+		}
+	}
+}
+
+func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+func mustAddr(s string) netip.Addr     { return netip.MustParseAddr(s) }
