@@ -168,9 +168,19 @@ func onThread(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
+		sent := false
+		defer func() {
+			// fn called runtime.Goexit (t.Fatal on this goroutine): the
+			// thread is still locked, in whatever namespace, and is
+			// discarded; the caller must not wait forever.
+			if !sent {
+				errc <- errors.New("the function run in the namespace exited its goroutine (runtime.Goexit; t.Fatal?)")
+			}
+		}()
+		send := func(err error) { sent = true; errc <- err }
 		orig, err := unix.Open(threadNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			errc <- fmt.Errorf("save thread namespace: %w", err)
+			send(fmt.Errorf("save thread namespace: %w", err))
 			return // still locked: the thread is discarded
 		}
 		defer unix.Close(orig)
@@ -184,11 +194,11 @@ func onThread(fn func() error) error {
 			ferr = fn()
 		}()
 		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-			errc <- errors.Join(ferr, fmt.Errorf("restore thread namespace: %w", err))
+			send(errors.Join(ferr, fmt.Errorf("restore thread namespace: %w", err)))
 			return // still locked: the thread is discarded
 		}
 		runtime.UnlockOSThread()
-		errc <- ferr
+		send(ferr)
 	}()
 	return <-errc
 }

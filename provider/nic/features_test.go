@@ -1,0 +1,111 @@
+package nic
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/safchain/ethtool"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/provider"
+)
+
+// feats builds a feature state: names listed in on are active, names in
+// fixed cannot change; every name in either is known.
+func feats(on, fixed []string) Features {
+	f := Features{}
+	for _, g := range featureGroups {
+		for _, n := range g.set {
+			f[n] = ethtool.FeatureState{Available: true}
+		}
+	}
+	for _, n := range on {
+		st := f[n]
+		st.Active = true
+		f[n] = st
+	}
+	for _, n := range fixed {
+		st := f[n]
+		st.Available = false
+		f[n] = st
+	}
+	return f
+}
+
+func TestWhy(t *testing.T) {
+	tests := []struct {
+		name string
+		f    Features
+		w    wantOffload
+		want string
+	}{
+		{"tso without sg", feats([]string{"tx-checksum-ip-generic"}, nil), wantOffload{config.TSO, true},
+			"the kernel kept it off (requires scatter-gather)"},
+		{"tso without either", feats(nil, nil), wantOffload{config.TSO, true},
+			"the kernel kept it off (requires scatter-gather and a tx checksum offload)"},
+		{"gso without sg", feats(nil, nil), wantOffload{config.GSO, true},
+			"the kernel kept it off (requires scatter-gather)"},
+		{"fixed off", feats(nil, []string{"rx-lro"}), wantOffload{config.LRO, true},
+			"the device has it [fixed] off"},
+		{"kept on", feats([]string{"rx-gro"}, nil), wantOffload{config.GRO, false},
+			"the kernel kept it on"},
+		{"unknown", Features{}, wantOffload{config.GRO, true},
+			"the device does not have this offload"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.f.why(tt.w); got != tt.want {
+				t.Errorf("why(%s) = %q, want %q", tt.w, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRequestChangesWholeGroups(t *testing.T) {
+	f := feats(nil, []string{"tx-checksum-ipv4", "tx-checksum-ipv6", "tx-checksum-fcoe-crc", "tx-checksum-sctp"})
+	got := f.request([]wantOffload{{config.TSO, false}, {config.TxCsum, true}})
+	want := map[string]bool{
+		"tx-tcp-segmentation": false, "tx-tcp-ecn-segmentation": false, "tx-tcp-mangleid-segmentation": false, "tx-tcp6-segmentation": false,
+		"tx-checksum-ip-generic": true, // the fixed ones are left out
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("request (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeclaredOffloads(t *testing.T) {
+	got, err := declaredOffloads(provider.Attrs{"offload.sg": "true", "offload.tso": "false", "mtu": "1500", "restore.offload.gro": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"tso=off", "sg=on"}
+	var gotS []string
+	for _, w := range got {
+		gotS = append(gotS, w.String())
+	}
+	if diff := cmp.Diff(want, gotS); diff != "" {
+		t.Errorf("declaredOffloads (-want +got):\n%s", diff)
+	}
+	if _, err := declaredOffloads(provider.Attrs{"offload.tso": "yes"}); err == nil {
+		t.Error(`offload.tso = "yes": nil error, want one`)
+	}
+}
+
+func TestShapingSizes(t *testing.T) {
+	tests := []struct {
+		s            shaping
+		burst, limit uint32
+	}{
+		{shaping{rate: 2e9}, 1e6, 1e6 + 12_500_000},               // 250 MB/s: a 4 ms tick is 1 MB
+		{shaping{rate: 10e6}, minBurst, minBurst + 62_500},        // slow: one TSO packet's worth
+		{shaping{rate: 100e6, queue: 300_000}, minBurst, 300_000}, // a declared queue wins
+	}
+	for _, tt := range tests {
+		if got := tt.s.burst(); got != tt.burst {
+			t.Errorf("%+v burst = %d, want %d", tt.s, got, tt.burst)
+		}
+		if got := tt.s.limit(); got != tt.limit {
+			t.Errorf("%+v limit = %d, want %d", tt.s, got, tt.limit)
+		}
+	}
+}
