@@ -2,6 +2,7 @@ package nic
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -92,7 +93,9 @@ func readShaping(c *nsConn, l netlink.Link) (shaping, netlink.Qdisc, error) {
 		case *netlink.Tbf:
 			return shaping{rate: q.Rate * 8, queue: int64(q.Limit)}, q, nil
 		case *netlink.Netem:
-			return shaping{rate: q.Rate64 * 8, delay: time.Duration(q.Latency) * time.Microsecond}, q, nil
+			// netem reports its latency in psched ticks.
+			us := math.Round(float64(q.Latency) / netlink.TickInUsec())
+			return shaping{rate: q.Rate64 * 8, delay: time.Duration(us) * time.Microsecond}, q, nil
 		}
 	}
 	return shaping{}, nil, nil
