@@ -12,4 +12,15 @@
 //
 // Kernel feature names ("tx-tcp-segmentation") stay inside this package;
 // the rest of tsolab speaks the language's offload names ("tso").
+//
+// Where the time goes (BenchmarkLab100: 100 hosts, each with a veth to
+// one switch, 8 workers): creating a veth in place costs about 1 ms;
+// reading features through safchain/ethtool cost 0.5 ms a call (it fetches
+// the kernel's feature names into a 1 MiB buffer every time), so the name
+// table is probed once and features are read and set with one small ioctl
+// (6 us). Deleting a veth takes about 18 ms, nearly all of it waiting for
+// RCU (rcu_barrier in netdev_run_todo); concurrent deletions share those
+// waits, so destroy time falls with the planner's parallelism.
+// Namespaces cost little: the bind mounts are private, and the kernel
+// frees a namespace asynchronously once it is unmounted.
 package nic

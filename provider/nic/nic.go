@@ -52,6 +52,11 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 		d.fix(err.Error(), "")
 		return provider.ValidateResponse{Diagnostics: d.diags}
 	}
+	for _, ns := range []string{s.ns, s.peerNS} {
+		if ns != "" && !req.Naming.OwnsNS(ns) {
+			d.fix(fmt.Sprintf("namespace %q is not one of lab %s's", ns, req.Naming.LabID), "This is a bug in tsolab.")
+		}
+	}
 	caps, err := p.probe.get()
 	if err != nil {
 		d.errorf("probe the kernel", err)
