@@ -11,6 +11,10 @@
 //	plan, err := p.Plan(ctx, scenarioName, desired) // load state, refresh, diff, validate
 //	res, err := p.Apply(ctx, plan)                   // lock, stale check, walk, save state
 //	plan, err := p.PlanDestroy(ctx)                  // then Apply(plan) to destroy
+//	WritePlanFile(path, plan); plan, err = ReadPlanFile(path) // -out FILE, apply FILE
+//	                                                 // (New(Options{Dir: plan.Dir, Lab: plan.Lab, ...}))
+//	st, err := ReadState(dir)                        // show
+//	DOT(desired), PlanDOT(plan)                      // graph
 //
 // It never touches the system itself: every read and change goes through a
 // provider.Interface chosen by resource kind. It does not render anything
