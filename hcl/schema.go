@@ -1,0 +1,394 @@
+package hcl
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Block types of the language.
+const (
+	kindLab      = "lab"
+	kindVariable = "variable"
+	kindMatrix   = "matrix"
+	kindHost     = "host"
+	kindSwitch   = "switch"
+	kindNIC      = "nic"
+	kindWorkload = "workload"
+	kindExpect   = "expect"
+)
+
+// Names an expression can start with. The block kinds that can be
+// referenced (host, switch, nic, workload) are roots too.
+const (
+	rootVar      = "var"
+	rootMatrix   = "matrix"
+	rootResult   = "result"
+	rootBaseline = "baseline"
+	funcScenario = "scenario"
+)
+
+// refKinds are the block kinds an expression can reference by name.
+var refKinds = []string{kindHost, kindSwitch, kindNIC, kindWorkload}
+
+// allRoots is every name an expression can start with somewhere, for
+// telling "not allowed here" apart from "unknown".
+var allRoots = []string{rootVar, rootMatrix, kindHost, kindSwitch, kindNIC, kindWorkload, rootResult, rootBaseline}
+
+// attrSpec describes one attribute of a block.
+type attrSpec struct {
+	name     string
+	required bool
+	// roots are the names the attribute's expression may start with.
+	roots []string
+	// refs are the block kinds the attribute's value refers to (host =
+	// host.tx); empty for plain values.
+	refs []string
+	// example is a correct assignment, shown in diagnostics.
+	example string
+}
+
+// blockSpec describes one block type.
+type blockSpec struct {
+	kind    string
+	labeled bool // one label, the block's name
+	unique  bool // at most one per lab
+	attrs   []attrSpec
+	// anyAttrs accepts attributes of any name (matrix axes), with roots.
+	anyAttrs  bool
+	anyRoots  []string
+	example   string // a minimal correct block, shown in diagnostics
+	labelDesc string // what the label names
+}
+
+func (s *blockSpec) attr(name string) *attrSpec {
+	for i := range s.attrs {
+		if s.attrs[i].name == name {
+			return &s.attrs[i]
+		}
+	}
+	return nil
+}
+
+func (s *blockSpec) attrNames() []string {
+	out := make([]string, len(s.attrs))
+	for i, a := range s.attrs {
+		out[i] = a.name
+	}
+	return out
+}
+
+var (
+	values   = []string{rootVar, rootMatrix} // what plain attributes of topology blocks read
+	varsOnly = []string{rootVar}
+)
+
+// schema is the whole language, in the order the blocks are documented.
+var schema = []*blockSpec{
+	{
+		kind: kindLab, labeled: true, unique: true, labelDesc: "the lab's name",
+		example: `lab "NAME" { engine = "kernel" }`,
+		attrs: []attrSpec{
+			{name: "description", roots: varsOnly, example: `description = "what the lab shows"`},
+			{name: "engine", roots: varsOnly, example: `engine = "kernel"`},
+		},
+	},
+	{
+		kind: kindVariable, labeled: true, labelDesc: "the variable's name",
+		example: `variable "NAME" { type = number, default = 1500 }`,
+		attrs: []attrSpec{
+			{name: "type", example: `type = number`},
+			{name: "default", example: `default = 1500`},
+			{name: "description", example: `description = "what it sets"`},
+		},
+	},
+	{
+		kind: kindMatrix, unique: true, anyAttrs: true, anyRoots: varsOnly,
+		example: `matrix { tso = [true, false] }`,
+	},
+	{
+		kind: kindHost, labeled: true, labelDesc: "the host's name",
+		example: `host "NAME" {}`,
+		attrs: []attrSpec{
+			{name: "kind", roots: values, example: `kind = "netns"`},
+			{name: "sysctl", roots: values, example: `sysctl = { "net.ipv4.tcp_wmem" = "4096 1048576 4194304" }`},
+			{name: "stack", roots: values, example: `stack = "linux-6"`},
+			{name: "stack_options", roots: values, example: `stack_options = { size_goal_modulo = false }`},
+			{name: "cpu", roots: values, example: `cpu = "opteron"`},
+			{name: "cores", roots: values, example: `cores = 4`},
+			{name: "bus", roots: values, example: `bus = "7.5gbit"`},
+			{name: "delayed_ack", roots: values, example: `delayed_ack = true`},
+		},
+	},
+	{
+		kind: kindSwitch, labeled: true, labelDesc: "the switch's name",
+		example: `switch "NAME" {}`,
+	},
+	{
+		kind: kindNIC, labeled: true, labelDesc: "the interface name",
+		example: `nic "NAME" { host = host.HOST, connect = switch.SWITCH }`,
+		attrs: []attrSpec{
+			{name: "host", required: true, roots: withRefs(kindHost), refs: []string{kindHost}, example: `host = host.HOST`},
+			{name: "connect", roots: withRefs(kindSwitch), refs: []string{kindSwitch}, example: `connect = switch.SWITCH`},
+			{name: "peer", roots: withRefs(kindNIC), refs: []string{kindNIC}, example: `peer = nic.NIC`},
+			{name: "device", roots: values, example: `device = "enp3s0"`},
+			{name: "address", roots: values, example: `address = "10.77.0.1/24"`},
+			{name: "mtu", roots: values, example: `mtu = 9000`},
+			{name: "rate", roots: values, example: `rate = "2gbit"`},
+			{name: "delay", roots: values, example: `delay = "20us"`},
+			{name: "queue", roots: values, example: `queue = "1MB"`},
+			{name: "offload", roots: values, example: `offload = { tso = true, sg = true, tx_csum = true }`},
+		},
+	},
+	{
+		kind: kindWorkload, labeled: true, labelDesc: "the workload's name",
+		example: `workload "NAME" { client = host.HOST, servers = [nic.NIC], duration = "3s" }`,
+		attrs: []attrSpec{
+			{name: "kind", roots: values, example: `kind = "stream"`},
+			{name: "client", required: true, roots: withRefs(kindHost), refs: []string{kindHost}, example: `client = host.HOST`},
+			{name: "servers", required: true, roots: withRefs(kindNIC, kindHost), refs: []string{kindNIC, kindHost}, example: `servers = [nic.NIC]`},
+			{name: "loopback", roots: values, example: `loopback = true`},
+			{name: "connections", roots: values, example: `connections = 4`},
+			{name: "write_size", roots: values, example: `write_size = 65536`},
+			{name: "duration", roots: values, example: `duration = "3s"`},
+			{name: "bytes", roots: values, example: `bytes = "100MB"`},
+			{name: "sndbuf", roots: values, example: `sndbuf = "1MB"`},
+			{name: "rcvbuf", roots: values, example: `rcvbuf = "2MB"`},
+			{name: "nodelay", roots: values, example: `nodelay = true`},
+			{name: "cork", roots: values, example: `cork = true`},
+			{name: "cc", roots: values, example: `cc = "cubic"`},
+			{name: "request_size", roots: values, example: `request_size = 1`},
+			{name: "response_size", roots: values, example: `response_size = 1`},
+			{name: "concurrency", roots: values, example: `concurrency = 8`},
+			{name: "file_size", roots: values, example: `file_size = "1GiB"`},
+			{name: "rate", roots: values, example: `rate = "1gbit"`},
+		},
+	},
+	{
+		kind: kindExpect, labeled: true, labelDesc: "the expectation's name",
+		example: `expect "NAME" { workload = workload.W, condition = result.throughput_bps >= 1e9 }`,
+		attrs: []attrSpec{
+			{name: "workload", roots: []string{kindWorkload}, refs: []string{kindWorkload}, example: `workload = workload.WORKLOAD`},
+			{name: "when", roots: values, example: `when = matrix.tso`},
+			{name: "condition", required: true, roots: []string{rootVar, rootMatrix, rootResult, rootBaseline}, example: `condition = result.throughput_bps >= 1e9`},
+			{name: "message", roots: varsOnly, example: `message = "why it should hold"`},
+		},
+	},
+}
+
+func withRefs(kinds ...string) []string {
+	return append(append([]string(nil), values...), kinds...)
+}
+
+func specFor(kind string) *blockSpec {
+	for _, s := range schema {
+		if s.kind == kind {
+			return s
+		}
+	}
+	return nil
+}
+
+func blockKinds() []string {
+	out := make([]string, len(schema))
+	for i, s := range schema {
+		out[i] = s.kind
+	}
+	return out
+}
+
+// block is one declared block after the structural checks: known type,
+// right labels, known attributes.
+type block struct {
+	spec  *blockSpec
+	name  string // "" for matrix
+	body  *hclsyntax.Body
+	def   hclv2.Range // type and labels: `nic "tx0"`
+	attrs map[string]*hclsyntax.Attribute
+	// skip holds attributes whose expression already failed a check
+	// (an undeclared reference, a cycle): evaluation leaves them out
+	// instead of reporting the same mistake again.
+	skip map[string]bool
+}
+
+func (b *block) kind() string { return b.spec.kind }
+
+// addr is how expressions name the block: "nic.tx0".
+func (b *block) addr() string { return b.spec.kind + "." + b.name }
+
+// label is how diagnostics name the block: `nic "tx0"`.
+func (b *block) label() string {
+	if b.name == "" {
+		return b.spec.kind
+	}
+	return fmt.Sprintf("%s %q", b.spec.kind, b.name)
+}
+
+// attr returns the attribute name if it is written and usable.
+func (b *block) attr(name string) *hclsyntax.Attribute {
+	if b.skip[name] {
+		return nil
+	}
+	return b.attrs[name]
+}
+
+// sortedAttrs returns the block's attributes in source order.
+func (b *block) sortedAttrs() []*hclsyntax.Attribute {
+	out := make([]*hclsyntax.Attribute, 0, len(b.attrs))
+	for _, a := range b.attrs {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SrcRange.Start.Byte < out[j].SrcRange.Start.Byte })
+	return out
+}
+
+// declare checks the structure of one file body against the schema and
+// records its blocks. Mistakes here do not depend on any value.
+func (l *loader) declare(body *hclsyntax.Body) {
+	for _, a := range sortedBodyAttrs(body) {
+		l.errorf(a.NameRange, "Attribute outside a block",
+			"%s = ... must be inside a block: the top level of a lab file holds only blocks (%s).%s",
+			a.Name, strings.Join(blockKinds(), ", "), topLevelAttrHint(a.Name))
+	}
+	for _, hb := range body.Blocks {
+		spec := specFor(hb.Type)
+		if spec == nil {
+			l.errorf(hb.TypeRange, "Unknown block type",
+				"A lab has no block of type %q. %sThe block types are %s.",
+				hb.Type, didYouMean(hb.Type, blockKinds()), joinOr(blockKinds()))
+			continue
+		}
+		l.seen[spec.kind] = true
+		b := &block{spec: spec, body: hb.Body, def: hb.DefRange(), attrs: map[string]*hclsyntax.Attribute{}, skip: map[string]bool{}}
+		if !l.checkLabels(hb, spec) {
+			continue
+		}
+		if spec.labeled {
+			b.name = hb.Labels[0]
+		}
+		l.checkBody(b)
+		l.record(b)
+	}
+}
+
+func topLevelAttrHint(name string) string {
+	for _, s := range schema {
+		if s.attr(name) != nil {
+			return fmt.Sprintf(" %s belongs in a %s block.", name, s.kind)
+		}
+	}
+	return ""
+}
+
+func (l *loader) checkLabels(hb *hclsyntax.Block, spec *blockSpec) bool {
+	switch {
+	case spec.labeled && len(hb.Labels) == 0:
+		l.errorf(hb.TypeRange, "Missing name",
+			"A %s block needs a name, %s: write %s.", spec.kind, spec.labelDesc, spec.example)
+		return false
+	case !spec.labeled && len(hb.Labels) > 0:
+		l.errorf(hb.LabelRanges[0], "Unexpected name",
+			"A %s block has no name: remove %q and write %s.", spec.kind, hb.Labels[0], spec.example)
+		return false
+	case len(hb.Labels) > 1:
+		l.errorf(hb.LabelRanges[1], "Extra label",
+			"A %s block has exactly one label, %s: remove %q.", spec.kind, spec.labelDesc, hb.Labels[1])
+		return false
+	}
+	return true
+}
+
+// checkBody reports nested blocks and unknown attributes, and keeps the
+// known ones.
+func (l *loader) checkBody(b *block) {
+	spec := b.spec
+	for _, nb := range b.body.Blocks {
+		detail := fmt.Sprintf("Blocks are not nested in a lab: a %s block holds only attributes.", spec.kind)
+		switch {
+		case spec.attr(nb.Type) != nil || spec.anyAttrs:
+			detail += fmt.Sprintf(" %s is an attribute: write %s = { ... } (with an equals sign).", nb.Type, nb.Type)
+		case specFor(nb.Type) != nil && nb.Type != spec.kind && len(nb.Labels) == 1 && (nb.Type == kindNIC || nb.Type == kindSwitch || nb.Type == kindHost):
+			detail += fmt.Sprintf(" Declare %s %q at the top level of the file and link it by reference (for a NIC: host = host.%s).", nb.Type, nb.Labels[0], b.name)
+		case specFor(nb.Type) != nil:
+			detail += fmt.Sprintf(" Declare the %s block at the top level of the file.", nb.Type)
+		}
+		l.errorf(nb.TypeRange, "Unexpected block", "%s", detail)
+	}
+	for _, a := range sortedBodyAttrs(b.body) {
+		if spec.anyAttrs {
+			b.attrs[a.Name] = a
+			continue
+		}
+		if spec.attr(a.Name) == nil {
+			names := spec.attrNames()
+			var known string
+			if len(names) == 0 {
+				known = fmt.Sprintf("A %s block takes no attributes: remove it.", spec.kind)
+			} else {
+				known = fmt.Sprintf("The attributes of a %s block are %s.", spec.kind, joinAnd(names))
+			}
+			l.errorf(a.NameRange, "Unknown attribute",
+				"A %s block has no attribute %q. %s%s", spec.kind, a.Name, didYouMean(a.Name, names), known)
+			continue
+		}
+		b.attrs[a.Name] = a
+	}
+	for _, as := range spec.attrs {
+		if as.required && b.attrs[as.name] == nil && b.hasNoBrokenAttr(as.name) {
+			l.errorf(b.def, "Missing required attribute",
+				"%s needs %s: add %s.", b.label(), as.name, as.example)
+		}
+	}
+}
+
+// hasNoBrokenAttr is true unless the body writes the attribute in a form
+// already reported (as a nested block).
+func (b *block) hasNoBrokenAttr(name string) bool {
+	for _, nb := range b.body.Blocks {
+		if nb.Type == name {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedBodyAttrs(body *hclsyntax.Body) []*hclsyntax.Attribute {
+	out := make([]*hclsyntax.Attribute, 0, len(body.Attributes))
+	for _, a := range body.Attributes {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SrcRange.Start.Byte < out[j].SrcRange.Start.Byte })
+	return out
+}
+
+// record adds a block, reporting duplicates and invalid names.
+func (l *loader) record(b *block) {
+	kind := b.kind()
+	if b.spec.unique {
+		if prev := l.unique[kind]; prev != nil {
+			l.errorf(b.def, fmt.Sprintf("Duplicate %s block", kind),
+				"A lab has at most one %s block; the first is at %s. Merge the two.", kind, rangeLoc(prev.def))
+			return
+		}
+		l.unique[kind] = b
+	} else {
+		key := b.addr()
+		if prev := l.byAddr[key]; prev != nil {
+			l.errorf(b.def, fmt.Sprintf("Duplicate %s name", kind),
+				"%s is already declared at %s. Give each %s a name of its own.", b.label(), rangeLoc(prev.def), kind)
+			return
+		}
+		if !l.checkName(b) {
+			return
+		}
+		l.byAddr[key] = b
+	}
+	l.blocks[kind] = append(l.blocks[kind], b)
+}
+
+func rangeLoc(r hclv2.Range) string {
+	return fmt.Sprintf("%s:%d,%d", r.Filename, r.Start.Line, r.Start.Column)
+}
