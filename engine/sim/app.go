@@ -64,7 +64,7 @@ func (ep *endpoint) runApp(now int64) {
 			w.onRead(ep, done, n)
 			// tcp_cleanup_rbuf / tcp_usr_rcvd: tell the peer when the
 			// window opened a lot.
-			if nw := ep.prof.acks.window(ep); nw-oldWin >= 2*ep.mss && oldWin < r.buf/2 {
+			if nw := ep.prof.acks.window(ep); ep.prof.acks.windowUpdate(ep, oldWin, nw) {
 				ep.sendAck(now, ackWindow, c)
 			}
 			if a.reply > 0 {

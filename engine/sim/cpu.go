@@ -41,6 +41,9 @@ type CPUProfile struct {
 	// (descriptor fetch and write-back, PCI-X split transactions), ns. Only
 	// used when the host has a `bus` limit.
 	BusPerUnit float64
+	// RxRing is the receive ring in frames: a frame that finds it full
+	// is dropped (rx_missed). 0 = unlimited.
+	RxRing int
 	// RSS spreads receive queues over the cores by flow (multi-queue NICs);
 	// without it every interrupt lands on core 0.
 	RSS bool
@@ -89,6 +92,16 @@ func builtinCPUProfiles() []CPUProfile {
 			AckRx: 500, AckTx: 400,
 			Interrupt: 1000, RxPerFrame: 250, RxPerSkb: 600, GROMerge: 60,
 			IRQDelay: 8000, BusPerUnit: 200,
+		},
+		{
+			Name:        "node-2016",
+			Description: "the FreeBSD 10.2 nodes of seed 003 (10 GbE, one iperf stream at ~2.7 Gb/s); calibrated on that throughput",
+			Cores:       4,
+			Syscall:     1000, CopyPerByte: 1.0, PagePerByte: 0.02,
+			StackPerSkb: 1500, DriverPerUnit: 800, GSOPerSeg: 500, TxCompletion: 400, CsumPerByte: 0.4,
+			AckRx: 1200, AckTx: 900,
+			Interrupt: 2000, RxPerFrame: 600, RxPerSkb: 1200, GROMerge: 150,
+			IRQDelay: 10000, BusPerUnit: 300,
 		},
 		{
 			Name:        "modern",

@@ -14,7 +14,7 @@ import (
 type pair struct {
 	stack, rxStack string
 	cpu, rxCPU     string
-	cores          int
+	cores, rxCores int
 	mtu            int
 	rate           config.Rate
 	delay          time.Duration
@@ -46,7 +46,7 @@ func (p pair) scenario() *config.Scenario {
 		Name: "default",
 		Hosts: []*config.Host{
 			{Name: "tx", Stack: p.stack, StackOptions: p.stackOptions, CPU: p.cpu, Cores: p.cores, Bus: p.bus, DelayedAck: true},
-			{Name: "rx", Stack: rxStack, CPU: rxCPU, DelayedAck: true},
+			{Name: "rx", Stack: rxStack, CPU: rxCPU, Cores: p.rxCores, DelayedAck: true},
 		},
 		NICs: []*config.NIC{
 			{Name: "tx0", Host: "tx", Peer: "rx0", MTU: p.mtu, Rate: p.rate, Delay: p.delay, Offload: p.offTx},

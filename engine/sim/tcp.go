@@ -508,6 +508,9 @@ type ackPolicy interface {
 	window(ep *endpoint) int64
 	// onTimer runs when the delayed-ACK timer fires.
 	onTimer(ep *endpoint)
+	// windowUpdate says whether a read that moved the window from old to
+	// now bytes deserves a window update at once.
+	windowUpdate(ep *endpoint, old, now int64) bool
 }
 
 // linuxAcks mirrors __tcp_ack_snd_check and the quickack machinery of
@@ -559,6 +562,12 @@ func (a *linuxAcks) delay(*endpoint) int64 { return a.ato }
 
 func (a *linuxAcks) onTimer(ep *endpoint) { ep.rcv.pingpong = false }
 
+// windowUpdate mirrors tcp_cleanup_rbuf: after a read, ACK when the
+// window at least doubled and had fallen below half the buffer.
+func (a *linuxAcks) windowUpdate(ep *endpoint, old, now int64) bool {
+	return now >= 2*old && old < ep.rcv.buf/2 && now-old >= ep.mss
+}
+
 // window mirrors __tcp_select_window: free space rounded down to whole
 // segments.
 func (a *linuxAcks) window(ep *endpoint) int64 {
@@ -590,11 +599,26 @@ func (a *freebsdAcks) onAckSent(*endpoint)                {}
 func (a *freebsdAcks) delay(*endpoint) int64              { return a.delack }
 func (a *freebsdAcks) onTimer(*endpoint)                  {}
 
-// window mirrors tcp_output's recwin: sbspace, with the receiver's
-// silly-window rule (no window below a quarter buffer and one MSS).
+// windowUpdate mirrors tcp_output's window-update test after
+// tcp_usr_rcvd: the window grew by two segments and by a quarter buffer,
+// or the window had fallen to an eighth of the buffer.
+func (a *freebsdAcks) windowUpdate(ep *endpoint, old, now int64) bool {
+	adv := now - old
+	buf := ep.rcv.buf
+	return adv >= 2*ep.mss && (adv >= buf/4 || old <= buf/8 || buf <= 8*ep.mss)
+}
+
+// window mirrors tcp_output's recwin: sbspace, which is the lesser of the
+// byte space and the mbuf space (sb_mbmax - sb_mbcnt, sb_mbmax =
+// min(8 * sb_hiwat, sb_max = 2 MB), every received segment holding an
+// mbuf and a 2 KB cluster), with the receiver's silly-window rule (no
+// window below a quarter buffer and one MSS).
 func (a *freebsdAcks) window(ep *endpoint) int64 {
 	r := &ep.rcv
-	free := max(0, r.buf-r.unread-r.oooB)
+	cc := r.unread + r.oooB
+	mbcnt := (cc + ep.mss - 1) / ep.mss * (256 + 2048)
+	mbmax := min(8*r.buf, 2<<20)
+	free := max(0, min(r.buf-cc, mbmax-mbcnt))
 	if free < r.buf/4 && free < ep.mss {
 		free = 0
 	}

@@ -108,6 +108,10 @@ type rxQueue struct {
 
 func (w *world) pushFrame(qi int32, f frame) {
 	q := &w.rxqs[qi]
+	if r := q.host.cpu.RxRing; r > 0 && len(q.ring)-q.head >= r {
+		w.stats.drops++
+		return
+	}
 	q.ring = append(q.ring, f)
 	for i := len(q.ring) - 1; i > q.head && q.ring[i-1].at > f.at; i-- {
 		q.ring[i], q.ring[i-1] = q.ring[i-1], q.ring[i]
