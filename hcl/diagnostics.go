@@ -144,19 +144,25 @@ func didYouMean(given string, candidates []string) string {
 	return ""
 }
 
-// suggest returns the candidate closest to given by edit distance, or ""
-// when none is within a third of its length (and at most 3 edits).
+// suggest returns the candidate closest to given: one that differs by a
+// few edits (two for short names, three for long ones), or that starts
+// with given or given with it; "" when none is close.
 func suggest(given string, candidates []string) string {
 	best, bestDist := "", 0
+	g := strings.ToLower(given)
 	for _, c := range candidates {
 		if c == given {
 			continue
 		}
-		d := levenshtein.Distance(strings.ToLower(given), strings.ToLower(c), nil)
-		if strings.EqualFold(given, c) {
-			d = 0
+		lc := strings.ToLower(c)
+		d := levenshtein.Distance(g, lc, nil)
+		limit := 2
+		if len(c) > 6 {
+			limit = 3
 		}
-		limit := min(3, max(1, (len(c)+2)/3))
+		if len(g) >= 3 && (strings.HasPrefix(lc, g) || strings.HasPrefix(g, lc)) {
+			d = min(d, 1)
+		}
 		if d <= limit && (best == "" || d < bestDist) {
 			best, bestDist = c, d
 		}
@@ -360,6 +366,9 @@ func (p *diagPrinter) writeValues(w *bytes.Buffer, d *hclv2.Diagnostic) {
 	seen := map[string]bool{}
 	for _, t := range d.Expression.Variables() {
 		name := traversalText(t)
+		if r := t.SourceRange(); !containsRange(*d.Subject, r) {
+			continue
+		}
 		if seen[name] {
 			continue
 		}
@@ -430,4 +439,8 @@ func splitLines(src []byte) []lineSpan {
 
 func clamp(v, lo, hi int) int {
 	return max(lo, min(v, hi))
+}
+
+func containsRange(outer, inner hclv2.Range) bool {
+	return outer.Filename == inner.Filename && outer.Start.Byte <= inner.Start.Byte && inner.End.Byte <= outer.End.Byte
 }

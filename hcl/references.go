@@ -105,7 +105,7 @@ func (l *loader) checkTraversal(b *block, attr string, t hclv2.Traversal, roots,
 		}
 	case rootResult, rootBaseline:
 		if len(t) == 2 {
-			l.checkMetric(name, t[1].SourceRange())
+			l.checkMetric(name, stepRange(t[1]))
 		}
 	default: // a block kind
 		to := l.byAddr[root+"."+name]
@@ -115,7 +115,7 @@ func (l *loader) checkTraversal(b *block, attr string, t hclv2.Traversal, roots,
 		}
 		if len(t) > 2 {
 			if n, ok := stepName(t[2]); !ok || n != "name" {
-				l.errorf(t[2].SourceRange(), "Unsupported attribute",
+				l.errorf(stepRange(t[2]), "Unsupported attribute",
 					"A reference to a %s carries only its name: write %s.%s (or %s.%s.name for the name as a string).",
 					root, root, name, root, name)
 				return
@@ -226,7 +226,7 @@ func (l *loader) checkCalls(b *block, a *hclsyntax.Attribute) {
 		case *hclsyntax.RelativeTraversalExpr:
 			if c, ok := n.Source.(*hclsyntax.FunctionCallExpr); ok && c.Name == funcScenario && len(n.Traversal) == 1 {
 				if m, ok := stepName(n.Traversal[0]); ok {
-					l.checkMetric(m, n.Traversal[0].SourceRange())
+					l.checkMetric(m, stepRange(n.Traversal[0]))
 				}
 			}
 		}
@@ -309,4 +309,14 @@ func (l *loader) axisNames() []string {
 func hasFunc[F any](funcs map[string]F, name string) bool {
 	_, ok := funcs[name]
 	return ok
+}
+
+// stepRange is where a step's name is written: for .name, without the dot.
+func stepRange(s hclv2.Traverser) hclv2.Range {
+	r := s.SourceRange()
+	if a, ok := s.(hclv2.TraverseAttr); ok && r.End.Byte-r.Start.Byte == len(a.Name)+1 && r.Start.Line == r.End.Line {
+		r.Start.Byte++
+		r.Start.Column++
+	}
+	return r
 }

@@ -336,11 +336,21 @@ func (l *loader) checkBody(b *block) {
 		}
 		b.attrs[a.Name] = a
 	}
+	var missing, examples []string
 	for _, as := range spec.attrs {
 		if as.required && b.attrs[as.name] == nil && b.hasNoBrokenAttr(as.name) {
-			l.errorf(b.def, "Missing required attribute",
-				"%s needs %s: add %s.", b.label(), as.name, as.example)
+			missing = append(missing, as.name)
+			examples = append(examples, as.example)
 		}
+	}
+	switch len(missing) {
+	case 0:
+	case 1:
+		l.errorf(b.def, "Missing required attribute",
+			"%s needs %s: add %s.", b.label(), missing[0], examples[0])
+	default:
+		l.errorf(b.def, "Missing required attributes",
+			"%s needs %s: add %s.", b.label(), strings.Join(missing, " and "), strings.Join(examples, " and "))
 	}
 }
 
@@ -371,6 +381,9 @@ func (l *loader) record(b *block) {
 		if prev := l.unique[kind]; prev != nil {
 			l.errorf(b.def, fmt.Sprintf("Duplicate %s block", kind),
 				"A lab has at most one %s block; the first is at %s. Merge the two.", kind, rangeLoc(prev.def))
+			return
+		}
+		if b.spec.labeled && !l.checkName(b) {
 			return
 		}
 		l.unique[kind] = b

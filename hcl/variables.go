@@ -47,6 +47,9 @@ func (l *loader) loadVariables() {
 		if s, ok := e.str(b, "description"); ok {
 			st.v.Description = s
 		}
+		if b.skip["default"] {
+			st.bad = true // its mistake is already reported
+		}
 		if a := b.attr("default"); a != nil && !st.bad {
 			val, diags := a.Expr.Value(constCtx)
 			l.diags.addAll(diags)
