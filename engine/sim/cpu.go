@@ -65,12 +65,12 @@ func builtinCPUProfiles() []CPUProfile {
 		},
 		{
 			Name:        "opteron-2005-rx",
-			Description: "dual 2.x GHz Opteron receiver of seed 001 (no LRO in use)",
+			Description: "dual 2.x GHz Opteron receiver of seed 001 (no LRO): a bottleneck at MTU 1500, line rate with jumbo frames",
 			Cores:       2,
 			Syscall:     1500, CopyPerByte: 1.5, PagePerByte: 0.05,
 			StackPerSkb: 2500, DriverPerUnit: 1500, GSOPerSeg: 1200, TxCompletion: 700, CsumPerByte: 0.8,
 			AckRx: 2500, AckTx: 1500,
-			Interrupt: 3000, RxPerFrame: 1200, RxPerSkb: 1800, GROMerge: 300,
+			Interrupt: 3000, RxPerFrame: 2000, RxPerSkb: 2800, GROMerge: 300,
 			IRQDelay: 15000, BusPerUnit: 3000,
 		},
 		{
