@@ -1,0 +1,71 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments ("plan -detailed-exitcode lab/" and "plan lab/ -detailed-exitcode").
+// A lone "--" ends flag parsing.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// varFlags are the variable-setting flags shared by every command that
+// loads a lab.
+type varFlags struct {
+	vars     stringList // -var name=value
+	varFiles stringList // -var-file FILE
+}
+
+func (v *varFlags) register(fs *flag.FlagSet) {
+	fs.Var(&v.vars, "var", "set a variable: -var name=value (repeatable)")
+	fs.Var(&v.varFiles, "var-file", "read variables from an HCL file of name = value lines (repeatable)")
+}
+
+// values returns the -var flags as a map, or an error naming the bad one.
+func (v *varFlags) values() (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range v.vars {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("-var %q: write -var name=value", kv)
+		}
+		out[name] = value
+	}
+	return out, nil
+}
+
+// newFlagSet makes a flag set that reports errors instead of exiting.
+func newFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: tsolab %s\n\nOptions:\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/hcl"
+)
+
+// labDir returns the one positional argument or ".".
+func labDir(positional []string) (string, error) {
+	switch len(positional) {
+	case 0:
+		return ".", nil
+	case 1:
+		return positional[0], nil
+	}
+	return "", fmt.Errorf("expected one lab directory, got %d arguments: %v", len(positional), positional)
+}
+
+// loadLab loads the lab in dir with the variables of vf, printing
+// diagnostics; it returns nil when the lab has errors.
+func (c *cli) loadLab(dir string, vf *varFlags) *config.Lab {
+	vars, err := vf.values()
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		fmt.Fprintf(c.stderr, "Error: %s is not a lab directory: give a directory holding *.tsolab.hcl files\n", dir)
+		return nil
+	}
+	lab, diags := hcl.Load(dir, hcl.Options{Vars: vars, VarFiles: vf.varFiles, Env: c.env})
+	var sources map[string][]byte
+	if lab != nil {
+		sources = lab.Sources
+	}
+	c.writeDiags(sources, diags)
+	if diags.HasErrors() {
+		return nil
+	}
+	return lab
+}
+
+func (c *cli) writeDiags(sources map[string][]byte, diags hclv2.Diagnostics) {
+	if len(diags) == 0 {
+		return
+	}
+	if sources == nil {
+		sources = map[string][]byte{}
+	}
+	for _, d := range diags {
+		if d.Subject != nil {
+			if _, ok := sources[d.Subject.Filename]; !ok {
+				if b, err := os.ReadFile(d.Subject.Filename); err == nil {
+					sources[d.Subject.Filename] = b
+				}
+			}
+		}
+	}
+	hcl.WriteDiagnostics(c.stderr, sources, diags, false)
+}
+
+func (c *cli) validate(args []string) int {
+	fs := newFlagSet("validate", c.stderr, "validate [options] [DIR]")
+	var vf varFlags
+	vf.register(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError
+	}
+	dir, err := labDir(pos)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	lab := c.loadLab(dir, &vf)
+	if lab == nil {
+		return exitError
+	}
+	fmt.Fprintf(c.stdout, "Success! The lab %q is valid: %d scenario(s), %d host(s), %d switch(es), %d NIC(s), %d workload(s), %d expectation(s).\n",
+		lab.Name, len(lab.Scenarios), len(lab.Scenarios[0].Hosts), len(lab.Scenarios[0].Switches),
+		len(lab.Scenarios[0].NICs), len(lab.Scenarios[0].Workloads), len(lab.Expects))
+	return exitOK
+}
+
+func (c *cli) fmt(args []string) int {
+	fs := newFlagSet("fmt", c.stderr, "fmt [-check] [DIR]")
+	check := fs.Bool("check", false, "do not rewrite; exit 3 when a file is not canonical")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError
+	}
+	dir, err := labDir(pos)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	changed, diags := hcl.FormatDir(dir, !*check)
+	c.writeDiags(nil, diags)
+	if diags.HasErrors() {
+		return exitError
+	}
+	for _, f := range changed {
+		fmt.Fprintln(c.stdout, filepath.Clean(f))
+	}
+	if *check && len(changed) > 0 {
+		return exitFailed
+	}
+	return exitOK
+}

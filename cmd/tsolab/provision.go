@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/planner"
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host"
+	"github.com/tsolab/tsolab/provider/nic"
+	"github.com/tsolab/tsolab/view"
+)
+
+// providers wires the real providers, one per resource kind.
+func providers() map[provider.Kind]provider.Interface {
+	return map[provider.Kind]provider.Interface{
+		provider.KindHost:   host.New(),
+		provider.KindSwitch: nic.NewSwitch(),
+		provider.KindNIC:    nic.New(),
+	}
+}
+
+// outputFlags are the rendering flags shared by the provisioning commands.
+type outputFlags struct {
+	json    bool
+	noColor bool
+}
+
+func (o *outputFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print one JSON object per line instead of text")
+	fs.BoolVar(&o.noColor, "no-color", false, "no ANSI colors")
+}
+
+func (c *cli) view(o outputFlags, sources map[string][]byte) view.View {
+	if o.json {
+		return view.NewJSON(c.stdout, view.JSONOptions{Version: version})
+	}
+	return view.NewHuman(c.stdout, view.HumanOptions{Color: !o.noColor && isTerminal(c.stdout), Sources: sources})
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// signalContext is cancelled by the first SIGINT/SIGTERM: an apply then
+// stops starting new changes and records what it made.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// pickScenario returns the scenario named name, or the first one.
+func (c *cli) pickScenario(lab *config.Lab, name string) *config.Scenario {
+	if name == "" {
+		return lab.Scenarios[0]
+	}
+	if sc := lab.Scenario(name); sc != nil {
+		return sc
+	}
+	names := make([]string, len(lab.Scenarios))
+	for i, s := range lab.Scenarios {
+		names[i] = s.Name
+	}
+	fmt.Fprintf(c.stderr, "Error: lab %q has no scenario %q.\n\nScenarios are named by their matrix values in declaration order: %s\n",
+		lab.Name, name, strings.Join(names, ", "))
+	return nil
+}
+
+func newPlanner(dir string, lab *config.Lab, sc *config.Scenario, v view.View) *planner.Planner {
+	opts := planner.Options{Dir: dir, Lab: lab.Name, Providers: providers(), OnEvent: v.Event}
+	if sc != nil {
+		opts.Ranges = planner.Ranges(sc)
+	}
+	return planner.New(opts)
+}
+
+// planLab loads, plans and renders; it returns nil after printing the
+// reason when planning failed.
+func (c *cli) planLab(ctx context.Context, dir string, vf *varFlags, scenario string, o outputFlags) (*config.Lab, *planner.Plan, view.View) {
+	lab := c.loadLab(dir, vf)
+	if lab == nil {
+		return nil, nil, nil
+	}
+	sc := c.pickScenario(lab, scenario)
+	if sc == nil {
+		return nil, nil, nil
+	}
+	v := c.view(o, lab.Sources)
+	p := newPlanner(dir, lab, sc, v)
+	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return nil, nil, nil
+	}
+	v.Plan(plan)
+	if len(plan.Diagnostics) > 0 {
+		v.Diagnostics(plan.Diagnostics)
+	}
+	if plan.Diagnostics.HasErrors() {
+		return nil, nil, nil
+	}
+	return lab, plan, v
+}
+
+func (c *cli) plan(args []string) int {
+	fs := newFlagSet("plan", c.stderr, "plan [options] [DIR]")
+	var vf varFlags
+	var o outputFlags
+	vf.register(fs)
+	o.register(fs)
+	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
+	out := fs.String("out", "", "save the plan to FILE for a later `tsolab apply FILE`")
+	scenario := fs.String("scenario", "", "the matrix cell to plan, e.g. tso=false (default: the first)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError
+	}
+	dir, err := labDir(pos)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	_, plan, _ := c.planLab(ctx, dir, &vf, *scenario, o)
+	if plan == nil {
+		return exitError
+	}
+	if *out != "" {
+		if err := planner.WritePlanFile(*out, plan); err != nil {
+			fmt.Fprintln(c.stderr, "Error:", err)
+			return exitError
+		}
+		if !o.json {
+			fmt.Fprintf(c.stdout, "\nSaved the plan to %s. To make exactly these changes, run:\n    tsolab apply %s\n", *out, *out)
+		}
+	}
+	if *detailed && plan.HasChanges() {
+		return exitChanges
+	}
+	return exitOK
+}
+
+// confirm asks the user to type "yes".
+func (c *cli) confirm(question string) bool {
+	fmt.Fprintf(c.stdout, "\n%s\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", question)
+	line, err := bufio.NewReader(c.stdin).ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(c.stdout)
+		return false
+	}
+	return strings.TrimSpace(line) == "yes"
+}
+
+func (c *cli) apply(args []string) int {
+	fs := newFlagSet("apply", c.stderr, "apply [options] [DIR|PLANFILE]")
+	var vf varFlags
+	var o outputFlags
+	vf.register(fs)
+	o.register(fs)
+	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
+	scenario := fs.String("scenario", "", "the matrix cell to apply, e.g. tso=false (default: the first)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError
+	}
+	target, err := labDir(pos)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+
+	var plan *planner.Plan
+	var v view.View
+	if st, err := os.Stat(target); err == nil && !st.IsDir() {
+		// A saved plan: apply exactly it, no question asked (it was reviewed).
+		plan, err = planner.ReadPlanFile(target)
+		if err != nil {
+			fmt.Fprintln(c.stderr, "Error:", err)
+			return exitError
+		}
+		v = c.view(o, nil)
+		res, err := planner.New(planner.Options{Dir: plan.Dir, Lab: plan.Lab, Providers: providers(), OnEvent: v.Event}).Apply(ctx, plan)
+		return c.finishApply(v, res, err)
+	}
+	var lab *config.Lab
+	lab, plan, v = c.planLab(ctx, target, &vf, *scenario, o)
+	if plan == nil {
+		return exitError
+	}
+	if !plan.HasChanges() {
+		return exitOK
+	}
+	if !*auto && !c.confirm("Do you want to perform these actions?") {
+		fmt.Fprintln(c.stdout, "Apply cancelled.")
+		return exitError
+	}
+	res, err := newPlanner(target, lab, nil, v).Apply(ctx, plan)
+	return c.finishApply(v, res, err)
+}
+
+func (c *cli) finishApply(v view.View, res *planner.ApplyResult, err error) int {
+	if err != nil {
+		// Lock contention and stale saved plans explain themselves.
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	v.Applied(res)
+	if len(res.Failed) > 0 || res.Diagnostics.HasErrors() {
+		return exitError
+	}
+	return exitOK
+}
+
+func (c *cli) destroy(args []string) int {
+	fs := newFlagSet("destroy", c.stderr, "destroy [options] [DIR]")
+	var o outputFlags
+	o.register(fs)
+	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError
+	}
+	dir, err := labDir(pos)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	code, _ := c.destroyDir(dir, o, *auto)
+	return code
+}
+
+// destroyDir destroys what the state of dir records. It needs no lab
+// files: the state names everything (a lab whose files were deleted can
+// still be destroyed).
+func (c *cli) destroyDir(dir string, o outputFlags, auto bool) (int, *planner.ApplyResult) {
+	st, err := planner.ReadState(dir)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError, nil
+	}
+	if st == nil || len(st.Resources) == 0 {
+		fmt.Fprintln(c.stdout, "No changes. Nothing to destroy: the lab has no recorded resources.")
+		return exitOK, nil
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	v := c.view(o, nil)
+	p := planner.New(planner.Options{Dir: dir, Lab: st.Lab, Providers: providers(), OnEvent: v.Event})
+	plan, err := p.PlanDestroy(ctx)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError, nil
+	}
+	v.Plan(plan)
+	v.Diagnostics(plan.Diagnostics)
+	if plan.Diagnostics.HasErrors() {
+		return exitError, nil
+	}
+	if !plan.HasChanges() {
+		return exitOK, nil
+	}
+	if !auto && !c.confirm("Do you really want to destroy all resources of the lab?") {
+		fmt.Fprintln(c.stdout, "Destroy cancelled.")
+		return exitError, nil
+	}
+	res, err := p.Apply(ctx, plan)
+	return c.finishApply(v, res, err), res
+}
+
+func (c *cli) show(args []string) int {
+	fs := newFlagSet("show", c.stderr, "show [options] [DIR]")
+	var o outputFlags
+	o.register(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError
+	}
+	dir, err := labDir(pos)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	st, err := planner.ReadState(dir)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	c.view(o, nil).State(st)
+	return exitOK
+}
+
+func (c *cli) graph(args []string) int {
+	fs := newFlagSet("graph", c.stderr, "graph [options] [DIR]")
+	var vf varFlags
+	vf.register(fs)
+	scenario := fs.String("scenario", "", "the matrix cell to draw (default: the first)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError
+	}
+	dir, err := labDir(pos)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	lab := c.loadLab(dir, &vf)
+	if lab == nil {
+		return exitError
+	}
+	sc := c.pickScenario(lab, *scenario)
+	if sc == nil {
+		return exitError
+	}
+	c.stdout.Write(planner.DOT(provider.Desired(sc, provider.NewNaming(lab.Name))))
+	return exitOK
+}

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/engine/kernel"
+	"github.com/tsolab/tsolab/engine/sim"
+	"github.com/tsolab/tsolab/outcome"
+	"github.com/tsolab/tsolab/planner"
+	"github.com/tsolab/tsolab/provider"
+)
+
+func (c *cli) runCmd(args []string) int { return c.runOrTest(args, false) }
+func (c *cli) test(args []string) int   { return c.runOrTest(args, true) }
+
+// runFlags are the flags of run and test.
+type runFlags struct {
+	vars      varFlags
+	out       outputFlags
+	engine    string
+	scenarios stringList
+	repeat    int
+	jsonFile  string
+	junitFile string
+	baseline  string
+	keep      bool
+	strict    bool
+	noCapture bool
+}
+
+func (f *runFlags) register(fs *flag.FlagSet, test bool) {
+	f.vars.register(fs)
+	fs.BoolVar(&f.out.noColor, "no-color", false, "no ANSI colors")
+	fs.StringVar(&f.engine, "engine", "", `"kernel" (real namespaces and sockets) or "sim" (the model); default: the lab's engine`)
+	fs.Var(&f.scenarios, "scenario", "run only this matrix cell, e.g. tso=false (repeatable; default: all for test, the applied one for run)")
+	fs.IntVar(&f.repeat, "repeat", 1, "runs per scenario and workload; with 2 or more, metrics carry a median and a 95% confidence interval")
+	fs.StringVar(&f.jsonFile, "json", "", "write every run's results to FILE as JSON")
+	fs.StringVar(&f.junitFile, "junit", "", "write one JUnit test case per expectation and scenario to FILE")
+	fs.StringVar(&f.baseline, "baseline", "", "an earlier -json FILE; expectations read it as `baseline`")
+	fs.BoolVar(&f.strict, "strict", false, "count inconclusive comparisons (no significant difference) as failures")
+	fs.BoolVar(&f.noCapture, "no-capture", false, "kernel engine: do not capture packets (send-unit metrics are then 0)")
+	if test {
+		fs.BoolVar(&f.keep, "keep", false, "keep the lab applied after the test instead of destroying it")
+	}
+}
+
+func (c *cli) runOrTest(args []string, test bool) int {
+	name := "run"
+	if test {
+		name = "test"
+	}
+	fs := newFlagSet(name, c.stderr, name+" [options] [DIR]")
+	var f runFlags
+	f.register(fs, test)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError
+	}
+	dir, err := labDir(pos)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	if f.repeat < 1 {
+		fmt.Fprintf(c.stderr, "Error: -repeat %d: give at least 1 run\n", f.repeat)
+		return exitError
+	}
+	lab := c.loadLab(dir, &f.vars)
+	if lab == nil {
+		return exitError
+	}
+	kind := lab.Engine
+	if f.engine != "" {
+		kind = config.EngineKind(f.engine)
+	}
+	var eng engine.Engine
+	switch kind {
+	case config.EngineSim:
+		eng = sim.New(sim.Options{})
+		if f.noCapture {
+			fmt.Fprintln(c.stderr, "Error: -no-capture applies to the kernel engine only; the sim engine captures nothing")
+			return exitError
+		}
+	case config.EngineKernel, "":
+		kind = config.EngineKernel
+		eng = kernel.New(kernel.Options{DisableCapture: f.noCapture})
+	default:
+		fmt.Fprintf(c.stderr, "Error: -engine %q: choose \"kernel\" or \"sim\"\n", f.engine)
+		return exitError
+	}
+	var baseline *engine.Results
+	if f.baseline != "" {
+		if baseline, err = readResults(f.baseline); err != nil {
+			fmt.Fprintln(c.stderr, "Error:", err)
+			return exitError
+		}
+	}
+
+	scenarios, code := c.selectScenarios(lab, dir, f.scenarios, kind, test)
+	if scenarios == nil {
+		return code
+	}
+
+	ctx, cancel := signalContext()
+	defer cancel()
+	results := &engine.Results{FormatVersion: 1, Lab: lab.Name, Engine: string(kind)}
+	runErr := c.runScenarios(ctx, lab, dir, scenarios, eng, kind, &f, test, results)
+
+	if test && kind == config.EngineKernel && !f.keep {
+		fmt.Fprintln(c.stdout, "\nDestroying the lab (-keep keeps it).")
+		if code, _ := c.destroyDir(dir, outputFlags{noColor: f.out.noColor}, true); code != exitOK && runErr == nil {
+			runErr = fmt.Errorf("destroy failed: run tsolab destroy %s", dir)
+		}
+	}
+	if f.jsonFile != "" {
+		if err := writeJSONFile(f.jsonFile, results); err != nil {
+			fmt.Fprintln(c.stderr, "Error:", err)
+			return exitError
+		}
+	}
+	if runErr != nil {
+		fmt.Fprintln(c.stderr, "Error:", runErr)
+		return exitError
+	}
+
+	verdicts, diags := outcome.Evaluate(lab, results, baseline)
+	fmt.Fprintln(c.stdout)
+	if err := outcome.WriteTable(c.stdout, lab, results, verdicts); err != nil {
+		fmt.Fprintln(c.stderr, "Error:", err)
+		return exitError
+	}
+	c.writeDiags(lab.Sources, diags)
+	if f.junitFile != "" {
+		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts) })
+		if err != nil {
+			fmt.Fprintln(c.stderr, "Error:", err)
+			return exitError
+		}
+	}
+	return outcome.ExitCode(verdicts, f.strict)
+}
+
+// selectScenarios picks what to run: -scenario names, or for test every
+// scenario, for run the applied one (kernel) or the first (sim).
+func (c *cli) selectScenarios(lab *config.Lab, dir string, names []string, kind config.EngineKind, test bool) ([]*config.Scenario, int) {
+	var out []*config.Scenario
+	for _, n := range names {
+		sc := c.pickScenario(lab, n)
+		if sc == nil {
+			return nil, exitError
+		}
+		out = append(out, sc)
+	}
+	switch {
+	case len(out) > 0:
+	case test:
+		out = lab.Scenarios
+	case kind == config.EngineKernel:
+		st, err := planner.ReadState(dir)
+		if err != nil {
+			fmt.Fprintln(c.stderr, "Error:", err)
+			return nil, exitError
+		}
+		if st == nil || st.Scenario == "" {
+			fmt.Fprintf(c.stderr, "Error: the lab in %s is not applied: run tsolab apply %s first, or tsolab test %s to apply, run and destroy every scenario\n", dir, dir, dir)
+			return nil, exitError
+		}
+		sc := c.pickScenario(lab, st.Scenario)
+		if sc == nil {
+			return nil, exitError
+		}
+		out = []*config.Scenario{sc}
+	default:
+		out = lab.Scenarios[:1]
+	}
+	return out, exitOK
+}
+
+func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, scenarios []*config.Scenario, eng engine.Engine, kind config.EngineKind, f *runFlags, test bool, results *engine.Results) error {
+	naming := provider.NewNaming(lab.Name)
+	for _, sc := range scenarios {
+		if kind == config.EngineKernel {
+			if test {
+				if err := c.applyScenario(ctx, dir, lab, sc, f.out); err != nil {
+					return err
+				}
+			} else if err := c.checkApplied(ctx, dir, lab, sc); err != nil {
+				return err
+			}
+		}
+		for _, w := range sc.Workloads {
+			for rep := range f.repeat {
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("interrupted: %w", err)
+				}
+				pr := c.progress(sc.Name, w.Name, rep, f.repeat)
+				res, err := eng.Run(ctx, engine.RunRequest{
+					Lab: lab, Scenario: sc, Workload: w, Naming: naming,
+					Repetition: rep, Progress: pr.update,
+				})
+				pr.done(res)
+				if err != nil {
+					return fmt.Errorf("scenario %s, workload %s: %w", sc.Name, w.Name, err)
+				}
+				results.Runs = append(results.Runs, *res)
+			}
+		}
+	}
+	return nil
+}
+
+// applyScenario makes the lab match sc, showing the plan (an in-place
+// update when only offloads change between scenarios).
+func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, o outputFlags) error {
+	fmt.Fprintf(c.stdout, "\n=== scenario %s\n", sc.Name)
+	v := c.view(o, lab.Sources)
+	p := newPlanner(dir, lab, sc, v)
+	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
+	if err != nil {
+		return err
+	}
+	v.Plan(plan)
+	v.Diagnostics(plan.Diagnostics)
+	if plan.Diagnostics.HasErrors() {
+		return fmt.Errorf("scenario %s cannot be applied (see above)", sc.Name)
+	}
+	if !plan.HasChanges() {
+		return nil
+	}
+	res, err := p.Apply(ctx, plan)
+	if err != nil {
+		return err
+	}
+	v.Applied(res)
+	if len(res.Failed) > 0 || res.Diagnostics.HasErrors() {
+		return fmt.Errorf("scenario %s: apply failed (see above)", sc.Name)
+	}
+	return nil
+}
+
+// checkApplied refuses to run when the lab differs from sc: run measures
+// what is applied, and a measurement on a drifted lab would lie.
+func (c *cli) checkApplied(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario) error {
+	v := c.view(outputFlags{noColor: true}, lab.Sources)
+	plan, err := newPlanner(dir, lab, sc, v).Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
+	if err != nil {
+		return err
+	}
+	if plan.HasChanges() || plan.Diagnostics.HasErrors() {
+		v.Plan(plan)
+		v.Diagnostics(plan.Diagnostics)
+		return fmt.Errorf("the lab does not match scenario %s: run tsolab apply -scenario %s %s first", sc.Name, sc.Name, dir)
+	}
+	return nil
+}
+
+// progressLine shows one workload's progress: a live line on a terminal,
+// a start and an end line otherwise.
+type progressLine struct {
+	c                  *cli
+	tty                bool
+	scenario, workload string
+	label              string
+	start              time.Time
+}
+
+func (c *cli) progress(scenario, workload string, rep, repeat int) *progressLine {
+	label := fmt.Sprintf("%s / %s", scenario, workload)
+	if repeat > 1 {
+		label += fmt.Sprintf(" (run %d of %d)", rep+1, repeat)
+	}
+	p := &progressLine{c: c, tty: isTerminal(c.stderr), scenario: scenario, workload: workload, label: label, start: time.Now()}
+	if !p.tty {
+		fmt.Fprintf(c.stderr, "running %s\n", label)
+	}
+	return p
+}
+
+func (p *progressLine) update(pr engine.Progress) {
+	if !p.tty {
+		return
+	}
+	fmt.Fprintf(p.c.stderr, "\r\033[K%s  %s / %s  %s", p.label,
+		pr.Elapsed.Round(100*time.Millisecond), pr.Planned.Round(100*time.Millisecond), formatBps(pr.ThroughputBps))
+}
+
+func (p *progressLine) done(res *engine.WorkloadResult) {
+	if p.tty {
+		fmt.Fprint(p.c.stderr, "\r\033[K")
+	}
+	if res == nil {
+		return
+	}
+	fmt.Fprintf(p.c.stderr, "done    %s: %s in %.2fs of workload time (%s wall)\n", p.label,
+		formatBps(res.Metrics[engine.MetricThroughputBps]), res.Metrics[engine.MetricDurationS],
+		time.Since(p.start).Round(time.Millisecond))
+}
+
+func formatBps(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%.2f Gb/s", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%.1f Mb/s", bps/1e6)
+	}
+	return fmt.Sprintf("%.0f kb/s", bps/1e3)
+}
+
+func readResults(path string) (*engine.Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r engine.Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s is not a tsolab results file (written by -json FILE): %v", path, err)
+	}
+	if r.FormatVersion != 1 {
+		return nil, fmt.Errorf("%s has results format %d; this tsolab reads format 1", path, r.FormatVersion)
+	}
+	return &r, nil
+}
+
+func writeJSONFile(path string, r *engine.Results) error {
+	return writeFile(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	})
+}
+
+// writeFile writes path atomically; "-" writes to stdout.
+func writeFile(path string, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(os.Stdout)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tsolab-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
