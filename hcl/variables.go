@@ -132,6 +132,13 @@ func (l *loader) setRaw(st *varState, raw, source string) {
 		st.bad = true
 		return
 	}
+	if vars := expr.Variables(); len(vars) > 0 {
+		l.errorf(vars[0].SourceRange(), "Invalid value for variable",
+			"Variable %q is %s, and %s gives %q, which names nothing. Give %s (a string needs a string type).",
+			st.v.Name, typeexpr.TypeString(st.v.Type), source, raw, typeExample(st.v.Type))
+		st.bad = true
+		return
+	}
 	l.setExpr(st, expr, source)
 }
 
