@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,5 +226,27 @@ func TestCancel(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("cancel took %v to stop a 1-minute workload", d)
+	}
+}
+
+func TestRejectsWorkloadsItCannotRun(t *testing.T) {
+	p := newPair(t, 1500)
+	tests := []struct {
+		name string
+		w    *config.Workload
+		want string
+	}{
+		{"rr without sizes", &config.Workload{Name: "rr", Kind: config.RR, Client: "tx", Servers: []string{"rx0"}, Duration: time.Second}, "request_size"},
+		{"unknown server", &config.Workload{Name: "s", Kind: config.Stream, Client: "tx", Servers: []string{"nope"}, Duration: time.Second}, `"nope"`},
+		{"loopback to another host", &config.Workload{Name: "l", Kind: config.RR, Client: "tx", Servers: []string{"rx"}, Loopback: true, RequestSize: 1, ResponseSize: 1, Duration: time.Second}, "loopback"},
+		{"sendfile without a file", &config.Workload{Name: "f", Kind: config.Sendfile, Client: "tx", Servers: []string{"rx0"}, Duration: time.Second}, "file_size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := kernel.New(kernel.Options{TempDir: t.TempDir()}).Run(context.Background(), engine.RunRequest{Scenario: p.Scenario, Workload: tt.w, Naming: p.Naming})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run error = %v, want one naming %s", err, tt.want)
+			}
+		})
 	}
 }

@@ -15,8 +15,8 @@ import (
 // defaultWriteSize is the write size when the workload gives none.
 const defaultWriteSize = 65536
 
-// recvBufSize is what a receiver asks for per read.
-const recvBufSize = 256 << 10
+// recvBufSize is what a receiver asks for per read (iperf3 reads 128 KiB too).
+const recvBufSize = 128 << 10
 
 // limits says when a sending loop ends: at a deadline, after a byte count,
 // or both (whichever comes first).
@@ -51,6 +51,16 @@ func (r *run) spawnWorkers() error {
 	if r.w.Duration <= 0 && r.w.Bytes <= 0 && !(r.w.Kind == config.Sendfile && r.w.FileSize > 0) {
 		return errors.New("neither duration nor bytes is set: give one")
 	}
+	// Check everything before the first worker starts waiting.
+	switch r.w.Kind {
+	case config.Stream, config.Sendfile:
+	case config.RR:
+		if r.w.RequestSize <= 0 || r.w.ResponseSize <= 0 {
+			return fmt.Errorf("rr needs request_size and response_size > 0 (got %d and %d)", r.w.RequestSize, r.w.ResponseSize)
+		}
+	default:
+		return fmt.Errorf("unknown workload kind %q: use stream, rr or sendfile", r.w.Kind)
+	}
 	for _, c := range r.conns {
 		c := c
 		switch r.w.Kind {
@@ -69,9 +79,6 @@ func (r *run) spawnWorkers() error {
 			r.spawn(sideRx, func() error { return drain(c.server, c) })
 		case config.RR:
 			req, resp := r.w.RequestSize, r.w.ResponseSize
-			if req <= 0 || resp <= 0 {
-				return fmt.Errorf("rr needs request_size and response_size > 0 (got %d and %d)", req, resp)
-			}
 			r.spawn(sideTx, func() error {
 				lat, err := rrClient(c.client, req, resp, r.limits(), c)
 				r.mu.Lock()
@@ -80,8 +87,6 @@ func (r *run) spawnWorkers() error {
 				return err
 			})
 			r.spawn(sideRx, func() error { return rrServer(c.server, req, resp, c) })
-		default:
-			return fmt.Errorf("unknown workload kind %q: use stream, rr or sendfile", r.w.Kind)
 		}
 	}
 	return nil

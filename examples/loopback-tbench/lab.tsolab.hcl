@@ -4,7 +4,9 @@
 # tbench's clients; responses larger than the loopback MSS make TSO matter.
 #
 # The loopback device of a namespace host is declared as an adopted device
-# so the lab can set its offloads.
+# (`device = "lo"`) so the lab can set its offloads; it exists in every
+# namespace, is never created or deleted, and the sim engine reads the same
+# declaration.
 lab "loopback-tbench" {
   description = "request/response over loopback, TSO/GSO on vs off (seed 004)"
   engine      = "kernel"
@@ -18,7 +20,7 @@ host "tb" {
   stack = "linux-2.6.27"   # the sim engine's profile; the kernel engine notes it runs this kernel
 }
 
-nic "lo" {
+nic "loop" {
   host   = host.tb
   device = "lo"
   offload = {
@@ -45,11 +47,12 @@ expect "floor" {
   message   = "the loopback should answer at least 1000 transactions/s"
 }
 
-# Measured on Linux 6.18 (2-core VM): on 39.1-39.3k/s, off 41.0-41.4k/s.
+# Measured on Linux 6.18 (2-core VM), 6 pairs of runs: on/off = 0.93-1.03
+# (33-41k transactions/s), i.e. like seed 004 usually a few % slower.
 expect "tso_buys_nothing_on_loopback" {
   workload  = workload.tbench
   when      = matrix.tso
-  condition = result.transactions_per_s <= scenario({ tso = false }).transactions_per_s * 1.05
+  condition = result.transactions_per_s <= scenario({ tso = false }).transactions_per_s * 1.10
   message   = "TSO/GSO on loopback should not speed tbench up (seed 004: it cost ~2%)"
 }
 
