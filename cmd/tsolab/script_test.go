@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -31,6 +34,19 @@ func canNetAdmin() bool {
 	return data[0].Effective&(1<<unix.CAP_NET_ADMIN) != 0
 }
 
+// destroyLeftovers destroys every lab under dir that has a state file.
+func destroyLeftovers(t *testing.T, dir string) {
+	states, _ := filepath.Glob(filepath.Join(dir, "*", ".tsolab", "state.json"))
+	for _, st := range states {
+		lab := filepath.Dir(filepath.Dir(st))
+		var out bytes.Buffer
+		c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &out, env: os.Environ()}
+		if code := c.main([]string{"destroy", "-auto-approve", lab}); code != exitOK {
+			t.Errorf("cleanup: tsolab destroy %s: exit %d\n%s", lab, code, out.String())
+		}
+	}
+}
+
 // TestScript runs the end-to-end CLI scripts in testdata/script. Scripts
 // that need namespaces carry [!netadmin] skip lines; under
 // TSOLAB_REQUIRE_NETNS=1 the test fails instead when they cannot run.
@@ -56,6 +72,9 @@ func TestScript(t *testing.T) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", wd+"/../../examples")
+			// Whatever a script applied is destroyed when it ends, even
+			// when it fails half-way.
+			env.Defer(func() { destroyLeftovers(t, env.WorkDir) })
 			return nil
 		},
 	})
