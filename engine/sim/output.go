@@ -158,7 +158,9 @@ func (o *freebsdOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *co
 			// The silly-window test: a short segment goes if it empties
 			// the buffer of an idle or TCP_NODELAY connection, or is at
 			// least half the largest window the peer offered.
-			ok := (idle || nonagle&(nagleOff|naglePush) != 0) && off+length >= avail
+			// A closing connection sends its tail with the FIN.
+			fin := s.wq.q[len(s.wq.q)-1].fin
+			ok := (idle || fin || nonagle&(nagleOff|naglePush) != 0) && off+length >= avail
 			ok = ok || (s.maxWnd > 0 && length >= s.maxWnd/2)
 			if !ok {
 				ep.stopped(stopNagle)

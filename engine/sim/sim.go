@@ -498,29 +498,35 @@ func (w *world) onTransaction(lat int64) {
 	w.stats.lat = append(w.stats.lat, lat)
 }
 
-// countUnit counts a send unit of the client side (what a capture on the
-// client's NIC would see).
+// countUnit counts what the client side hands its NIC: a TSO frame once,
+// a software-GSO frame as the segments dev_hard_start_xmit cut it into
+// (what a capture on the client's NIC sees).
 func (w *world) countUnit(ep *endpoint, now, n, pc int64, retrans bool) {
 	if !ep.client {
 		return
 	}
 	st := &w.stats
-	st.units++
+	units, full := int64(1), int64(0)
+	if n == ep.mss {
+		full = 1
+	}
+	bucket := int((n + ep.mss - 1) / ep.mss)
+	if pc > 1 && !ep.snd.tso {
+		units, full, bucket = pc, n/ep.mss, 1
+	}
+	st.units += units
 	st.unitBytes += n
 	st.dataPackets += pc
-	if n == ep.mss {
-		st.singleMSS++
-	}
+	st.singleMSS += full
 	if retrans {
 		st.retrans += pc
 	}
-	b := int((n + ep.mss - 1) / ep.mss)
-	for len(st.hist) < b {
+	for len(st.hist) < bucket {
 		st.hist = append(st.hist, 0)
 	}
-	st.hist[b-1]++
+	st.hist[bucket-1] += units
 	bin := w.bin(now)
-	bin.units++
+	bin.units += units
 	bin.unitBytes += n
 }
 
