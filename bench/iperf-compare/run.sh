@@ -80,7 +80,7 @@ for tso in on off; do
 		loss=$(echo "$line" | field capture_loss) pk=$(echo "$line" | field data_packets)
 		echo "$i $t $c $loss $pk" >>"$work/rows"
 	done
-	col() { awk -v e="$1" '{ i=$1; t=$2; c=$3; l=$4; p=$5; print '"$1"' }' "$work/rows" | median; }
+	col() { awk '{ i=$1; t=$2; c=$3; l=$4; p=$5; print '"$1"' }' "$work/rows" | median; }
 	printf "%-5s %12.2f %12.2f %12.2f %7.1f%% %8.1f%% %9.3f%%\n" $tso \
 		"$(col 'i/1e9')" "$(col 't/1e9')" "$(col 'c/1e9')" "$(col '100*t/i')" "$(col '100*(1-c/t)')" \
 		"$(awk '{ v = ($5 > 0) ? 100*$4/($4+$5) : 0; if (v > m) m = v } END { print m+0 }' "$work/rows")"

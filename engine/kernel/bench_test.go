@@ -1,0 +1,50 @@
+package kernel_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/engine/kernel"
+)
+
+// BenchmarkStreamCapture measures what the capture costs a full-speed
+// stream on veth at MTU 1500 with TSO off (the worst case: one ring frame
+// per wire segment), and whether the ring keeps up:
+//
+//	go test -run - -bench StreamCapture -benchtime 3x ./engine/kernel
+//
+// Compare gbps between capture=off and capture=on; loss_pct is
+// capture_loss over the packets offered to the ring.
+func BenchmarkStreamCapture(b *testing.B) {
+	p := newPair(b, 1500)
+	p.setFeatures(b, "tx", "tx0", map[string]bool{featTSO: false})
+	w := &config.Workload{Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
+		Connections: 1, WriteSize: 128 << 10, Duration: time.Second}
+	p.Scenario.Workloads = []*config.Workload{w}
+	for _, capture := range []bool{false, true} {
+		name := "capture=off"
+		if capture {
+			name = "capture=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			eng := kernel.New(kernel.Options{DisableCapture: !capture})
+			var bps, lost, packets float64
+			for range b.N {
+				res, err := eng.Run(context.Background(), engine.RunRequest{Scenario: p.Scenario, Workload: w, Naming: p.Naming})
+				if err != nil {
+					b.Fatal(err)
+				}
+				bps += res.Metrics[engine.MetricThroughputBps]
+				lost += res.Metrics[engine.MetricCaptureLoss]
+				packets += res.Metrics[engine.MetricDataPackets] + res.Metrics[engine.MetricCaptureLoss]
+			}
+			b.ReportMetric(bps/float64(b.N)/1e9, "gbps")
+			if capture {
+				b.ReportMetric(100*lost/max(packets, 1), "loss_pct")
+			}
+		})
+	}
+}
