@@ -561,3 +561,21 @@ func (w freebsdWake) canWrite(ep *endpoint, _ bool) bool {
 	free := ep.snd.sndBuf - (ep.snd.writeSeq - ep.snd.sndUna)
 	return free >= min(w.lowat, ep.app.callRemain) && free > 0
 }
+
+// ccByName picks the workload's congestion control (`cc`): Linux
+// profiles know reno and cubic, FreeBSD ones newreno.
+func (p *profile) ccByName(name string) (congestion, error) {
+	_, bsd := p.newCC().(*newrenoBytes)
+	switch {
+	case bsd && name == "newreno":
+		return &newrenoBytes{}, nil
+	case !bsd && name == "reno":
+		return &reno{}, nil
+	case !bsd && name == "cubic":
+		return &cubic{hystart: p.gro}, nil
+	}
+	if bsd {
+		return nil, fmt.Errorf("stack %s has no congestion control %q: use \"newreno\"", p.name, name)
+	}
+	return nil, fmt.Errorf("stack %s has no congestion control %q: use \"reno\" or \"cubic\"", p.name, name)
+}

@@ -235,7 +235,7 @@ func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error)
 		if cores <= 0 {
 			cores = max(cp.Cores, 1)
 		}
-		h := &host{name: name, cpu: cp, prof: prof, cores: make([]core, cores), queues: make([]int32, cores)}
+		h := &host{name: name, cpu: cp, prof: prof, cores: make([]core, cores), queues: make([]int32, cores), delayedAck: hc.DelayedAck}
 		for i := range h.queues {
 			h.queues[i] = -1
 		}
@@ -354,7 +354,9 @@ func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error)
 			w.servers = append(w.servers, sh)
 		}
 		for range conns {
-			w.connect(wl, client, cn, sh, sn)
+			if err := w.connect(wl, client, cn, sh, sn); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, nc := range sc.NICs {
@@ -376,12 +378,15 @@ func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error)
 		}
 	}
 	w.stats.hist = make([]int64, 0, 64)
+	if wl.Kind == config.Sendfile && wl.FileSize > 0 {
+		w.notes = append(w.notes, "file_size: the model sends from the page cache; the file's size does not change the run")
+	}
 	w.notes = append(w.notes, w.offloadNotes()...)
 	return w, nil
 }
 
 // connect makes one connection between client NIC cn and server NIC sn.
-func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, sn *nicState) {
+func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, sn *nicState) error {
 	conn := len(w.eps) / 2
 	mss := int64(min(cn.mtu, sn.mtu) - hdrLen)
 	a := &endpoint{idx: int32(len(w.eps)), conn: conn, client: true, w: w, host: ch, nic: cn, prof: ch.prof, mss: mss}
@@ -416,6 +421,13 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		s.tso = ep.nic.off.Has(offTSO)
 		s.gso = s.tso || (ep.prof.softGSO && ep.nic.off.Has(offGSO) && ep.nic.off.Has(offSG) && ep.nic.off.Has(offTxCsum))
 		s.cc = ep.prof.newCC()
+		if wl.CC != "" {
+			cc, err := ep.prof.ccByName(wl.CC)
+			if err != nil {
+				return err
+			}
+			s.cc = cc
+		}
 		s.cc.init(ep)
 		ep.coalesce = ep.nic.off.Has(offLRO) || (ep.prof.gro && ep.nic.off.Has(offGRO))
 		if ep.nic.loopback {
@@ -441,6 +453,7 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		}
 		ep.rxq = ep.host.queues[qc]
 	}
+	return nil
 }
 
 // resolveOffloads applies the declared offloads to a device that has every
@@ -614,9 +627,12 @@ func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult 
 			m[engine.MetricLatencyP99us] = float64(lat[(len(lat)-1)*99/100]) / 1e3
 		}
 	}
+	// Model-only metrics: ACKs by kind and the mean congestion window of
+	// the first connection, in segments.
 	for k := range numAckKinds {
 		m["acks_"+k.String()] = float64(st.acks[k])
 	}
+	m["cwnd_mean_segments"] = w.meanCwnd(end)
 
 	res := &engine.WorkloadResult{
 		Scenario: req.Scenario.Name, Workload: wl.Name, Kind: string(wl.Kind),
@@ -654,6 +670,23 @@ func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult 
 		res.Notes = append(res.Notes, fmt.Sprintf("%d retransmission timeouts", st.timeouts))
 	}
 	return res
+}
+
+// meanCwnd is the time-average of the first connection's cwnd over the
+// run, in segments (each millisecond holds the last value seen).
+func (w *world) meanCwnd(end int64) float64 {
+	n := int((end + 1e6 - 1) / 1e6)
+	if n == 0 {
+		return 0
+	}
+	var sum, cw float64
+	for i := 0; i < n; i++ {
+		if i < len(w.stats.bins) && w.stats.bins[i].cwnd > 0 {
+			cw = w.stats.bins[i].cwnd
+		}
+		sum += cw
+	}
+	return sum / float64(n)
 }
 
 // series folds the millisecond bins into samples: one per second for runs

@@ -543,7 +543,9 @@ func (a *linuxAcks) onData(ep *endpoint, now, _ int64) (bool, ackKind) {
 
 func (a *linuxAcks) onDataSent(ep *endpoint, now, pcount int64) {
 	r := &ep.rcv
-	if now-r.lrcvtime < a.ato {
+	// icsk_ack.ato is 0 until the first data arrives, so a connection
+	// that has received nothing does not enter pingpong mode.
+	if r.started && now-r.lrcvtime < a.ato {
 		r.pingpong = true
 	}
 	if !a.decByPcount {
@@ -662,6 +664,9 @@ func (ep *endpoint) rcvData(now, seq, n, frames int64, cpu *core) {
 			r.ooo = r.ooo[:copy(r.ooo, r.ooo[1:])]
 		}
 		now_, kind := ep.prof.acks.onData(ep, now, frames)
+		if !ep.host.delayedAck {
+			now_, kind = true, ackQuick
+		}
 		if len(r.ooo) > 0 {
 			now_, kind = true, ackDup
 		}

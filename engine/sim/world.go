@@ -36,6 +36,9 @@ type host struct {
 	nEps    int     // endpoints placed so far (for core assignment)
 	queues  []int32 // receive queue index per core, -1 = none yet
 	lo      *nicState
+	// delayedAck: the receiver may delay ACKs (config.Host.DelayedAck);
+	// without it every data segment is ACKed at once.
+	delayedAck bool
 }
 
 // busXfer moves bytes over the host's I/O bus starting no earlier than t.
