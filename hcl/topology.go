@@ -58,7 +58,7 @@ func (e *evaluator) nic(b *block) *config.NIC {
 	n.Connect, _ = e.reference(b, "connect")
 	n.Peer, _ = e.reference(b, "peer")
 	if d, ok := e.str(b, "device"); ok {
-		if problem := ifnameProblem(d); problem != "" {
+		if problem := ifnameProblem(d); problem != "" && d != "lo" {
 			a := b.attrs["device"]
 			e.fail(a, a.Expr.Range(), "Invalid device name",
 				"%q is not a Linux interface name: %s. Give the device's name as `ip link` shows it, like \"enp3s0\".", d, problem)

@@ -235,9 +235,9 @@ func (l *loader) checkLinks(sc *config.Scenario) {
 			n.Connect, n.Peer, n.Device = firstOnly(n, set[0])
 		}
 		host := sc.Host(n.Host)
-		if n.Device != "" && host != nil && host.Kind != config.HostLocal {
+		if n.Device != "" && n.Device != "lo" && host != nil && host.Kind != config.HostLocal {
 			l.attrFail(b, "device", "Device on a namespace host",
-				"device adopts an existing interface of this machine, so the NIC's host must be kind = \"local\"; host %q is a namespace tsolab creates. Set kind = \"local\" on host %q, or link the NIC with connect or peer.",
+				"device adopts an existing interface of this machine, so the NIC's host must be kind = \"local\" (only \"lo\", which every namespace has, may be adopted in a namespace host); host %q is a namespace tsolab creates. Set kind = \"local\" on host %q, or link the NIC with connect or peer.",
 				n.Host, n.Host)
 		}
 		if n.Peer == "" {

@@ -59,6 +59,6 @@ expect "tso_buys_nothing_on_loopback" {
 expect "tso_costs_little_on_loopback" {
   workload  = workload.tbench
   when      = matrix.tso
-  condition = result.transactions_per_s >= scenario({ tso = false }).transactions_per_s * 0.85
-  message   = "TSO/GSO on loopback should not cost more than 15% of tbench's rate"
+  condition = result.transactions_per_s >= scenario({ tso = false }).transactions_per_s * 0.75
+  message   = "TSO/GSO on loopback should not cost more than 25% of tbench's rate (one run each on a shared VM varies by ~10%)"
 }

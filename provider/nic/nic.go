@@ -84,8 +84,14 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 	case linkDevice:
 		devKind = "device " + s.target
 		if s.ns != "" {
-			d.fix(fmt.Sprintf("device = %q needs a local host", s.target),
-				`Adopt a real device only on a host with kind = "local"; a namespace host gets veths (connect or peer).`)
+			// lo exists in every namespace, so a namespace host may adopt
+			// its own loopback (its offloads matter to loopback
+			// workloads, seed 004); the namespace may not exist yet, and
+			// every lo can change tso, gso and the checksum flags.
+			if s.target != "lo" {
+				d.fix(fmt.Sprintf("device = %q needs a local host", s.target),
+					`Adopt a real device only on a host with kind = "local"; a namespace host gets veths (connect or peer), or adopts "lo".`)
+			}
 			break
 		}
 		c, err := p.open("")

@@ -477,8 +477,8 @@ func TestValidate(t *testing.T) {
 			[]string{`nic.a0: unknown offload "tsx" (known: tso, gso, gro, lro, sg, tx_csum, rx_csum)`}},
 		{"no such device", provider.Attrs{"host": "me", "netns": "", "ifname": "nosuch0", "address": "", "link": "device:nosuch0"},
 			[]string{`nic.a0: device "nosuch0": no such device`}},
-		{"device on a namespace host", provider.Attrs{"host": "a", "netns": "tsl.val.a", "ifname": "lo", "address": "", "link": "device:lo"},
-			[]string{`nic.a0: device = "lo" needs a local host`}},
+		{"device on a namespace host", provider.Attrs{"host": "a", "netns": "tsl.val.a", "ifname": "eth9", "address": "", "link": "device:eth9"},
+			[]string{`nic.a0: device = "eth9" needs a local host`}},
 		{"long name", with(sw, provider.Attrs{"ifname": "a-very-long-name0"}),
 			[]string{`nic.a0: interface name "a-very-long-name0" is longer than 15 bytes`}},
 	}
