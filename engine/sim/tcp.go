@@ -160,7 +160,11 @@ func (ep *endpoint) output(now int64, nonagle nagleMode, cpu *core) int {
 	if ep.prof.divides && ep.snd.gso {
 		cpu.charge(now, ep.host.cpu.Divide)
 	}
-	return ep.prof.output.xmit(ep, now, nonagle, cpu)
+	n := ep.prof.output.xmit(ep, now, nonagle, cpu)
+	if n == 0 {
+		ep.armProbe(now)
+	}
+	return n
 }
 
 // paceOK reports whether pacing allows a send now, arming the pacing
@@ -429,6 +433,9 @@ func (ep *endpoint) onRTO(now int64) {
 	}
 	s.rtoAt = 0
 	if s.packetsOut == 0 && s.sndUna == s.sndMax {
+		if s.wq.unsent() {
+			ep.probe(now)
+		}
 		return
 	}
 	ep.w.stats.timeouts++
@@ -443,6 +450,33 @@ func (ep *endpoint) onRTO(now int64) {
 	cpu := &ep.host.cores[ep.w.rxqs[ep.rxq].core]
 	ep.output(now, naglePush, cpu)
 	if s.rtoAt == 0 && s.sndUna < s.sndMax {
+		ep.armRTO(now)
+	}
+}
+
+// probe mirrors the probe timer (tcp_probe_timer, tcp_write_wakeup):
+// with nothing in flight and a send head the output path refuses (a
+// receive window of zero, or a 2.6.12 buffer larger than the cwnd), send
+// one segment of it anyway, then back off.
+func (ep *endpoint) probe(now int64) {
+	s := &ep.snd
+	i := s.wq.sendHead
+	seg := min(ep.mss, max(s.sndUna+s.sndWnd-s.wq.q[i].seq, 1))
+	if s.wq.q[i].len() > seg {
+		ep.fragment(i, seg)
+	}
+	cpu := &ep.host.cores[ep.w.rxqs[ep.rxq].core]
+	s.finRule = true // a probe is outside the cwnd
+	ep.transmit(now, i, cpu)
+	s.rto = min(2*s.rto, 120e9)
+	ep.armRTO(now)
+}
+
+// armProbe starts the probe timer when the output path left data unsent
+// with nothing in flight (tcp_check_probe_timer).
+func (ep *endpoint) armProbe(now int64) {
+	s := &ep.snd
+	if s.packetsOut == 0 && s.wq.unsent() && s.rtoAt == 0 {
 		ep.armRTO(now)
 	}
 }
