@@ -56,11 +56,12 @@ expect "rate_held" {
   message   = "the paced sendfile should carry its 1000 Mb/s"
 }
 
-# Measured on Linux 6.18 (2-core VM): cpu_tx 7-10 % either way; the sim's
-# 2.6.27 profile has GSO well below.
+# Measured on Linux 6.18 (2-core VM): cpu_tx 2-10 % either way; the sim's
+# 2.6.27 profile has GSO well below. At a few percent of a core, one run's
+# noise is about a percentage point, hence the absolute allowance of 2.
 expect "gso_not_costlier" {
   workload  = workload.sendfile
   when      = matrix.gso
-  condition = result.cpu_tx_pct <= scenario({ gso = false }).cpu_tx_pct * 1.5
+  condition = result.cpu_tx_pct <= scenario({ gso = false }).cpu_tx_pct * 1.5 + 2
   message   = "software GSO should never cost the sender more CPU at a fixed rate"
 }
