@@ -78,7 +78,7 @@ func builtinCPUProfiles() []CPUProfile {
 			Description: "2008 Xeon (Core microarchitecture), as in seeds 002 and 004",
 			Cores:       4,
 			Syscall:     700, CopyPerByte: 0.5, PagePerByte: 0.02,
-			StackPerSkb: 1000, DriverPerUnit: 600, GSOPerSeg: 350, TxCompletion: 300, CsumPerByte: 0.35,
+			StackPerSkb: 1000, DriverPerUnit: 600, GSOPerSeg: 350, TxCompletion: 300, CsumPerByte: 0.35, Divide: 40,
 			AckRx: 900, AckTx: 700,
 			Interrupt: 1500, RxPerFrame: 500, RxPerSkb: 900, GROMerge: 120,
 			IRQDelay: 20000, BusPerUnit: 500,
