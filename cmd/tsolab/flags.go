@@ -69,3 +69,20 @@ func newFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	}
 	return fs
 }
+
+// parseDir parses args (flags anywhere) and returns the one lab directory
+// or plan file they name, "." when none; false after printing the problem.
+func (c *cli) parseDir(fs *flag.FlagSet, args []string) (string, bool) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return "", false
+	}
+	switch len(pos) {
+	case 0:
+		return ".", true
+	case 1:
+		return pos[0], true
+	}
+	fmt.Fprintf(c.stderr, "Error: expected one lab directory, got %d arguments: %v\n", len(pos), pos)
+	return "", false
+}

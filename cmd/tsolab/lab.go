@@ -11,17 +11,6 @@ import (
 	"github.com/tsolab/tsolab/hcl"
 )
 
-// labDir returns the one positional argument or ".".
-func labDir(positional []string) (string, error) {
-	switch len(positional) {
-	case 0:
-		return ".", nil
-	case 1:
-		return positional[0], nil
-	}
-	return "", fmt.Errorf("expected one lab directory, got %d arguments: %v", len(positional), positional)
-}
-
 // loadLab loads the lab in dir with the variables of vf, printing
 // diagnostics; it returns nil when the lab has errors.
 func (c *cli) loadLab(dir string, vf *varFlags) *config.Lab {
@@ -70,13 +59,8 @@ func (c *cli) validate(args []string) int {
 	fs := newFlagSet("validate", c.stderr, "validate [options] [DIR]")
 	var vf varFlags
 	vf.register(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	dir, err := labDir(pos)
-	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
 		return exitError
 	}
 	lab := c.loadLab(dir, &vf)
@@ -92,13 +76,8 @@ func (c *cli) validate(args []string) int {
 func (c *cli) fmt(args []string) int {
 	fs := newFlagSet("fmt", c.stderr, "fmt [-check] [DIR]")
 	check := fs.Bool("check", false, "do not rewrite; exit 3 when a file is not canonical")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	dir, err := labDir(pos)
-	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
 		return exitError
 	}
 	changed, diags := hcl.FormatDir(dir, !*check)

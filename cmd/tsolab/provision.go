@@ -125,13 +125,8 @@ func (c *cli) plan(args []string) int {
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
 	out := fs.String("out", "", "save the plan to FILE for a later `tsolab apply FILE`")
 	scenario := fs.String("scenario", "", "the matrix cell to plan, e.g. tso=false (default: the first)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	dir, err := labDir(pos)
-	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
 		return exitError
 	}
 	ctx, cancel := signalContext()
@@ -174,13 +169,8 @@ func (c *cli) apply(args []string) int {
 	o.register(fs)
 	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
 	scenario := fs.String("scenario", "", "the matrix cell to apply, e.g. tso=false (default: the first)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	target, err := labDir(pos)
-	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+	target, ok := c.parseDir(fs, args)
+	if !ok {
 		return exitError
 	}
 	ctx, cancel := signalContext()
@@ -233,13 +223,8 @@ func (c *cli) destroy(args []string) int {
 	var o outputFlags
 	o.register(fs)
 	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	dir, err := labDir(pos)
-	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
 		return exitError
 	}
 	code, _ := c.destroyDir(dir, o, *auto)
@@ -288,13 +273,8 @@ func (c *cli) show(args []string) int {
 	fs := newFlagSet("show", c.stderr, "show [options] [DIR]")
 	var o outputFlags
 	o.register(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	dir, err := labDir(pos)
-	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
 		return exitError
 	}
 	st, err := planner.ReadState(dir)
@@ -311,13 +291,8 @@ func (c *cli) graph(args []string) int {
 	var vf varFlags
 	vf.register(fs)
 	scenario := fs.String("scenario", "", "the matrix cell to draw (default: the first)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	dir, err := labDir(pos)
-	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
 		return exitError
 	}
 	lab := c.loadLab(dir, &vf)

@@ -61,13 +61,8 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	fs := newFlagSet(name, c.stderr, name+" [options] [DIR]")
 	var f runFlags
 	f.register(fs, test)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	dir, err := labDir(pos)
-	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
 		return exitError
 	}
 	if f.repeat < 1 {
@@ -99,6 +94,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	}
 	var baseline *engine.Results
 	if f.baseline != "" {
+		var err error
 		if baseline, err = readResults(f.baseline); err != nil {
 			fmt.Fprintln(c.stderr, "Error:", err)
 			return exitError
