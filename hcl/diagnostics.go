@@ -257,7 +257,7 @@ func bareLiteral(v cty.Value) string {
 // (as in the subjects) to their bytes; a subject whose file is missing is
 // shown by position only. color adds ANSI colors for a terminal.
 func WriteDiagnostics(w io.Writer, sources map[string][]byte, diags hclv2.Diagnostics, color bool) error {
-	p := diagPrinter{sources: sources, color: color, files: map[string]*hclv2.File{}}
+	p := diagPrinter{sources: sources, color: color, files: map[string]*hclv2.File{}, lines: map[string][]lineSpan{}}
 	var buf bytes.Buffer
 	for _, d := range diags {
 		p.write(&buf, d)
@@ -270,6 +270,7 @@ type diagPrinter struct {
 	sources map[string][]byte
 	color   bool
 	files   map[string]*hclv2.File // parsed sources, for the enclosing block
+	lines   map[string][]lineSpan  // line offsets of sources
 }
 
 const (
@@ -316,7 +317,11 @@ func (p *diagPrinter) writeSnippet(w *bytes.Buffer, r hclv2.Range, hue string) {
 	if !ok {
 		return
 	}
-	lines := splitLines(src)
+	lines, ok := p.lines[r.Filename]
+	if !ok {
+		lines = splitLines(src)
+		p.lines[r.Filename] = lines
+	}
 	first, last := r.Start.Line, r.End.Line
 	if last < first {
 		last = first
