@@ -39,6 +39,7 @@ func commands() map[string]command {
 		"run":      {"run the workloads of the applied scenario", (*cli).runCmd},
 		"test":     {"plan, apply, run and judge every scenario, then destroy", (*cli).test},
 		"version":  {"print the version", (*cli).version},
+		"report":   {"render a results file as a self-contained HTML report", (*cli).reportCmd},
 	}
 }
 

@@ -1,0 +1,790 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/outcome"
+)
+
+// Input is what a report shows.
+type Input struct {
+	// Results are the runs to show (the -json FILE of run or test).
+	// Required.
+	Results *engine.Results
+	// Baseline, when not nil, adds a baseline column with the change of
+	// every metric and grey baseline bars to the metric charts.
+	Baseline *engine.Results
+	// Lab, when not nil, gives the description, the order of scenarios
+	// and workloads and their matrix values, and means Verdicts were
+	// judged; without it the report says the verdicts were not judged.
+	Lab *config.Lab
+	// Verdicts are outcome.Evaluate(Lab, Results, Baseline).
+	Verdicts []outcome.Verdict
+	// Strict is whether inconclusive verdicts count as failures (test
+	// -strict), for the summary line.
+	Strict bool
+	// Version is tsolab's version, shown in the footer.
+	Version string
+}
+
+// Write renders the report as one HTML document.
+func Write(w io.Writer, in Input) error {
+	if in.Results == nil {
+		return errors.New("report: no results to show")
+	}
+	p, err := build(in)
+	if err != nil {
+		return err
+	}
+	return page.Execute(w, p)
+}
+
+// runSet is every repetition of one workload in one scenario.
+type runSet struct {
+	scenario, workload, kind string
+	runs                     []engine.WorkloadResult // by Repetition
+}
+
+func (rs *runSet) values(metric string) []float64 {
+	var vs []float64
+	for _, r := range rs.runs {
+		if v, ok := r.Metrics[metric]; ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+type key struct{ scenario, workload string }
+
+func index(res *engine.Results) map[key]*runSet {
+	out := map[key]*runSet{}
+	if res == nil {
+		return out
+	}
+	for _, r := range res.Runs {
+		k := key{r.Scenario, r.Workload}
+		rs := out[k]
+		if rs == nil {
+			rs = &runSet{scenario: r.Scenario, workload: r.Workload, kind: r.Kind}
+			out[k] = rs
+		}
+		rs.runs = append(rs.runs, r)
+	}
+	for _, rs := range out {
+		sort.SliceStable(rs.runs, func(i, j int) bool { return rs.runs[i].Repetition < rs.runs[j].Repetition })
+	}
+	return out
+}
+
+// order lists the scenarios and the workloads that ran: in the lab's order,
+// then those the lab does not declare in the order the results have them.
+func order(lab *config.Lab, res *engine.Results) (scenarios, workloads []string) {
+	ran := map[string]bool{}
+	ranW := map[string]bool{}
+	for _, r := range res.Runs {
+		ran[r.Scenario] = true
+		ranW[r.Workload] = true
+	}
+	seen, seenW := map[string]bool{}, map[string]bool{}
+	addS := func(s string) {
+		if ran[s] && !seen[s] {
+			seen[s] = true
+			scenarios = append(scenarios, s)
+		}
+	}
+	addW := func(w string) {
+		if ranW[w] && !seenW[w] {
+			seenW[w] = true
+			workloads = append(workloads, w)
+		}
+	}
+	if lab != nil {
+		for _, sc := range lab.Scenarios {
+			addS(sc.Name)
+			for _, wl := range sc.Workloads {
+				addW(wl.Name)
+			}
+		}
+	}
+	for _, r := range res.Runs {
+		addS(r.Scenario)
+		addW(r.Workload)
+	}
+	return scenarios, workloads
+}
+
+// metricInfo says how a metric is shown.
+type metricInfo struct {
+	label string
+	unit  string
+	scale float64
+	rr    bool // only meaningful for rr workloads
+}
+
+var metricInfos = map[string]metricInfo{
+	engine.MetricThroughputBps:    {"Throughput", "Gb/s", 1e-9, false},
+	engine.MetricBytes:            {"Payload moved", "MB", 1e-6, false},
+	engine.MetricDurationS:        {"Duration", "s", 1, false},
+	engine.MetricTransactionsPerS: {"Transactions", "per s", 1, true},
+	engine.MetricLatencyP50us:     {"Latency p50", "µs", 1, true},
+	engine.MetricLatencyP99us:     {"Latency p99", "µs", 1, true},
+	engine.MetricCPUTxPct:         {"Sender CPU", "% of a core", 1, false},
+	engine.MetricCPURxPct:         {"Receiver CPU", "% of a core", 1, false},
+	engine.MetricCPUTxPerGbit:     {"Sender CPU per Gb/s", "% per Gb/s", 1, false},
+	engine.MetricSendUnits:        {"Send units", "count", 1, false},
+	engine.MetricAvgSendBytes:     {"Average send unit", "bytes", 1, false},
+	engine.MetricDataPackets:      {"Data packets", "count", 1, false},
+	engine.MetricSingleMSSFrac:    {"Single-MSS send units", "%", 100, false},
+	engine.MetricRetransmits:      {"Retransmits", "count", 1, false},
+	engine.MetricCaptureLoss:      {"Capture loss", "packets", 1, false},
+}
+
+func info(metric string) metricInfo {
+	if mi, ok := metricInfos[metric]; ok {
+		return mi
+	}
+	return metricInfo{label: metric, scale: 1}
+}
+
+// chartOrder is the order of the per-metric charts: throughput and sender
+// CPU first, side by side, as seed 001's table puts them.
+var chartOrder = []string{
+	engine.MetricThroughputBps, engine.MetricCPUTxPct,
+	engine.MetricCPURxPct, engine.MetricCPUTxPerGbit,
+	engine.MetricTransactionsPerS, engine.MetricLatencyP50us, engine.MetricLatencyP99us,
+	engine.MetricAvgSendBytes, engine.MetricSingleMSSFrac,
+	engine.MetricSendUnits, engine.MetricDataPackets,
+	engine.MetricRetransmits, engine.MetricCaptureLoss,
+	engine.MetricBytes, engine.MetricDurationS,
+}
+
+// metricsOf is every metric the run sets carry that fits their kind: the
+// engine's in display order, then the others sorted.
+func metricsOf(sets []*runSet, rr bool) []string {
+	have := map[string]bool{}
+	for _, rs := range sets {
+		for _, r := range rs.runs {
+			for m := range r.Metrics {
+				have[m] = true
+			}
+		}
+	}
+	var out []string
+	for _, m := range engine.MetricNames() {
+		if have[m] && (rr || !info(m).rr) {
+			out = append(out, m)
+		}
+		delete(have, m)
+	}
+	var extra []string
+	for m := range have {
+		extra = append(extra, m)
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
+}
+
+// Page model.
+
+type pageData struct {
+	Title        string
+	Lab          string
+	Description  string
+	Engine       string
+	Profiles     []string
+	Judged       bool
+	Counts       outcome.Counts
+	Strict       bool
+	HasBaseline  bool
+	BaselineName string
+	MaxRuns      int
+	Scenarios    []scenarioInfo
+	OffloadFlags []string
+	NICRows      []nicRow
+	Workloads    []workloadSection
+	Verdicts     []verdictRow
+	Version      string
+}
+
+type scenarioInfo struct {
+	Name    string
+	Color   template.CSS
+	Profile string
+	MSS     string
+	Runs    int
+	Matrix  string
+}
+
+type nicRow struct {
+	Scenario string
+	Span     int // rows the scenario cell spans; 0 on the following rows
+	Color    template.CSS
+	NIC      string
+	Flags    []flagCell
+}
+
+type flagCell struct {
+	Text  string // "on", "off", "" (not reported)
+	Class string
+}
+
+type workloadSection struct {
+	Name      string
+	Kind      string
+	Columns   []columnHead
+	Rows      []metricRow
+	Metrics   []chart
+	AllZero   []string
+	Hists     []chart
+	Series    []chart
+	SeriesRep string
+	Model     bool
+	Stops     []chart
+	StopTable *countTable
+	Acks      []chart
+	AckTable  *countTable
+	Notes     []noteRow
+}
+
+// metricRow is one metric of a workload across the scenarios (columns).
+type metricRow struct {
+	Metric string
+	Name   string
+	Unit   string
+	Cells  []metricCell
+}
+
+type metricCell struct {
+	Present     bool
+	Value       string
+	Runs        int
+	Baseline    string
+	Change      string
+	ChangeClass string
+	Class       string // status class of the worst verdict reading it
+	Badges      []badge
+}
+
+type columnHead struct {
+	Name  string
+	Color template.CSS
+	Runs  int
+}
+
+type badge struct {
+	Text  string
+	Class string
+	Title string
+}
+
+type verdictRow struct {
+	Expect, Scenario, Workload string
+	Status, Class              string
+	Expression                 string
+	Measured                   string
+	Detail, Message, Where     string
+}
+
+type noteRow struct {
+	Scenario string
+	Note     string
+}
+
+type countTable struct {
+	Scenarios []string
+	Rows      []countRow
+}
+
+type countRow struct {
+	Name   string
+	Values []string
+}
+
+type chart struct {
+	Title string
+	SVG   template.HTML
+}
+
+func build(in Input) (*pageData, error) {
+	res := in.Results
+	scenarios, workloads := order(in.Lab, res)
+	idx := index(res)
+	base := index(in.Baseline)
+
+	p := &pageData{
+		Lab:         res.Lab,
+		Engine:      res.Engine,
+		Judged:      in.Lab != nil,
+		Counts:      outcome.Count(in.Verdicts),
+		Strict:      in.Strict,
+		HasBaseline: in.Baseline != nil,
+		Version:     in.Version,
+	}
+	if in.Lab != nil {
+		p.Description = in.Lab.Description
+		if p.Lab == "" {
+			p.Lab = in.Lab.Name
+		}
+	}
+	if in.Baseline != nil {
+		p.BaselineName = fmt.Sprintf("%s, engine %s, %d runs", in.Baseline.Lab, in.Baseline.Engine, len(in.Baseline.Runs))
+	}
+	p.Title = fmt.Sprintf("tsolab report: %s (%s engine)", p.Lab, p.Engine)
+
+	pal := palette{}
+	colors := map[string]template.CSS{}
+	for i, s := range scenarios {
+		pal[s] = scenarioColor(i)
+		colors[s] = template.CSS(hexColor(pal[s]))
+	}
+
+	// Scenarios, profiles and offloads.
+	profiles := map[string]bool{}
+	flagSet := map[string]bool{}
+	type nicOffloads struct {
+		scenario, nic string
+		flags         map[string]bool
+	}
+	var nics []nicOffloads
+	for _, s := range scenarios {
+		si := scenarioInfo{Name: s, Color: colors[s]}
+		var first *engine.WorkloadResult
+		mss := map[int]bool{}
+		for _, w := range workloads {
+			if rs := idx[key{s, w}]; rs != nil {
+				if first == nil {
+					first = &rs.runs[0]
+				}
+				si.Runs += len(rs.runs)
+				for _, r := range rs.runs {
+					mss[r.MSS] = true
+				}
+			}
+		}
+		if first == nil {
+			continue
+		}
+		si.Profile = profileOf(first)
+		profiles[si.Profile] = true
+		si.MSS = joinInts(mss)
+		if in.Lab != nil {
+			if sc := in.Lab.Scenario(s); sc != nil {
+				var parts []string
+				for _, mv := range sc.Matrix {
+					parts = append(parts, mv.Name+" = "+ctyString(mv))
+				}
+				si.Matrix = strings.Join(parts, ", ")
+			}
+		}
+		p.Scenarios = append(p.Scenarios, si)
+		for _, nic := range sortedKeys(first.Offloads) {
+			nics = append(nics, nicOffloads{s, nic, first.Offloads[nic]})
+			for f := range first.Offloads[nic] {
+				flagSet[f] = true
+			}
+		}
+	}
+	p.Profiles = sortedKeys(profiles)
+	p.OffloadFlags = offloadOrder(flagSet)
+	for i, n := range nics {
+		row := nicRow{Scenario: n.scenario, Color: colors[n.scenario], NIC: n.nic}
+		if i == 0 || nics[i-1].scenario != n.scenario {
+			for j := i; j < len(nics) && nics[j].scenario == n.scenario; j++ {
+				row.Span++
+			}
+		}
+		for _, f := range p.OffloadFlags {
+			on, ok := n.flags[f]
+			switch {
+			case !ok:
+				row.Flags = append(row.Flags, flagCell{"", "na"})
+			case on:
+				row.Flags = append(row.Flags, flagCell{"on", "on"})
+			default:
+				row.Flags = append(row.Flags, flagCell{"off", "off"})
+			}
+		}
+		p.NICRows = append(p.NICRows, row)
+	}
+
+	// Verdicts, and which metric rows they colour.
+	type vkey struct{ scenario, workload, metric string }
+	byMetric := map[vkey][]outcome.Verdict{}
+	for _, v := range in.Verdicts {
+		p.Verdicts = append(p.Verdicts, verdictRow{
+			Expect: v.Expect, Scenario: v.Scenario, Workload: v.Workload,
+			Status: v.Status.String(), Class: statusClass(v.Status),
+			Expression: oneLine(v.Expression), Measured: measured(v),
+			Detail: v.Detail, Message: v.Message, Where: where(v),
+		})
+		for _, m := range metricsRead(v.Expression) {
+			k := vkey{v.Scenario, v.Workload, m}
+			byMetric[k] = append(byMetric[k], v)
+		}
+	}
+
+	for _, w := range workloads {
+		var sets []*runSet
+		var setScenarios []string
+		rr := false
+		for _, s := range scenarios {
+			if rs := idx[key{s, w}]; rs != nil {
+				sets = append(sets, rs)
+				setScenarios = append(setScenarios, s)
+				rr = rr || rs.kind == string(config.RR)
+				p.MaxRuns = max(p.MaxRuns, len(rs.runs))
+			}
+		}
+		sec := workloadSection{Name: w, Kind: sets[0].kind}
+		for _, rs := range sets {
+			sec.Columns = append(sec.Columns, columnHead{Name: rs.scenario, Color: colors[rs.scenario], Runs: len(rs.runs)})
+		}
+		metrics := metricsOf(sets, rr)
+		for _, m := range metrics {
+			mi := info(m)
+			row := metricRow{Metric: m, Name: mi.label, Unit: mi.unit}
+			for _, rs := range sets {
+				vals := rs.values(m)
+				if len(vals) == 0 {
+					row.Cells = append(row.Cells, metricCell{})
+					continue
+				}
+				est := outcome.Summarize(vals)
+				cell := metricCell{Present: true, Value: estimateText(est, mi.scale), Runs: len(vals)}
+				if in.Baseline != nil {
+					cell.Baseline, cell.Change, cell.ChangeClass = baselineCells(base[key{rs.scenario, w}], m, vals, est, mi.scale)
+				}
+				worst := -1
+				for _, v := range byMetric[vkey{rs.scenario, w, m}] {
+					cell.Badges = append(cell.Badges, badge{Text: v.Expect, Class: statusClass(v.Status), Title: v.Status.String() + ": " + oneLine(v.Expression)})
+					worst = max(worst, severity(v.Status))
+				}
+				if worst >= 0 {
+					cell.Class = "cell-" + severityClass(worst)
+				}
+				row.Cells = append(row.Cells, cell)
+			}
+			sec.Rows = append(sec.Rows, row)
+		}
+
+		var err error
+		if sec.Metrics, sec.AllZero, err = metricCharts(sets, base, pal, metrics); err != nil {
+			return nil, err
+		}
+		if sec.Hists, err = histogramCharts(sets, pal); err != nil {
+			return nil, err
+		}
+		if sec.Series, err = seriesCharts(sets, pal); err != nil {
+			return nil, err
+		}
+		if maxRuns(sets) > 1 {
+			sec.SeriesRep = "the first run of each scenario"
+		}
+		for _, rs := range sets {
+			if rs.runs[0].StopReasons != nil || rs.runs[0].Acks != nil {
+				sec.Model = true
+			}
+		}
+		if sec.Model {
+			stops := func(r engine.WorkloadResult) map[string]int64 { return r.StopReasons }
+			acks := func(r engine.WorkloadResult) map[string]int64 { return r.Acks }
+			if sec.Stops, sec.StopTable, err = countChart(sets, pal, "Why sends stopped", "stops", stopOrder, stops); err != nil {
+				return nil, err
+			}
+			if sec.Acks, sec.AckTable, err = countChart(sets, pal, "ACKs by kind", "ACKs", ackOrder, acks); err != nil {
+				return nil, err
+			}
+		}
+		for i, rs := range sets {
+			seen := map[string]bool{}
+			for _, r := range rs.runs {
+				for _, n := range r.Notes {
+					if !seen[n] {
+						seen[n] = true
+						sec.Notes = append(sec.Notes, noteRow{setScenarios[i], n})
+					}
+				}
+			}
+		}
+		p.Workloads = append(p.Workloads, sec)
+	}
+	return p, nil
+}
+
+func maxRuns(sets []*runSet) int {
+	n := 0
+	for _, rs := range sets {
+		n = max(n, len(rs.runs))
+	}
+	return n
+}
+
+// profileOf is "kernel 6.18.4" or "stack linux-6".
+func profileOf(r *engine.WorkloadResult) string {
+	switch {
+	case r.Kernel != "":
+		return "kernel " + r.Kernel
+	case r.Stack != "":
+		return "stack " + r.Stack
+	}
+	return "engine " + r.Engine
+}
+
+// offloadOrder puts the usual offloads first, in the order people say
+// them, then any others sorted.
+func offloadOrder(set map[string]bool) []string {
+	var out []string
+	for _, f := range []string{"tso", "gso", "gro", "lro", "sg", "tx_csum", "rx_csum"} {
+		if set[f] {
+			out = append(out, f)
+			delete(set, f)
+		}
+	}
+	return append(out, sortedKeys(set)...)
+}
+
+var stopOrder = []string{"cwnd", "rwnd", "nagle", "defer", "split", "sndbuf", "pacing"}
+var ackOrder = []string{"delayed", "quick", "window_update", "dup", "piggyback", "timer"}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func joinInts(set map[int]bool) string {
+	var xs []int
+	for x := range set {
+		xs = append(xs, x)
+	}
+	sort.Ints(xs)
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, strconv.Itoa(x))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ctyString(mv config.MatrixValue) string {
+	v := mv.Value
+	if v.IsNull() || !v.IsKnown() {
+		return "?"
+	}
+	switch v.Type() {
+	case cty.String:
+		return strconv.Quote(v.AsString())
+	case cty.Bool:
+		return strconv.FormatBool(v.True())
+	case cty.Number:
+		f, _ := v.AsBigFloat().Float64()
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return v.GoString()
+}
+
+// Verdict helpers.
+
+func statusClass(s outcome.Status) string {
+	return severityClass(severity(s))
+}
+
+// severity orders statuses for colouring a row by the worst verdict.
+func severity(s outcome.Status) int {
+	switch s {
+	case outcome.Pass:
+		return 0
+	case outcome.Inconclusive:
+		return 1
+	case outcome.Fail:
+		return 2
+	}
+	return 3
+}
+
+func severityClass(n int) string {
+	return [...]string{"pass", "inconclusive", "fail", "error"}[n]
+}
+
+// metricRef finds the metrics a condition reads: result.X, baseline.X and
+// scenario({...}).X.
+var metricRef = regexp.MustCompile(`(?:\bresult|\bbaseline|\))\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)`)
+
+func metricsRead(expr string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range metricRef.FindAllStringSubmatch(expr, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+func measured(v outcome.Verdict) string {
+	if len(v.Sides) == 2 {
+		return sideText(v.Sides[0]) + " " + v.Op + " " + sideText(v.Sides[1])
+	}
+	switch v.Status {
+	case outcome.Pass:
+		return "true"
+	case outcome.Fail:
+		return "false"
+	}
+	return "–"
+}
+
+func sideText(s outcome.Side) string {
+	out := shortNumber(s.Value)
+	if s.CI != nil {
+		if math.IsInf(s.CI[0], 0) || math.IsInf(s.CI[1], 0) {
+			out += " ±∞"
+		} else if hw := (s.CI[1] - s.CI[0]) / 2; hw != 0 {
+			out += " ±" + shortNumber(hw)
+		}
+	}
+	return out
+}
+
+func where(v outcome.Verdict) string {
+	if v.Range.Filename == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", v.Range.Filename, v.Range.Start.Line)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Numbers.
+
+// estimateText is a median, scaled, with the half-width of its confidence
+// interval when there is one.
+func estimateText(e outcome.Estimate, scale float64) string {
+	out := formatNumber(e.Center * scale)
+	if e.HasCI() {
+		if !e.Finite() {
+			out += " ±∞"
+		} else {
+			out += " ±" + formatNumber((e.Hi-e.Lo)/2*scale)
+		}
+	}
+	return out
+}
+
+// baselineCells are the baseline's median and the change from it to the
+// current median: the relative change, the range of changes the two
+// medians' 95% intervals allow, and the Mann-Whitney p-value with two or
+// more runs on each side.
+func baselineCells(rs *runSet, metric string, cur []float64, curEst outcome.Estimate, scale float64) (baseline, change, class string) {
+	if rs == nil {
+		return "not in baseline", "", "na"
+	}
+	bv := rs.values(metric)
+	if len(bv) == 0 {
+		return "not in baseline", "", "na"
+	}
+	be := outcome.Summarize(bv)
+	baseline = estimateText(be, scale)
+	if be.Center == 0 {
+		if curEst.Center == 0 {
+			return baseline, "no change", "same"
+		}
+		return baseline, "from 0", "na"
+	}
+	rel := curEst.Center/be.Center - 1
+	change = signedPct(rel)
+	switch {
+	case len(bv) < 2 || len(cur) < 2:
+		change += " (1 run: no interval)"
+		class = "nointerval"
+	case !be.Finite() || !curEst.Finite():
+		c := outcome.Compare(bv, cur)
+		change += fmt.Sprintf(" [±∞] (%s)", c)
+		class = classOf(c)
+	default:
+		lo, hi := math.Inf(-1), math.Inf(1)
+		if be.Hi > 0 {
+			lo = curEst.Lo/be.Hi - 1
+		}
+		if be.Lo > 0 {
+			hi = curEst.Hi/be.Lo - 1
+		}
+		c := outcome.Compare(bv, cur)
+		change += fmt.Sprintf(" [%s, %s] (%s)", signedPct(lo), signedPct(hi), c)
+		class = classOf(c)
+	}
+	return baseline, change, class
+}
+
+func classOf(c outcome.Comparison) string {
+	if c.Significant() {
+		return "significant"
+	}
+	return "noise"
+}
+
+func signedPct(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "+∞"
+	case math.IsInf(f, -1):
+		return "−∞"
+	}
+	s := strconv.FormatFloat(f*100, 'f', 1, 64)
+	if s == "-0.0" {
+		s = "0.0"
+	}
+	if f > 0 && s != "0.0" {
+		s = "+" + s
+	}
+	return strings.Replace(s, "-", "−", 1) + "%"
+}
+
+// formatNumber writes a number with about 4 significant digits, all the
+// digits of an integer part, and no exponent below 1e12.
+func formatNumber(f float64) string {
+	a := math.Abs(f)
+	switch {
+	case f == 0:
+		return "0"
+	case math.IsInf(f, 0) || math.IsNaN(f):
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	case a >= 1e12 || a < 1e-3:
+		return strconv.FormatFloat(f, 'g', 4, 64)
+	}
+	digits := int(math.Floor(math.Log10(a))) + 1
+	s := strconv.FormatFloat(f, 'f', max(0, 4-digits), 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// shortNumber is formatNumber with an exponent from a million on
+// ("2.762e10"), for raw metric values such as a condition's sides.
+func shortNumber(f float64) string {
+	if a := math.Abs(f); a < 1e6 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return formatNumber(f)
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', 3, 64), "e")
+	if strings.Contains(mant, ".") {
+		mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
+	}
+	return mant + "e" + strings.TrimLeft(strings.TrimPrefix(exp, "+"), "0")
+}
