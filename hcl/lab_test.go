@@ -377,3 +377,22 @@ func TestSyntaxErrorStopsLoading(t *testing.T) {
 		t.Error("Sources does not hold the file with errors")
 	}
 }
+
+// TestExamplesLoad loads every lab under ../examples without a diagnostic.
+func TestExamplesLoad(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("..", "examples", "*"))
+	if len(dirs) == 0 {
+		t.Skip("no labs under ../examples to load")
+	}
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			lab := mustLoad(t, dir, Options{})
+			if len(lab.Scenarios) == 0 {
+				t.Errorf("%s: no scenarios", dir)
+			}
+		})
+	}
+}

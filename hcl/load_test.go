@@ -242,6 +242,7 @@ nic "b0" {
 		{name: "scenario() with an unknown axis", src: "matrix { tso = [true, false] }\n" + twoNICs + bulk + "expect \"e\" {\n  condition = result.bytes > scenario({ »gso = false }).bytes\n}", want: []string{"Error: Unknown matrix axis"}},
 		{name: "scenario() without a matrix", src: twoNICs + bulk + "expect \"e\" {\n  condition = result.bytes > »scenario({ gso = false }).bytes\n}", want: []string{"Error: scenario() without a matrix"}},
 		{name: "unknown metric", src: twoNICs + bulk + "expect \"e\" {\n  condition = result.»throughput > 1\n}", want: []string{"Warning: Unknown metric"}},
+		{name: "an engine's own metric passes", src: twoNICs + bulk + "expect \"e\" {\n  condition = result.cwnd_mean_segments > 1\n}"},
 		{name: "undeclared workload", src: twoNICs + bulk + "expect \"e\" {\n  workload = »workload.bullk\n  condition = true\n}", want: []string{"Error: Reference to undeclared workload"}},
 		{name: "expect needs workload among several", src: twoNICs + bulk + "workload \"w2\" {\n  client = host.a\n  servers = [nic.b0]\n  duration = \"1s\"\n}\n»expect \"e\" {\n  condition = true\n}", want: []string{"Error: Missing required attribute"}},
 

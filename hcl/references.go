@@ -188,13 +188,18 @@ func (l *loader) undeclaredBlock(kind, name string, rng hclv2.Range) {
 	l.errorf(rng, "Reference to undeclared "+kind, "%s", detail)
 }
 
+// checkMetric warns about a metric name that looks like a typo of one
+// every engine reports. Names far from all of them pass: an engine may
+// report metrics of its own (the sim engine does).
 func (l *loader) checkMetric(name string, rng hclv2.Range) {
 	metrics := engine.MetricNames()
 	if slices.Contains(metrics, name) {
 		return
 	}
-	l.warnf(rng, "Unknown metric",
-		"Workload results carry no metric %q. %sThe metrics are %s.", name, didYouMean(name, metrics), joinAnd(metrics))
+	if s := suggest(name, metrics); s != "" {
+		l.warnf(rng, "Unknown metric",
+			"Workload results carry no metric %q. Did you mean %q? (If your engine reports %q of its own, ignore this.)", name, s, name)
+	}
 }
 
 // checkCalls checks the functions an expression calls, and the matrix
