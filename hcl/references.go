@@ -114,12 +114,9 @@ func (l *loader) checkTraversal(b *block, attr string, t hclv2.Traversal, roots,
 			return
 		}
 		if len(t) > 2 {
-			if n, ok := stepName(t[2]); !ok || n != "name" {
-				l.errorf(stepRange(t[2]), "Unsupported attribute",
-					"A reference to a %s carries only its name: write %s.%s (or %s.%s.name for the name as a string).",
-					root, root, name, root, name)
-				return
-			}
+			l.errorf(stepRange(t[2]), "Unsupported attribute",
+				"A reference to a %s names it and carries nothing else: write %s.%s.", root, root, name)
+			return
 		}
 		l.refsList = append(l.refsList, ref{from: b, attr: attr, to: to, rng: rng})
 	}

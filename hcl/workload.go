@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/tsolab/tsolab/config"
@@ -228,12 +227,4 @@ func (l *loader) loadExpects() {
 		}
 		l.lab.Expects = append(l.lab.Expects, x)
 	}
-}
-
-// exprRange is the range of an attribute's expression, or of the block.
-func exprRange(b *block, attr string) hclv2.Range {
-	if a := b.attrs[attr]; a != nil {
-		return a.Expr.Range()
-	}
-	return b.def
 }
