@@ -1,0 +1,199 @@
+package devqueue
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+)
+
+// Options say what to count.
+type Options struct {
+	// Ifindex and NetNS name the sender's device: its interface index and
+	// the inode number of its network namespace (what stat(2) of
+	// /proc/PID/ns/net or /run/netns/NAME reports, the kernel's
+	// ns.inum). Both are needed: every namespace has an lo of index 1.
+	Ifindex int
+	NetNS   uint64
+	// DstPorts select the measured direction: TCP data to one of these
+	// ports (the servers') are the send units; other packets on the
+	// device count as Other. Empty = every port.
+	DstPorts []uint16
+	// MSS in bytes, for the single-MSS count and the histogram buckets.
+	MSS int
+}
+
+// Counter is a loaded and attached program with its map, from Open until
+// Stop.
+type Counter struct {
+	mu   sync.Mutex // guards the fields below against Stop during Totals
+	m    *ebpf.Map
+	prog *ebpf.Program
+	lnk  link.Link
+	mss  int
+}
+
+// kernelBTF caches the parsed vmlinux BTF and the offsets it gives (the
+// parse takes tens of milliseconds).
+var kernelBTF = sync.OnceValues(func() (offsets, error) {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return offsets{}, fmt.Errorf("kernel BTF (/sys/kernel/btf/vmlinux): %w", err)
+	}
+	return loadOffsets(spec)
+})
+
+// Open loads the program for opts, attaches it to net_dev_queue and
+// starts counting. BPF is not namespaced: Open may run on any thread.
+// It fails when the kernel has no BTF, the process lacks CAP_BPF and
+// CAP_PERFMON (or CAP_SYS_ADMIN), or the verifier refuses the program;
+// the error says which.
+func Open(opts Options) (*Counter, error) {
+	if opts.Ifindex <= 0 || opts.NetNS == 0 || opts.NetNS > 1<<32-1 {
+		return nil, fmt.Errorf("devqueue: need the device's ifindex and network namespace inode (got %d, %d)", opts.Ifindex, opts.NetNS)
+	}
+	if opts.MSS <= 0 {
+		return nil, fmt.Errorf("devqueue: MSS must be positive (got %d)", opts.MSS)
+	}
+	off, err := kernelBTF()
+	if err != nil {
+		return nil, fmt.Errorf("devqueue: %w", err)
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{
+		Name:       "tsl_units",
+		Type:       ebpf.PerCPUArray,
+		KeySize:    4,
+		ValueSize:  valueWords * 8,
+		MaxEntries: 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("devqueue: create the counter map: %w", err)
+	}
+	insns, err := program(off, filter{
+		Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS),
+	}, m.FD())
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("devqueue: %w", err)
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name:         "tsl_dev_queue",
+		Type:         ebpf.Tracing,
+		AttachType:   ebpf.AttachTraceRawTp,
+		AttachTo:     "net_dev_queue",
+		Instructions: insns,
+		// bpf_probe_read_kernel is offered to GPL-compatible programs only.
+		License: "Dual MIT/GPL",
+	})
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("devqueue: load the tp_btf/net_dev_queue program: %w", err)
+	}
+	lnk, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceRawTp})
+	if err != nil {
+		prog.Close()
+		m.Close()
+		return nil, fmt.Errorf("devqueue: attach to net_dev_queue: %w", err)
+	}
+	return &Counter{m: m, prog: prog, lnk: lnk, mss: opts.MSS}, nil
+}
+
+// Totals is the running count of send units and their payload (the
+// per-second series reads it while the program runs).
+type Totals struct {
+	SendUnits    int64
+	PayloadBytes int64
+}
+
+// Totals reads the running counts.
+func (c *Counter) Totals() (Totals, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		return Totals{}, errors.New("devqueue: counter stopped")
+	}
+	v, err := c.read()
+	if err != nil {
+		return Totals{}, err
+	}
+	return Totals{SendUnits: int64(v[slotUnits]), PayloadBytes: int64(v[slotBytes])}, nil
+}
+
+// read sums the per-CPU values.
+func (c *Counter) read() ([]uint64, error) {
+	var perCPU [][valueWords]uint64
+	if err := c.m.Lookup(uint32(0), &perCPU); err != nil {
+		return nil, fmt.Errorf("devqueue: read the counter map: %w", err)
+	}
+	sum := make([]uint64, valueWords)
+	for _, v := range perCPU {
+		for i := range v {
+			sum[i] += v[i]
+		}
+	}
+	return sum, nil
+}
+
+// Result is what a stopped counter counted.
+type Result struct {
+	SendUnits    int64 // TCP data skbs to a watched port handed to the device layer
+	PayloadBytes int64 // their summed TCP payload
+	// WireSegments is the segments those units become on the wire: the
+	// sum of gso_segs over GSO skbs plus one per non-GSO skb.
+	WireSegments int64
+	GSOUnits     int64 // units that were GSO skbs
+	SingleMSS    int64 // units of exactly one MSS
+	Other        int64 // other packets on the device: ACKs, other ports, not TCP
+	Unread       int64 // packets whose headers could not be read (not counted)
+	// Clamped counts units larger than Buckets MSS, counted in the last
+	// histogram bucket.
+	Clamped int64
+	// Histogram bucket i counts units of ceil(payload/MSS) == i+1
+	// segments; trailing empty buckets are cut.
+	Histogram []int64
+}
+
+// Stop detaches the program, reads the map and frees both.
+func (c *Counter) Stop() (Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		return Result{}, errors.New("devqueue: counter already stopped")
+	}
+	// Detach first: nothing counts after this point.
+	lerr := c.lnk.Close()
+	v, rerr := c.read()
+	c.prog.Close()
+	c.m.Close()
+	c.m = nil
+	if err := errors.Join(lerr, rerr); err != nil {
+		return Result{}, err
+	}
+	return resultOf(v), nil
+}
+
+// resultOf turns the summed map value into a Result.
+func resultOf(v []uint64) Result {
+	r := Result{
+		SendUnits:    int64(v[slotUnits]),
+		PayloadBytes: int64(v[slotBytes]),
+		WireSegments: int64(v[slotSegs]),
+		GSOUnits:     int64(v[slotGSO]),
+		SingleMSS:    int64(v[slotSingle]),
+		Other:        int64(v[slotOther]),
+		Unread:       int64(v[slotUnread]),
+		Clamped:      int64(v[slotClamped]),
+	}
+	hist := v[headerSlots:]
+	n := len(hist)
+	for n > 0 && hist[n-1] == 0 {
+		n--
+	}
+	for _, c := range hist[:n] {
+		r.Histogram = append(r.Histogram, int64(c))
+	}
+	return r
+}

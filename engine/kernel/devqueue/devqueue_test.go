@@ -1,0 +1,266 @@
+package devqueue
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+	"github.com/google/go-cmp/cmp"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+func TestResultOf(t *testing.T) {
+	v := make([]uint64, valueWords)
+	v[slotUnits], v[slotBytes], v[slotSegs], v[slotGSO] = 3, 5000, 5, 1
+	v[slotSingle], v[slotOther], v[slotUnread], v[slotClamped] = 1, 7, 2, 0
+	v[headerSlots+0], v[headerSlots+2] = 2, 1
+	want := Result{SendUnits: 3, PayloadBytes: 5000, WireSegments: 5, GSOUnits: 1, SingleMSS: 1, Other: 7, Unread: 2,
+		Histogram: []int64{2, 0, 1}}
+	if diff := cmp.Diff(want, resultOf(v)); diff != "" {
+		t.Errorf("resultOf (-want +got):\n%s", diff)
+	}
+}
+
+func TestHostHalf(t *testing.T) {
+	b := []byte{0x08, 0x00}
+	if got, want := hostHalf(0x0800), binary.NativeEndian.Uint16(b); got != want {
+		t.Errorf("hostHalf(0x0800) = %#x, want the in-memory load %#x", got, want)
+	}
+}
+
+func kernelSpec(t *testing.T) *btf.Spec {
+	t.Helper()
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		t.Skipf("no kernel BTF (%v): the counter needs /sys/kernel/btf/vmlinux", err)
+	}
+	return spec
+}
+
+func TestOffsetsFromKernelBTF(t *testing.T) {
+	spec := kernelSpec(t)
+	o, err := loadOffsets(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.SkbLen.Off == 0 || o.DevIfindex.Off == 0 || o.NetInum.Off == 0 {
+		t.Errorf("offsets = %+v: want sk_buff.len, net_device.ifindex and net.ns.inum past the start of their structs", o)
+	}
+	if _, err := memberOf(spec, "sk_buff", "no_such_member"); err == nil {
+		t.Error("memberOf found a member that does not exist")
+	}
+}
+
+func TestProgramRejectsBadFilters(t *testing.T) {
+	tests := []struct {
+		name string
+		f    filter
+	}{
+		{"no MSS", filter{Ifindex: 1, NetNS: 1}},
+		{"too many ports", filter{Ifindex: 1, NetNS: 1, MSS: 1448, Ports: make([]uint16, maxPorts+1)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := program(offsets{}, tt.f, 3); err == nil {
+				t.Error("program accepted the filter")
+			}
+		})
+	}
+}
+
+// requireBPF skips a test that needs root (namespaces, CAP_BPF) when the
+// process is not root, and fails it instead under TSOLAB_REQUIRE_NETNS=1.
+func requireBPF(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("TSOLAB_REQUIRE_NETNS") == "1" {
+		t.Fatal("TSOLAB_REQUIRE_NETNS=1 but not root: namespaces and BPF need CAP_NET_ADMIN, CAP_BPF and CAP_PERFMON")
+	}
+	t.Skip("needs root (CAP_NET_ADMIN for namespaces, CAP_BPF and CAP_PERFMON to load the program); run as root or set TSOLAB_REQUIRE_NETNS=1 to make this a failure")
+}
+
+// testNS is a namespace made for a test, with lo up, and a thread locked
+// inside it that runs calls until the test ends.
+type testNS struct {
+	name  string
+	inode uint64
+	calls chan func()
+}
+
+func newTestNS(t *testing.T) *testNS {
+	t.Helper()
+	var b [4]byte
+	rand.Read(b[:])
+	ns := &testNS{name: fmt.Sprintf("tsltest-dq%d-%s", os.Getpid()%100000, hex.EncodeToString(b[:])), calls: make(chan func())}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // ends in the new namespace: never unlocked
+		h, err := netns.NewNamed(ns.name)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer h.Close()
+		var st unix.Stat_t
+		if err := unix.Fstat(int(h), &st); err != nil {
+			errc <- err
+			return
+		}
+		ns.inode = st.Ino
+		lo, err := netlink.LinkByName("lo")
+		if err == nil {
+			err = netlink.LinkSetUp(lo)
+		}
+		errc <- err
+		for fn := range ns.calls {
+			fn()
+		}
+	}()
+	if err := <-errc; err != nil {
+		t.Fatalf("namespace %s: %v", ns.name, err)
+	}
+	t.Cleanup(func() {
+		close(ns.calls)
+		if err := netns.DeleteNamed(ns.name); err != nil {
+			t.Errorf("delete namespace %s: %v", ns.name, err)
+		}
+	})
+	return ns
+}
+
+// do runs fn on the namespace's thread.
+func (ns *testNS) do(fn func() error) error {
+	errc := make(chan error, 1)
+	ns.calls <- func() { errc <- fn() }
+	return <-errc
+}
+
+// loopbackStream sends n bytes over loopback inside ns, in writes of
+// ws bytes, and returns the server port and the sender's MSS. listen is
+// called with the port and MSS once the connection is up, before the
+// first byte is written.
+func loopbackStream(t *testing.T, ns *testNS, n, ws int, listen func(port uint16, mss int)) {
+	t.Helper()
+	var ln net.Listener
+	var client net.Conn
+	err := ns.do(func() error {
+		var err error
+		if ln, err = net.Listen("tcp4", "127.0.0.1:0"); err != nil {
+			return err
+		}
+		client, err = net.Dial("tcp4", ln.Addr().String())
+		return err
+	})
+	if err != nil {
+		t.Fatalf("loopback connection in %s: %v", ns.name, err)
+	}
+	defer ln.Close()
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	raw, err := client.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info *unix.TCPInfo
+	raw.Control(func(fd uintptr) { info, err = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen(uint16(ln.Addr().(*net.TCPAddr).Port), int(info.Snd_mss))
+	got := make(chan int64, 1)
+	go func() {
+		c, _ := io.Copy(io.Discard, server)
+		got <- c
+	}()
+	buf := make([]byte, ws)
+	for sent := 0; sent < n; sent += ws {
+		if _, err := client.Write(buf[:min(ws, n-sent)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client.(*net.TCPConn).CloseWrite()
+	if c := <-got; c != int64(n) {
+		t.Fatalf("server received %d bytes, want %d", c, n)
+	}
+}
+
+func TestCountsLoopbackStream(t *testing.T) {
+	requireBPF(t)
+	kernelSpec(t)
+	a, b := newTestNS(t), newTestNS(t)
+	const n = 8 << 20
+	var c, all *Counter
+	var mss int
+	loopbackStream(t, a, n, 64<<10, func(port uint16, m int) {
+		var err error
+		mss = m
+		c, err = Open(Options{Ifindex: 1, NetNS: a.inode, DstPorts: []uint16{port}, MSS: m})
+		if err != nil {
+			if errors.Is(err, unix.EPERM) {
+				t.Skipf("BPF refused: %v", err)
+			}
+			t.Fatal(err)
+		}
+		// Every port in namespace b: a's traffic must not show up there.
+		if all, err = Open(Options{Ifindex: 1, NetNS: b.inode, MSS: m}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	mid, err := c.Totals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := all.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("MSS %d: %+v", mss, res)
+	if res.PayloadBytes != n {
+		t.Errorf("payload = %d bytes, want the %d sent (loopback does not lose)", res.PayloadBytes, n)
+	}
+	if mid.PayloadBytes != res.PayloadBytes || mid.SendUnits != res.SendUnits {
+		t.Errorf("Totals after the stream = %+v, Stop = %d units %d bytes: want the same", mid, res.SendUnits, res.PayloadBytes)
+	}
+	var hist int64
+	for _, h := range res.Histogram {
+		hist += h
+	}
+	if hist != res.SendUnits || res.SendUnits == 0 {
+		t.Errorf("histogram holds %d units, send units %d: want equal and > 0", hist, res.SendUnits)
+	}
+	if res.WireSegments < res.SendUnits {
+		t.Errorf("wire segments %d < send units %d", res.WireSegments, res.SendUnits)
+	}
+	if res.Other == 0 {
+		t.Error("no other packets: the SYN and the FIN to the port and the server's ACKs should count there")
+	}
+	if res.Unread != 0 {
+		t.Errorf("%d packets unread", res.Unread)
+	}
+	if other.SendUnits != 0 || other.Other != 0 {
+		t.Errorf("the counter on namespace b counted %+v of a's traffic, want nothing", other)
+	}
+	if _, err := c.Totals(); err == nil {
+		t.Error("Totals after Stop returned no error")
+	}
+}

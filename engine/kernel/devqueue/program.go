@@ -1,0 +1,194 @@
+package devqueue
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/cilium/ebpf/asm"
+)
+
+// Buckets is the number of histogram buckets: bucket i counts units of
+// ceil(payload/MSS) == i+1 segments. 1024 covers a 512 KiB BIG TCP unit
+// at an MSS of 536; larger units land in the last bucket.
+const Buckets = 1024
+
+// Slots of the map value (one per CPU), in 64-bit words. The histogram
+// follows the header.
+const (
+	slotUnits   = iota // send units (data skbs to a watched port)
+	slotBytes          // their TCP payload bytes
+	slotSegs           // wire segments: gso_segs, or 1 for a non-GSO skb
+	slotGSO            // units that were GSO skbs (gso_size > 0)
+	slotSingle         // units of exactly one MSS
+	slotOther          // other packets on the device (ACKs, other ports, not TCP)
+	slotClamped        // units too large for the histogram (in its last bucket)
+	slotUnread         // packets whose headers probe_read could not read
+	headerSlots
+)
+
+// valueWords is the size of the map value in 64-bit words.
+const valueWords = headerSlots + Buckets
+
+// filter is what the program watches.
+type filter struct {
+	Ifindex uint32   // net_device.ifindex
+	NetNS   uint32   // inode number of the network namespace (ns.inum)
+	Ports   []uint16 // TCP destination ports; none = every port
+	MSS     uint32   // bytes, for the single-MSS count and the histogram
+}
+
+// maxPorts bounds the compare chain the program unrolls.
+const maxPorts = 64
+
+// Stack slots of the program (offsets from R10).
+const (
+	stackKey   = -8  // u32 map key 0
+	stackProto = -16 // 1 byte: IP protocol
+	stackTCP   = -32 // 16 bytes: the start of the TCP header
+	stackGSO   = -40 // 4 bytes: gso_size, gso_segs
+)
+
+// program builds the tp_btf net_dev_queue program for one filter, with
+// the counter map's file descriptor. Registers kept across helper calls:
+// R6 the skb, R7 skb->head, R8 the payload, R9 the map value.
+func program(o offsets, f filter, mapFD int) (asm.Instructions, error) {
+	if f.MSS == 0 || f.MSS > math.MaxInt32 {
+		return nil, fmt.Errorf("MSS %d out of range", f.MSS)
+	}
+	if len(f.Ports) > maxPorts {
+		return nil, fmt.Errorf("%d ports to watch, at most %d", len(f.Ports), maxPorts)
+	}
+	off := func(m member) int16 { return int16(m.Off) }
+	word := func(slot int) int16 { return int16(slot * 8) }
+	// inc adds src to the 64-bit slot of the map value (R9).
+	inc := func(slot int, src asm.Register) asm.Instruction {
+		return asm.AddAtomic.Mem(asm.R9, src, asm.DWord, word(slot))
+	}
+	insns := asm.Instructions{
+		// R6 = the skb (the tracepoint's only argument).
+		asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord),
+		// The device: ifindex, then the namespace it lives in.
+		asm.LoadMem(asm.R2, asm.R6, off(o.SkbDev), asm.DWord),
+		asm.LoadMem(asm.R3, asm.R2, off(o.DevIfindex), asm.Word),
+		asm.JNE.Imm(asm.R3, int32(f.Ifindex), "exit"),
+		asm.LoadMem(asm.R2, asm.R2, off(o.DevNet), asm.DWord),
+		asm.LoadMem(asm.R3, asm.R2, off(o.NetInum), asm.Word),
+		asm.JNE.Imm32(asm.R3, int32(f.NetNS), "exit"),
+		// R9 = this CPU's counters.
+		asm.StoreImm(asm.R10, stackKey, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, mapFD),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, stackKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.Mov.Reg(asm.R9, asm.R0),
+		// IP protocol: IPv4 byte 9, IPv6 byte 6 (next header).
+		asm.LoadMem(asm.R7, asm.R6, off(o.SkbHead), asm.DWord),
+		asm.LoadMem(asm.R3, asm.R6, off(o.SkbProtocol), asm.Half),
+		asm.LoadMem(asm.R2, asm.R6, off(o.SkbNetworkHeader), asm.Half),
+		asm.JNE.Imm(asm.R3, int32(hostHalf(0x0800)), "not_ipv4"),
+		asm.Add.Imm(asm.R2, 9),
+		asm.Ja.Label("read_proto"),
+		asm.JNE.Imm(asm.R3, int32(hostHalf(0x86dd)), "other").WithSymbol("not_ipv4"),
+		asm.Add.Imm(asm.R2, 6),
+		asm.Mov.Reg(asm.R3, asm.R7).WithSymbol("read_proto"),
+		asm.Add.Reg(asm.R3, asm.R2),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, stackProto),
+		asm.Mov.Imm(asm.R2, 1),
+		asm.FnProbeReadKernel.Call(),
+		asm.JNE.Imm(asm.R0, 0, "unread"),
+		asm.LoadMem(asm.R3, asm.R10, stackProto, asm.Byte),
+		asm.JNE.Imm(asm.R3, 6, "other"), // IPPROTO_TCP
+		// The TCP header: ports and data offset.
+		asm.LoadMem(asm.R8, asm.R6, off(o.SkbTransportHeader), asm.Half),
+		asm.Mov.Reg(asm.R3, asm.R7),
+		asm.Add.Reg(asm.R3, asm.R8),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, stackTCP),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnProbeReadKernel.Call(),
+		asm.JNE.Imm(asm.R0, 0, "unread"),
+	}
+	if len(f.Ports) > 0 {
+		insns = append(insns, asm.LoadMem(asm.R3, asm.R10, stackTCP+2, asm.Half))
+		for _, p := range f.Ports {
+			insns = append(insns, asm.JEq.Imm(asm.R3, int32(hostHalf(p)), "port"))
+		}
+		insns = append(insns, asm.Ja.Label("other"))
+	}
+	insns = append(insns,
+		// Header bytes up to the end of TCP: (head + transport_header -
+		// data) + doff*4; the payload is skb->len minus that.
+		asm.LoadMem(asm.R3, asm.R10, stackTCP+12, asm.Byte).WithSymbol("port"),
+		asm.RSh.Imm(asm.R3, 4),
+		asm.LSh.Imm(asm.R3, 2),
+		asm.LoadMem(asm.R4, asm.R6, off(o.SkbData), asm.DWord),
+		asm.Mov.Reg(asm.R2, asm.R7),
+		asm.Add.Reg(asm.R2, asm.R8),
+		asm.Sub.Reg(asm.R2, asm.R4),
+		asm.Add.Reg(asm.R2, asm.R3),
+		asm.LoadMem(asm.R8, asm.R6, off(o.SkbLen), asm.Word),
+		asm.Sub.Reg(asm.R8, asm.R2),
+		asm.JSLE.Imm(asm.R8, 0, "other"),
+		// gso_size and gso_segs from skb_shinfo(skb) = head + end.
+		asm.LoadMem(asm.R3, asm.R6, off(o.SkbEnd), asm.Word),
+		asm.Add.Reg(asm.R3, asm.R7),
+		asm.Add.Imm(asm.R3, int32(o.ShinfoGSOSize.Off)),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, stackGSO),
+		asm.Mov.Imm(asm.R2, 4),
+		asm.FnProbeReadKernel.Call(),
+		asm.JNE.Imm(asm.R0, 0, "unread"),
+		asm.LoadMem(asm.R1, asm.R10, stackGSO, asm.Half),   // gso_size
+		asm.LoadMem(asm.R2, asm.R10, stackGSO+2, asm.Half), // gso_segs
+		asm.JNE.Imm(asm.R1, 0, "gso"),
+		asm.Mov.Imm(asm.R2, 1),
+		asm.Ja.Label("count"),
+		asm.Mov.Imm(asm.R3, 1).WithSymbol("gso"),
+		inc(slotGSO, asm.R3),
+		asm.JNE.Imm(asm.R2, 0, "count"),
+		// A GSO skb without gso_segs: ceil(payload / gso_size).
+		asm.Mov.Reg(asm.R2, asm.R8),
+		asm.Add.Reg(asm.R2, asm.R1),
+		asm.Sub.Imm(asm.R2, 1),
+		asm.Div.Reg(asm.R2, asm.R1),
+		inc(slotSegs, asm.R2).WithSymbol("count"),
+		asm.Mov.Imm(asm.R3, 1),
+		inc(slotUnits, asm.R3),
+		inc(slotBytes, asm.R8),
+		asm.JNE.Imm(asm.R8, int32(f.MSS), "bucket"),
+		inc(slotSingle, asm.R3),
+		// Histogram bucket ceil(payload/MSS) - 1, clamped to the last.
+		asm.Mov.Reg(asm.R2, asm.R8).WithSymbol("bucket"),
+		asm.Add.Imm(asm.R2, int32(f.MSS-1)),
+		asm.Div.Imm(asm.R2, int32(f.MSS)),
+		asm.Sub.Imm(asm.R2, 1),
+		asm.JLE.Imm(asm.R2, Buckets-1, "hist"),
+		inc(slotClamped, asm.R3),
+		asm.Mov.Imm(asm.R2, Buckets-1),
+		asm.LSh.Imm(asm.R2, 3).WithSymbol("hist"),
+		asm.Mov.Reg(asm.R4, asm.R9),
+		asm.Add.Reg(asm.R4, asm.R2),
+		asm.AddAtomic.Mem(asm.R4, asm.R3, asm.DWord, word(headerSlots)),
+		asm.Ja.Label("exit"),
+
+		asm.Mov.Imm(asm.R3, 1).WithSymbol("unread"),
+		inc(slotUnread, asm.R3),
+		asm.Ja.Label("exit"),
+		asm.Mov.Imm(asm.R3, 1).WithSymbol("other"),
+		inc(slotOther, asm.R3),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
+		asm.Return(),
+	)
+	return insns, nil
+}
+
+// hostHalf is the value a 16-bit load of the big-endian (network order)
+// v gives on this machine.
+func hostHalf(v uint16) uint16 {
+	var b [2]byte
+	binary.BigEndian.PutUint16(b[:], v)
+	return binary.NativeEndian.Uint16(b[:])
+}
