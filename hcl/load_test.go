@@ -216,6 +216,7 @@ nic "b0" {
 		{name: "connect and device", src: "host \"m\" { kind = \"local\" }\nnic \"n0\" {\n  host = host.m\n  connect = switch.sw\n  »device = \"enp3s0\"\n}", want: []string{"Error: Conflicting link attributes"}},
 		{name: "device on a namespace host", src: "nic \"n0\" {\n  host = host.a\n  »device = \"enp3s0\"\n}", want: []string{"Error: Device on a namespace host"}},
 		{name: "device on the local host", src: "host \"m\" { kind = \"local\" }\nnic \"n0\" {\n  host = host.m\n  device = \"enp3s0\"\n}"},
+		{name: "a namespace host may adopt its own lo", src: "nic \"l\" {\n  host = host.a\n  device = \"lo\"\n}"},
 		{name: "bad device name", src: "host \"m\" { kind = \"local\" }\nnic \"n0\" {\n  host = host.m\n  device = »\"enp3s0/1\"\n}", want: []string{"Error: Invalid device name"}},
 		{name: "peer of two nics", src: "nic \"n0\" {\n  host = host.a\n  peer = nic.n2\n}\nnic \"n1\" {\n  host = host.a\n  »peer = nic.n2\n}\nnic \"n2\" { host = host.b }", want: []string{"Error: NIC is peer of two NICs"}},
 		{name: "peer already on a switch", src: "nic \"n0\" {\n  host = host.a\n  »peer = nic.n1\n}\nnic \"n1\" {\n  host = host.b\n  connect = switch.sw\n}", want: []string{"Error: Peer is already linked"}},
