@@ -12,11 +12,61 @@ import (
 	"github.com/tsolab/tsolab/engine"
 )
 
+// Counter is how the engine counts send units on the sender's NIC.
+type Counter int
+
+const (
+	// CounterAuto counts with eBPF at net_dev_queue (package devqueue)
+	// and falls back to the AF_PACKET ring, with a Note naming why, when
+	// the program cannot be loaded (no BTF, no CAP_BPF/CAP_PERFMON).
+	CounterAuto Counter = iota
+	// CounterBPF counts with eBPF only; a run fails when it cannot load.
+	CounterBPF
+	// CounterRing counts with the AF_PACKET ring only (package capture):
+	// software-GSO units are seen already cut, and the tap clones every
+	// packet it sees.
+	CounterRing
+	// CounterBoth counts with eBPF and runs the ring beside it to
+	// cross-check the wire segments and the interface counter.
+	CounterBoth
+)
+
+func (c Counter) String() string {
+	switch c {
+	case CounterAuto:
+		return "auto"
+	case CounterBPF:
+		return "bpf"
+	case CounterRing:
+		return "ring"
+	case CounterBoth:
+		return "bpf+ring"
+	}
+	return fmt.Sprintf("Counter(%d)", int(c))
+}
+
+// ParseCounter reads a Counter from its String form.
+func ParseCounter(s string) (Counter, error) {
+	for c := CounterAuto; c <= CounterBoth; c++ {
+		if c.String() == s {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown send-unit counter %q: use auto, bpf, ring or bpf+ring", s)
+}
+
+// bpf reports whether the counter tries the eBPF program.
+func (c Counter) bpf() bool { return c != CounterRing }
+
 // Options configure the kernel engine.
 type Options struct {
-	// DisableCapture turns the AF_PACKET capture off (to measure what it
-	// costs). The send-unit metrics are then 0 and a Note says why.
+	// DisableCapture turns every send-unit counter off, eBPF and
+	// AF_PACKET (to measure what counting costs). The send-unit metrics
+	// are then 0 and a Note says why.
 	DisableCapture bool
+	// Counter chooses how send units are counted (CounterAuto: eBPF,
+	// else the AF_PACKET ring).
+	Counter Counter
 	// CaptureRingBytes sizes each capture ring; 0 = capture.DefaultRingBytes.
 	CaptureRingBytes int
 	// TempDir holds the files sendfile workloads send; "" = os.TempDir().

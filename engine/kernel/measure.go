@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -10,6 +11,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
+	"github.com/tsolab/tsolab/engine/kernel/devqueue"
 )
 
 // tcpTotals sums the TCP_INFO counters of one side's sockets.
@@ -29,20 +31,28 @@ func (t *tcpTotals) add(i *unix.TCPInfo) {
 	t.Retrans += uint64(i.Total_retrans)
 }
 
-// tapResult is one capture with the interface's tx_packets delta.
+// tapResult is what counted send units on one sender NIC, with the
+// interface's tx_packets delta.
 type tapResult struct {
 	Interface string
+	// Units is what the eBPF counter counted; nil when it did not run.
+	Units *devqueue.Result
+	// Ring says the AF_PACKET ring ran; Result is what it saw.
+	Ring      bool
 	Result    capture.Result
 	TxPackets uint64
 }
 
 // measurement is everything a run measured, before it becomes metrics.
 type measurement struct {
-	Kind       config.WorkloadKind
-	Duration   time.Duration // wall time from the start to the last worker's end
-	Bytes      int64         // payload received, both directions for rr
-	MSS        int           // tcpi_snd_mss of the client
-	Captured   bool          // captures ran
+	Kind     config.WorkloadKind
+	Duration time.Duration // wall time from the start to the last worker's end
+	Bytes    int64         // payload received, both directions for rr
+	MSS      int           // tcpi_snd_mss of the client
+	Captured bool          // send-unit counting was on (Options.DisableCapture off)
+	// BPFErr is why the eBPF counter did not load when the engine fell
+	// back to the AF_PACKET ring.
+	BPFErr     error
 	CPUThreads [2]time.Duration
 	// Outside is CPU time no thread ran (interrupts and softirqs on idle
 	// CPUs); Softirqd the runtime of the ksoftirqd threads. Both are
@@ -100,33 +110,24 @@ func (m measurement) result() *engine.WorkloadResult {
 		res.Notes = append(res.Notes, "capture disabled: send_units, avg_send_bytes, data_packets and single_mss_fraction were not measured (0)")
 		return res
 	}
-	sizes := map[int]int64{}
-	var seen, dropped int64
+	bpf := len(m.Taps) > 0
 	for _, t := range m.Taps {
-		for p, n := range t.Result.Sizes {
-			sizes[p] += n
-		}
-		seen += t.Result.Seen
-		dropped += t.Result.Dropped
-		if t.Result.Dropped > 0 {
-			res.Notes = append(res.Notes, fmt.Sprintf("capture on %s dropped %d of %d packets (%.2f%%): send-unit counts are low by that much",
-				t.Interface, t.Result.Dropped, t.Result.Seen, 100*float64(t.Result.Dropped)/float64(max(t.Result.Seen, 1))))
-		}
-		if secs > 0 {
-			res.Notes = append(res.Notes, fmt.Sprintf("capture on %s: %d packets, reader thread used %.1f%% of a core (not counted in cpu_tx_pct)",
-				t.Interface, t.Result.Seen, t.Result.ReaderCPU.Seconds()/secs*100))
-		}
-		captured := t.Result.Seen - t.Result.Dropped
-		if t.TxPackets > 0 && disagree(float64(captured), float64(t.TxPackets)) {
-			res.Notes = append(res.Notes, fmt.Sprintf("capture on %s saw %d outgoing TCP packets, the interface counted %d transmitted packets (other traffic, or a driver that counts segments)",
-				t.Interface, captured, t.TxPackets))
+		bpf = bpf && t.Units != nil
+	}
+	for _, t := range m.Taps {
+		if t.Ring {
+			res.Notes = append(res.Notes, m.ringNotes(t, secs)...)
 		}
 	}
-	met[engine.MetricCaptureLoss] = float64(dropped)
 	if m.MSS <= 0 {
 		return res
 	}
-	s := capture.Summarize(sizes, m.MSS)
+	var s capture.Summary
+	if bpf {
+		s = m.bpfSummary(res)
+	} else {
+		s = m.ringSummary(res)
+	}
 	met[engine.MetricSendUnits] = float64(s.SendUnits)
 	met[engine.MetricAvgSendBytes] = s.AvgSendBytes
 	met[engine.MetricDataPackets] = float64(s.DataPackets)
@@ -136,11 +137,106 @@ func (m measurement) result() *engine.WorkloadResult {
 	// The send units are the client's data (for rr: the requests), which
 	// is what the client sockets' tcpi_data_segs_out counts.
 	tcpData := m.TCP[sideTx].DataSegsOut
-	if dropped == 0 && disagree(float64(s.DataPackets), float64(tcpData)) {
-		res.Notes = append(res.Notes, fmt.Sprintf("capture counted %d data packets, TCP_INFO tcpi_data_segs_out says %d (segments cut to a smaller MSS than the first connection's %d?)",
+	if met[engine.MetricCaptureLoss] == 0 && disagree(float64(s.DataPackets), float64(tcpData)) {
+		res.Notes = append(res.Notes, fmt.Sprintf("counted %d data packets, TCP_INFO tcpi_data_segs_out says %d (segments cut to a smaller MSS than the first connection's %d?)",
 			s.DataPackets, tcpData, m.MSS))
 	}
 	return res
+}
+
+// bpfSummary is the send-unit summary of the eBPF counters; it sets
+// capture_loss and adds the notes that name the source and check it.
+func (m measurement) bpfSummary(res *engine.WorkloadResult) capture.Summary {
+	var s capture.Summary
+	var unread int64
+	var names []string
+	for _, t := range m.Taps {
+		u := t.Units
+		names = append(names, t.Interface)
+		s.SendUnits += u.SendUnits
+		s.PayloadBytes += u.PayloadBytes
+		s.DataPackets += u.WireSegments
+		s.SingleMSS += u.SingleMSS
+		unread += u.Unread
+		for len(s.Histogram) < len(u.Histogram) {
+			s.Histogram = append(s.Histogram, 0)
+		}
+		for i, n := range u.Histogram {
+			s.Histogram[i] += n
+		}
+		if u.Clamped > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("eBPF counter on %s: %d send units were larger than %d MSS and are counted in the histogram's last bucket",
+				t.Interface, u.Clamped, devqueue.Buckets))
+		}
+		if u.Unread > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("eBPF counter on %s could not read the headers of %d packets (not counted; capture_loss)", t.Interface, u.Unread))
+		}
+		// The driver got every unit whole (TSO) or cut into its
+		// segments (software GSO), plus the other packets.
+		lo, hi := u.SendUnits+u.Other, u.WireSegments+u.Other
+		if tx := int64(t.TxPackets); t.TxPackets > 0 && (float64(tx) < float64(lo)*(1-tolerance) || float64(tx) > float64(hi)*(1+tolerance)) {
+			res.Notes = append(res.Notes, fmt.Sprintf("eBPF counter on %s: the interface counted %d transmitted packets, outside the %d..%d the queued units and other packets make (a driver that counts differently, or drops before the driver)",
+				t.Interface, tx, lo, hi))
+		}
+		if t.Ring && t.Result.Dropped == 0 {
+			ring := capture.Summarize(t.Result.Sizes, m.MSS)
+			if disagree(float64(ring.DataPackets), float64(u.WireSegments)) {
+				res.Notes = append(res.Notes, fmt.Sprintf("on %s the AF_PACKET ring saw %d data packets cut to MSS, the eBPF counter %d wire segments",
+					t.Interface, ring.DataPackets, u.WireSegments))
+			}
+		}
+	}
+	if s.SendUnits > 0 {
+		s.AvgSendBytes = float64(s.PayloadBytes) / float64(s.SendUnits)
+		s.SingleMSSFraction = float64(s.SingleMSS) / float64(s.SendUnits)
+	}
+	res.Metrics[engine.MetricCaptureLoss] = float64(unread)
+	res.Notes = append(res.Notes, fmt.Sprintf("send units counted by eBPF at net:net_dev_queue on %s, where TCP hands them to the device layer (before software GSO; a per-CPU map, nothing lost); data_packets is the sum of their gso_segs",
+		strings.Join(names, ", ")))
+	return s
+}
+
+// ringSummary is the send-unit summary of the AF_PACKET rings; it sets
+// capture_loss to their drops and adds the notes that name the source.
+func (m measurement) ringSummary(res *engine.WorkloadResult) capture.Summary {
+	sizes := map[int]int64{}
+	var dropped int64
+	for _, t := range m.Taps {
+		for p, n := range t.Result.Sizes {
+			sizes[p] += n
+		}
+		dropped += t.Result.Dropped
+	}
+	res.Metrics[engine.MetricCaptureLoss] = float64(dropped)
+	why := "Options.Counter is ring"
+	if m.BPFErr != nil {
+		why = fmt.Sprintf("the eBPF counter is unavailable: %v", m.BPFErr)
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("send units counted by the AF_PACKET ring on the sender NIC, after software GSO (%s)", why))
+	return capture.Summarize(sizes, m.MSS)
+}
+
+// ringNotes says what one AF_PACKET ring saw and lost.
+func (m measurement) ringNotes(t tapResult, secs float64) []string {
+	var notes []string
+	if t.Result.Dropped > 0 {
+		what := "send-unit counts are low by that much"
+		if t.Units != nil {
+			what = "the eBPF counts are not affected"
+		}
+		notes = append(notes, fmt.Sprintf("capture on %s dropped %d of %d packets (%.2f%%): %s",
+			t.Interface, t.Result.Dropped, t.Result.Seen, 100*float64(t.Result.Dropped)/float64(max(t.Result.Seen, 1)), what))
+	}
+	if secs > 0 {
+		notes = append(notes, fmt.Sprintf("capture on %s: %d packets, reader thread used %.1f%% of a core (not counted in cpu_tx_pct)",
+			t.Interface, t.Result.Seen, t.Result.ReaderCPU.Seconds()/secs*100))
+	}
+	captured := t.Result.Seen - t.Result.Dropped
+	if t.TxPackets > 0 && disagree(float64(captured), float64(t.TxPackets)) {
+		notes = append(notes, fmt.Sprintf("capture on %s saw %d outgoing TCP packets, the interface counted %d transmitted packets (other traffic, or a driver that counts segments)",
+			t.Interface, captured, t.TxPackets))
+	}
+	return notes
 }
 
 // disagree reports whether a and b differ by more than tolerance.

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"math"
 	"net/netip"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
+	"github.com/tsolab/tsolab/engine/kernel/devqueue"
 )
 
 func TestMeasurementResultStream(t *testing.T) {
@@ -29,6 +31,7 @@ func TestMeasurementResultStream(t *testing.T) {
 		},
 		Taps: []tapResult{{
 			Interface: "tx0",
+			Ring:      true,
 			Result:    capture.Result{Sizes: map[int]int64{1448: 100, 2 * 1448: 50}, Seen: 160, Dropped: 0},
 			TxPackets: 160,
 		}},
@@ -69,7 +72,7 @@ func TestMeasurementNotesDisagreement(t *testing.T) {
 	m := measurement{
 		Kind: config.Stream, Duration: time.Second, Bytes: 1, MSS: 1000, Captured: true,
 		TCP:  [2]tcpTotals{{DataSegsOut: 500}},
-		Taps: []tapResult{{Interface: "tx0", Result: capture.Result{Sizes: map[int]int64{1000: 100}, Seen: 110, Dropped: 10}, TxPackets: 400}},
+		Taps: []tapResult{{Interface: "tx0", Ring: true, Result: capture.Result{Sizes: map[int]int64{1000: 100}, Seen: 110, Dropped: 10}, TxPackets: 400}},
 	}
 	res := m.result()
 	if got := res.Metrics[engine.MetricCaptureLoss]; got != 10 {
@@ -82,6 +85,112 @@ func TestMeasurementNotesDisagreement(t *testing.T) {
 	}
 	if !dropped || !tx {
 		t.Errorf("notes %q: want the drops and the tx_packets disagreement named", res.Notes)
+	}
+}
+
+func TestMeasurementFromBPF(t *testing.T) {
+	units := &devqueue.Result{
+		SendUnits: 10, PayloadBytes: 5*1448 + 5*10*1448, WireSegments: 55, GSOUnits: 5,
+		SingleMSS: 5, Other: 20, Histogram: []int64{5, 0, 0, 0, 0, 0, 0, 0, 0, 5},
+	}
+	tests := []struct {
+		name      string
+		taps      []tapResult
+		wantLoss  float64
+		wantNotes []string // substrings, each in some note
+		badNotes  []string // substrings no note may hold
+	}{
+		{
+			name:      "eBPF alone, interface counter within range",
+			taps:      []tapResult{{Interface: "tx0", Units: units, TxPackets: 75}},
+			wantNotes: []string{"send units counted by eBPF at net:net_dev_queue on tx0"},
+			badNotes:  []string{"interface counted", "AF_PACKET", "TCP_INFO"},
+		},
+		{
+			name:      "interface counted fewer packets than units were queued",
+			taps:      []tapResult{{Interface: "tx0", Units: units, TxPackets: 12}},
+			wantNotes: []string{"interface counted 12 transmitted packets, outside the 30..75"},
+		},
+		{
+			name: "ring beside it drops: a note, not capture_loss",
+			taps: []tapResult{{Interface: "tx0", Units: units, TxPackets: 75, Ring: true,
+				Result: capture.Result{Sizes: map[int]int64{1448: 50}, Seen: 60, Dropped: 10}}},
+			wantNotes: []string{"dropped 10 of 60 packets", "the eBPF counts are not affected"},
+		},
+		{
+			name: "ring beside it disagrees on wire packets",
+			taps: []tapResult{{Interface: "tx0", Units: units, TxPackets: 75, Ring: true,
+				Result: capture.Result{Sizes: map[int]int64{1448: 40}, Seen: 60}}},
+			wantNotes: []string{"the AF_PACKET ring saw 40 data packets cut to MSS, the eBPF counter 55"},
+		},
+		{
+			name: "unread headers are the loss",
+			taps: []tapResult{{Interface: "tx0", TxPackets: 75, Units: &devqueue.Result{
+				SendUnits: 10, PayloadBytes: 14480, WireSegments: 10, SingleMSS: 10, Other: 20, Unread: 3, Histogram: []int64{10}}}},
+			wantLoss:  3,
+			wantNotes: []string{"could not read the headers of 3 packets"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := measurement{Kind: config.Stream, Duration: time.Second, Bytes: 1, MSS: 1448, Captured: true,
+				TCP: [2]tcpTotals{{DataSegsOut: uint64(tt.taps[0].Units.WireSegments)}}, Taps: tt.taps}
+			res := m.result()
+			u := tt.taps[0].Units
+			want := map[string]float64{
+				engine.MetricSendUnits:     float64(u.SendUnits),
+				engine.MetricAvgSendBytes:  float64(u.PayloadBytes) / float64(u.SendUnits),
+				engine.MetricDataPackets:   float64(u.WireSegments),
+				engine.MetricSingleMSSFrac: float64(u.SingleMSS) / float64(u.SendUnits),
+				engine.MetricCaptureLoss:   tt.wantLoss,
+			}
+			for name, w := range want {
+				if got := res.Metrics[name]; got != w {
+					t.Errorf("%s = %v, want %v", name, got, w)
+				}
+			}
+			if diff := cmp.Diff(u.Histogram, res.SendUnitHistogram); diff != "" {
+				t.Errorf("histogram (-want +got):\n%s", diff)
+			}
+			all := strings.Join(res.Notes, "\n")
+			for _, w := range tt.wantNotes {
+				if !strings.Contains(all, w) {
+					t.Errorf("notes %q: want one holding %q", res.Notes, w)
+				}
+			}
+			for _, b := range tt.badNotes {
+				if strings.Contains(all, b) {
+					t.Errorf("notes %q: want none holding %q", res.Notes, b)
+				}
+			}
+		})
+	}
+}
+
+func TestMeasurementRingFallbackNamesWhy(t *testing.T) {
+	m := measurement{Kind: config.Stream, Duration: time.Second, Bytes: 1, MSS: 1000, Captured: true,
+		BPFErr: errors.New("kernel BTF: no such file"),
+		Taps:   []tapResult{{Interface: "tx0", Ring: true, Result: capture.Result{Sizes: map[int]int64{1000: 10}, Seen: 10}, TxPackets: 10}},
+	}
+	res := m.result()
+	if got := res.Metrics[engine.MetricSendUnits]; got != 10 {
+		t.Errorf("send_units = %v, want the ring's 10", got)
+	}
+	all := strings.Join(res.Notes, "\n")
+	if !strings.Contains(all, "AF_PACKET ring on the sender NIC, after software GSO (the eBPF counter is unavailable: kernel BTF: no such file)") {
+		t.Errorf("notes %q: want the fallback and its reason", res.Notes)
+	}
+}
+
+func TestCounterStrings(t *testing.T) {
+	for c := CounterAuto; c <= CounterBoth; c++ {
+		got, err := ParseCounter(c.String())
+		if err != nil || got != c {
+			t.Errorf("ParseCounter(%q) = %v, %v; want %v", c.String(), got, err, c)
+		}
+	}
+	if _, err := ParseCounter("pcap"); err == nil {
+		t.Error("ParseCounter accepted an unknown counter")
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // inNamespace runs fn on a fresh OS thread that has entered the named
@@ -31,4 +33,19 @@ func inNamespace(ns string, fn func() error) error {
 		errc <- fn()
 	}()
 	return <-errc
+}
+
+// deviceID names an interface of the calling thread's namespace the way
+// the kernel does: its ifindex and the inode number of the namespace
+// (ns.inum). Call it inside inNamespace.
+func deviceID(ifname string) (ifindex int, netnsInode uint64, err error) {
+	l, err := netlink.LinkByName(ifname)
+	if err != nil {
+		return 0, 0, fmt.Errorf("interface %s: %w", ifname, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
+		return 0, 0, fmt.Errorf("network namespace of interface %s: %w", ifname, err)
+	}
+	return l.Attrs().Index, st.Ino, nil
 }

@@ -80,11 +80,17 @@ func readOffloads(req engine.RunRequest, eps []endpoint) (map[string]map[string]
 	return out, notes
 }
 
-// gsoNotes explains what the capture could see on sender NICs that cut
-// super-packets in software.
+// gsoNotes explains what the AF_PACKET ring could see on sender NICs
+// that cut super-packets in software, when the ring counted the send
+// units (the eBPF counter sees them before the cut).
 func (r *run) gsoNotes(offloads map[string]map[string]bool) []string {
 	if r.eng.opts.DisableCapture {
 		return nil
+	}
+	for _, t := range r.taps {
+		if t.units != nil {
+			return nil
+		}
 	}
 	var notes []string
 	seen := map[string]bool{}
@@ -95,7 +101,7 @@ func (r *run) gsoNotes(offloads map[string]map[string]bool) []string {
 		}
 		seen[ep.SenderNIC] = true
 		if !o["tso"] {
-			notes = append(notes, fmt.Sprintf("%s has TSO off: TCP still builds GSO super-packets (always, since Linux 4.19) and the device layer cuts them in software before the capture's tap, so send_units counts the units the driver received, not the skbs TCP built (no net_dev_queue tracepoint is attached)", ep.SenderNIC))
+			notes = append(notes, fmt.Sprintf("%s has TSO off: TCP still builds GSO super-packets (always, since Linux 4.19) and the device layer cuts them in software before the capture's tap, so send_units counts the units the driver received, not the skbs TCP built (the eBPF counter at net_dev_queue did not run)", ep.SenderNIC))
 		}
 	}
 	return notes

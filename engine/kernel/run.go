@@ -17,6 +17,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
+	"github.com/tsolab/tsolab/engine/kernel/devqueue"
 )
 
 // side is which end of a workload a thread works for.
@@ -43,12 +44,16 @@ type conn struct {
 	received atomic.Int64
 }
 
-// tap is one capture and the NIC it runs on.
+// tap is what counts send units on one sender NIC: the eBPF counter,
+// the AF_PACKET ring, or both.
 type tap struct {
 	ns, ifname, key string
 	ports           []uint16
-	c               *capture.Capture
+	dq              *devqueue.Counter // nil when eBPF does not count
+	units           *devqueue.Result  // what dq counted, after stop
+	c               *capture.Capture  // nil when the ring does not run
 	res             capture.Result
+	ring            bool   // the ring ran
 	txBefore        uint64 // tx_packets of the interface at the start
 	txAfter         uint64
 }
@@ -67,6 +72,10 @@ type run struct {
 
 	startc chan struct{}
 	wg     sync.WaitGroup
+
+	// bpfErr is why the eBPF counter did not load (CounterAuto fell
+	// back to the ring); nil when it loaded or was not tried.
+	bpfErr error
 
 	mu      sync.Mutex // guards the fields below, written by worker threads
 	cpu     [2]time.Duration
@@ -94,7 +103,7 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 		return nil, err
 	}
 	t0 := time.Now()
-	if err := r.startCaptures(t0); err != nil {
+	if err := r.startCaptures(t0, mss); err != nil {
 		close(r.startc)
 		r.abort()
 		r.wg.Wait()
@@ -146,6 +155,7 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 		Duration:   t1.Sub(t0),
 		MSS:        mss,
 		Captured:   !r.eng.opts.DisableCapture,
+		BPFErr:     r.bpfErr,
 		CPUThreads: r.cpu,
 		Outside:    outside,
 		Softirqd:   softirqd,
@@ -160,6 +170,8 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 	for _, t := range r.taps {
 		m.Taps = append(m.Taps, tapResult{
 			Interface: t.key + " (" + t.ifname + ")",
+			Units:     t.units,
+			Ring:      t.ring,
 			Result:    t.res,
 			TxPackets: t.txAfter - t.txBefore,
 		})
@@ -265,19 +277,39 @@ func (r *run) mss() (int, error) {
 	return int(info.Snd_mss), nil
 }
 
-// startCaptures reads the interface counters and opens a ring on every
-// sender NIC.
-func (r *run) startCaptures(t0 time.Time) error {
+// startCaptures reads the interface counters and starts the send-unit
+// counters on every sender NIC: the eBPF program (unless the counter is
+// the ring), the AF_PACKET ring when asked for or when eBPF is
+// unavailable under CounterAuto. Sources are never mixed: when one NIC's
+// program fails to load, every NIC falls back.
+func (r *run) startCaptures(t0 time.Time, mss int) error {
 	for _, t := range r.taps {
 		st, err := txPackets(t.ns, t.ifname)
 		if err != nil {
 			return err
 		}
 		t.txBefore = st
-		if r.eng.opts.DisableCapture {
-			continue
+	}
+	if r.eng.opts.DisableCapture {
+		return nil
+	}
+	mode := r.eng.opts.Counter
+	useRing := mode == CounterRing || mode == CounterBoth
+	if mode.bpf() {
+		if err := r.startBPF(mss); err != nil {
+			if mode != CounterAuto {
+				return err
+			}
+			r.bpfErr = err
+			useRing = true
 		}
-		err = inNamespace(t.ns, func() error {
+	}
+	if !useRing {
+		return nil
+	}
+	for _, t := range r.taps {
+		t.ring = true
+		err := inNamespace(t.ns, func() error {
 			var err error
 			t.c, err = capture.Open(capture.Options{
 				Interface: t.ifname, DstPorts: t.ports, Start: t0, RingBytes: r.eng.opts.CaptureRingBytes,
@@ -291,7 +323,51 @@ func (r *run) startCaptures(t0 time.Time) error {
 	return nil
 }
 
-// stopCaptures stops every ring and reads the counters again.
+// startBPF attaches an eBPF counter to every sender NIC, or to none.
+func (r *run) startBPF(mss int) error {
+	for _, t := range r.taps {
+		var ifindex int
+		var inode uint64
+		err := inNamespace(t.ns, func() error {
+			var err error
+			ifindex, inode, err = deviceID(t.ifname)
+			return err
+		})
+		if err == nil {
+			t.dq, err = devqueue.Open(devqueue.Options{Ifindex: ifindex, NetNS: inode, DstPorts: t.ports, MSS: mss})
+		}
+		if err != nil {
+			for _, t := range r.taps {
+				if t.dq != nil {
+					t.dq.Stop()
+					t.dq = nil
+				}
+			}
+			return fmt.Errorf("eBPF send-unit counter on %s: %w", t.key, err)
+		}
+	}
+	return nil
+}
+
+// sendTotals sums the running eBPF counts over the taps; ok is false
+// when eBPF is not counting.
+func (r *run) sendTotals() (units, bytes int64, ok bool) {
+	for _, t := range r.taps {
+		if t.dq == nil {
+			return 0, 0, false
+		}
+		tot, err := t.dq.Totals()
+		if err != nil {
+			return 0, 0, false
+		}
+		units += tot.SendUnits
+		bytes += tot.PayloadBytes
+	}
+	return units, bytes, len(r.taps) > 0
+}
+
+// stopCaptures stops every counter and ring and reads the interface
+// counters again.
 func (r *run) stopCaptures() error {
 	var first error
 	for _, t := range r.taps {
@@ -299,6 +375,15 @@ func (r *run) stopCaptures() error {
 			t.txAfter = n
 		} else if first == nil {
 			first = err
+		}
+		if t.dq != nil {
+			res, err := t.dq.Stop()
+			t.dq = nil
+			if err == nil {
+				t.units = &res
+			} else if first == nil {
+				first = fmt.Errorf("eBPF send-unit counter on %s: %w", t.key, err)
+			}
 		}
 		if t.c == nil {
 			continue
@@ -354,6 +439,9 @@ func (r *run) abort() {
 
 func (r *run) closeAll() {
 	for _, t := range r.taps {
+		if t.dq != nil {
+			t.dq.Stop()
+		}
 		if t.c != nil {
 			t.c.Stop()
 		}
@@ -406,6 +494,7 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 	var series []engine.Sample
 	var last int64
 	lastT := t0
+	lastUnits, lastUnitBytes, _ := r.sendTotals()
 	for {
 		select {
 		case <-done:
@@ -424,6 +513,12 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 			if info, err := tcpInfo(r.conns[0].client); err == nil {
 				s.CwndSegments = float64(info.Snd_cwnd)
 			}
+			if units, bytes, ok := r.sendTotals(); ok {
+				if units > lastUnits {
+					s.SendUnitBytes = float64(bytes-lastUnitBytes) / float64(units-lastUnits)
+				}
+				lastUnits, lastUnitBytes = units, bytes
+			}
 			series = append(series, s)
 			last, lastT = total, now
 			if r.req.Progress != nil {
@@ -437,8 +532,14 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 }
 
 // fillSeries adds the mean send-unit size of each second from the
-// captures.
+// rings, when they counted the send units (the sampler reads the eBPF
+// counters itself).
 func fillSeries(series []engine.Sample, taps []tapResult) []engine.Sample {
+	for _, t := range taps {
+		if t.Units != nil {
+			return series
+		}
+	}
 	for i := range series {
 		var units, bytes int64
 		for _, t := range taps {
