@@ -31,6 +31,7 @@ type runFlags struct {
 	repeat    int
 	jsonFile  string
 	junitFile string
+	report    string
 	baseline  string
 	keep      bool
 	strict    bool
@@ -45,6 +46,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.IntVar(&f.repeat, "repeat", 1, "runs per scenario and workload; with 2 or more, metrics carry a median and a 95% confidence interval")
 	fs.StringVar(&f.jsonFile, "json", "", "write every run's results to FILE as JSON")
 	fs.StringVar(&f.junitFile, "junit", "", "write one JUnit test case per expectation and scenario to FILE")
+	fs.StringVar(&f.report, "report", "", "write a self-contained HTML report of the results and verdicts to FILE (see tsolab report)")
 	fs.StringVar(&f.baseline, "baseline", "", "an earlier -json FILE; expectations read it as `baseline`")
 	fs.BoolVar(&f.strict, "strict", false, "count inconclusive comparisons (no significant difference) as failures")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "kernel engine: do not capture packets (send-unit metrics are then 0)")
@@ -138,6 +140,12 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if f.junitFile != "" {
 		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts) })
 		if err != nil {
+			fmt.Fprintln(c.stderr, "Error:", err)
+			return exitError
+		}
+	}
+	if f.report != "" {
+		if err := writeReport(f.report, reportInput(lab, results, baseline, verdicts, f.strict)); err != nil {
 			fmt.Fprintln(c.stderr, "Error:", err)
 			return exitError
 		}
