@@ -1,6 +1,6 @@
 // Command iperf-compare runs tsolab's kernel-engine stream workload once
 // between two existing namespaces (made by run.sh) and prints one line:
-// "throughput_bps=... capture_loss=... capture_seen=... cpu_tx_pct=...".
+// "throughput_bps=... capture_loss=... data_packets=... source=bpf|ring|none".
 // It can switch TSO on the sender NIC first (through the ethtool ioctl),
 // so run.sh needs no ethtool binary. It is a benchmark driver, not part
 // of the product.
@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/safchain/ethtool"
@@ -31,10 +32,16 @@ func main() {
 	dur := flag.Duration("duration", 3*time.Second, "stream duration")
 	ws := flag.Int("write-size", 128<<10, "bytes per write (iperf3 -l)")
 	conns := flag.Int("connections", 1, "parallel connections (iperf3 -P)")
-	capture := flag.Bool("capture", true, "run the AF_PACKET capture")
+	capture := flag.Bool("capture", true, "count send units (false: no counter at all, to measure what counting costs)")
+	counterName := flag.String("counter", "auto", "send-unit counter: auto, bpf, ring or bpf+ring")
 	tso := flag.String("tso", "", "set TSO on tx0 first: on, off, or empty to leave it")
 	flag.Parse()
 
+	counter, err := kernel.ParseCounter(*counterName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	naming := provider.Naming{LabID: *lab}
 	if *tso != "" {
 		if err := setTSO(naming.HostNS("tx"), "tx0", *tso == "on"); err != nil {
@@ -53,18 +60,26 @@ func main() {
 	w := &config.Workload{Name: "stream", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
 		Connections: *conns, WriteSize: *ws, Duration: *dur}
 	sc.Workloads = []*config.Workload{w}
-	res, err := kernel.New(kernel.Options{DisableCapture: !*capture}).Run(context.Background(),
+	res, err := kernel.New(kernel.Options{DisableCapture: !*capture, Counter: counter}).Run(context.Background(),
 		engine.RunRequest{Scenario: sc, Workload: w, Naming: naming})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	m := res.Metrics
-	seen := m[engine.MetricDataPackets]
-	fmt.Printf("throughput_bps=%.0f capture_loss=%.0f data_packets=%.0f send_units=%.0f avg_send_bytes=%.0f cpu_tx_pct=%.1f cpu_rx_pct=%.1f retransmits=%.0f tso=%v\n",
-		m[engine.MetricThroughputBps], m[engine.MetricCaptureLoss], seen, m[engine.MetricSendUnits],
+	source := "none"
+	for _, n := range res.Notes {
+		switch {
+		case strings.HasPrefix(n, "send units counted by eBPF"):
+			source = "bpf"
+		case strings.HasPrefix(n, "send units counted by the AF_PACKET ring"):
+			source = "ring"
+		}
+	}
+	fmt.Printf("throughput_bps=%.0f capture_loss=%.0f data_packets=%.0f send_units=%.0f avg_send_bytes=%.0f cpu_tx_pct=%.1f cpu_rx_pct=%.1f retransmits=%.0f tso=%v source=%s\n",
+		m[engine.MetricThroughputBps], m[engine.MetricCaptureLoss], m[engine.MetricDataPackets], m[engine.MetricSendUnits],
 		m[engine.MetricAvgSendBytes], m[engine.MetricCPUTxPct], m[engine.MetricCPURxPct], m[engine.MetricRetransmits],
-		res.Offloads["tx0"]["tso"])
+		res.Offloads["tx0"]["tso"], source)
 	for _, n := range res.Notes {
 		fmt.Fprintln(os.Stderr, "note:", n)
 	}

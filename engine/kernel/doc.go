@@ -1,7 +1,9 @@
 // Package kernel is the engine that runs a scenario's workloads on the
 // running Linux kernel: real TCP sockets inside the lab's network
 // namespaces, measured with per-thread CPU clocks, TCP_INFO, interface
-// counters and an AF_PACKET capture on the sender's NIC.
+// counters and a send-unit counter on the sender's NIC: an eBPF program
+// at net:net_dev_queue (package devqueue), or an AF_PACKET ring (package
+// capture).
 //
 // It owns the workloads (stream, rr, sendfile), their measurement and the
 // assembly of an engine.WorkloadResult. It must not provision or change
@@ -35,14 +37,40 @@
 // side, a receive on the other. Other processes' threads, the Go runtime
 // and the capture's reader thread are not counted.
 //
-// Send units. The capture (package capture) taps the sender's NIC with a
-// TPACKET_V3 ring where dev_hard_start_xmit hands packets to the driver:
-// TSO super-packets are seen whole, software-GSO ones already cut to MSS.
-// TCP builds GSO skbs whatever the device's gso flag says (Linux >= 4.19),
-// so with TSO off send_units counts the MSS-sized units the driver
-// received, not the skbs TCP built; counting those needs the
-// net:net_dev_queue tracepoint, which this engine does not attach (a Note
-// says so). The counts are checked against TCP_INFO (tcpi_data_segs_out)
-// and the interface's tx_packets, and a Note is added when they disagree
-// by more than 2%. capture_loss is the ring's tp_drops.
+// Send units. By default (Options.Counter = CounterAuto) they are
+// counted where TCP hands them to the device layer: package devqueue
+// attaches a BTF-typed raw tracepoint program to net_dev_queue, which
+// __dev_queue_xmit fires before the qdisc and before validate_xmit_skb
+// cuts GSO skbs in software. A TSO or GSO super-packet counts once with
+// its whole payload; data_packets is the sum of its gso_segs (the
+// segments it becomes on the wire). The program keeps the sender NIC's
+// packets by ifindex and network-namespace inode, the measured direction
+// by TCP destination port (the servers'), and aggregates in a per-CPU
+// map: counts, bytes, single-MSS units and the MSS histogram, read once
+// at the end (and each second for the series). Nothing is lost, so
+// capture_loss is 0 unless the program could not read some headers.
+//
+// What it shows on Linux >= 4.19: TCP builds GSO skbs whatever the
+// device's tso, gso and sg flags say ("tcp: switch to GSO being always
+// on"; sk_setup_caps grants TCP SG and checksumming), so send units are
+// super-packets even with every offload off; the flags decide only
+// whether the NIC or the device layer cuts them. avg_send_bytes then
+// shows what TCP built, data_packets what went on the wire.
+//
+// When the program cannot load (no kernel BTF, no CAP_BPF and
+// CAP_PERFMON), the engine falls back to the AF_PACKET ring and a Note
+// names why. The ring (a TPACKET_V3 ring tapped where
+// dev_hard_start_xmit hands packets to the driver) sees TSO
+// super-packets whole but software-GSO ones already cut to MSS, and the
+// kernel clones every packet for the tap before the filter runs, which
+// costs ~10-20% of a full-speed TSO-off stream; its capture_loss is the
+// ring's tp_drops. CounterRing asks for the ring alone, CounterBoth runs
+// it beside the eBPF counter as a cross-check (its drops are then a
+// Note, not capture_loss). A Note always names the source of the counts.
+//
+// Checks. data_packets is compared with TCP_INFO tcpi_data_segs_out; the
+// interface's tx_packets with what the counter saw (for eBPF: between
+// the units plus other packets and the wire segments plus other
+// packets, since the driver gets each unit whole or cut). A Note is
+// added when they disagree by more than 2%.
 package kernel
