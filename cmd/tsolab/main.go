@@ -29,17 +29,18 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"validate": {"check a lab without touching the system", (*cli).validate},
-		"fmt":      {"rewrite lab files in the canonical format", (*cli).fmt},
-		"plan":     {"show what apply would change", (*cli).plan},
-		"apply":    {"create or update the lab", (*cli).apply},
-		"destroy":  {"remove everything the lab created", (*cli).destroy},
-		"show":     {"print the recorded state", (*cli).show},
-		"graph":    {"print the lab's dependency graph as DOT", (*cli).graph},
-		"run":      {"run the workloads of the applied scenario", (*cli).runCmd},
-		"test":     {"plan, apply, run and judge every scenario, then destroy", (*cli).test},
-		"version":  {"print the version", (*cli).version},
-		"report":   {"render a results file as a self-contained HTML report", (*cli).reportCmd},
+		"validate":   {"check a lab without touching the system", (*cli).validate},
+		"fmt":        {"rewrite lab files in the canonical format", (*cli).fmt},
+		"plan":       {"show what apply would change", (*cli).plan},
+		"apply":      {"create or update the lab", (*cli).apply},
+		"destroy":    {"remove everything the lab created", (*cli).destroy},
+		"show":       {"print the recorded state", (*cli).show},
+		"graph":      {"print the lab's dependency graph as DOT", (*cli).graph},
+		"run":        {"run the workloads of the applied scenario", (*cli).runCmd},
+		"test":       {"plan, apply, run and judge every scenario, then destroy", (*cli).test},
+		"version":    {"print the version", (*cli).version},
+		"report":     {"render a results file as a self-contained HTML report", (*cli).reportCmd},
+		"completion": {"print a shell completion script (bash, zsh or fish)", (*cli).completion},
 	}
 }
 
