@@ -16,7 +16,7 @@ import (
 // JSONFormatVersion is the version of the JSON-lines vocabulary, reported
 // in the first line as "tsolab_format_version". Programs should accept
 // any 1.x; a new field or message type bumps the minor version.
-const JSONFormatVersion = "1.0"
+const JSONFormatVersion = "1.1"
 
 // JSONOptions configure the JSON-lines view.
 type JSONOptions struct {
@@ -32,7 +32,9 @@ type JSONOptions struct {
 // (RFC 3339 with microseconds) and "type". The first line is a "version"
 // message carrying "tsolab_format_version". Types: version,
 // resource_drift, planned_change, change_summary, apply_start,
-// apply_complete, apply_errored, apply_skipped, state, diagnostic.
+// apply_complete, apply_errored, apply_skipped, state, diagnostic; and,
+// through Message, the types of the commands that share the stream (run
+// and test: see docs/json-format.md).
 type JSON struct {
 	opts    JSONOptions
 	mu      sync.Mutex // serialises writes to w; guards started
@@ -118,6 +120,15 @@ func (j *JSON) emit(level, typ, message string, fields map[string]any) {
 		})
 	}
 	j.writeLocked(level, typ, message, fields)
+}
+
+// Message writes one message of a type this view does not render itself
+// (run and test write workload progress, results and verdicts into the
+// same stream as the plan and apply messages): the common fields, then
+// fields, whose values must marshal to JSON. The version line comes
+// first, as for every other message.
+func (j *JSON) Message(level, typ, message string, fields map[string]any) {
+	j.emit(level, typ, message, fields)
 }
 
 // writeLocked encodes one line.

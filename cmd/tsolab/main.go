@@ -20,6 +20,9 @@ type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	env            []string
+	// stream, while run or test has -json -, is the one JSON-lines view
+	// every message of the command goes to.
+	stream *runStream
 }
 
 type command struct {

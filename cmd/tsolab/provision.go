@@ -42,6 +42,9 @@ func (o *outputFlags) register(fs *flag.FlagSet) {
 }
 
 func (c *cli) view(o outputFlags, sources map[string][]byte) view.View {
+	if o.json && c.stream != nil {
+		return c.stream.v // run/test -json -: one stream, one version line
+	}
 	if o.json {
 		return view.NewJSON(c.stdout, view.JSONOptions{Version: version})
 	}

@@ -44,7 +44,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.StringVar(&f.engine, "engine", "", `"kernel" (real namespaces and sockets) or "sim" (the model); default: the lab's engine`)
 	fs.Var(&f.scenarios, "scenario", "run only this matrix cell, e.g. tso=false (repeatable; default: all for test, the applied one for run)")
 	fs.IntVar(&f.repeat, "repeat", 1, "runs per scenario and workload; with 2 or more, metrics carry a median and a 95% confidence interval")
-	fs.StringVar(&f.jsonFile, "json", "", "write every run's results to FILE as JSON")
+	fs.StringVar(&f.jsonFile, "json", "", "write every run's results to FILE as JSON; - streams JSON lines to stdout instead (docs/json-format.md)")
 	fs.StringVar(&f.junitFile, "junit", "", "write one JUnit test case per expectation and scenario to FILE")
 	fs.StringVar(&f.report, "report", "", "write a self-contained HTML report of the results and verdicts to FILE (see tsolab report)")
 	fs.StringVar(&f.baseline, "baseline", "", "an earlier -json FILE; expectations read it as `baseline`")
@@ -107,6 +107,13 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if scenarios == nil {
 		return code
 	}
+	if f.jsonFile == "-" {
+		// -json - : every message, the plan and apply views' too, is a
+		// JSON line on stdout.
+		c.stream = newRunStream(c.stdout)
+		f.out.json = true
+		defer func() { c.stream = nil }()
+	}
 
 	ctx, cancel := signalContext()
 	defer cancel()
@@ -114,29 +121,41 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	runErr := c.runScenarios(ctx, lab, dir, scenarios, eng, kind, &f, test, results)
 
 	if test && kind == config.EngineKernel && !f.keep {
-		fmt.Fprintln(c.stdout, "\nDestroying the lab (-keep keeps it).")
-		if code, _ := c.destroyDir(dir, outputFlags{noColor: f.out.noColor}, true); code != exitOK && runErr == nil {
+		if c.stream == nil {
+			fmt.Fprintln(c.stdout, "\nDestroying the lab (-keep keeps it).")
+		}
+		if code, _ := c.destroyDir(dir, outputFlags{json: f.out.json, noColor: f.out.noColor}, true); code != exitOK && runErr == nil {
 			runErr = fmt.Errorf("destroy failed: run tsolab destroy %s", dir)
 		}
 	}
-	if f.jsonFile != "" {
+	if c.stream != nil {
+		c.stream.results(results)
+	} else if f.jsonFile != "" {
 		if err := writeJSONFile(f.jsonFile, results); err != nil {
 			fmt.Fprintln(c.stderr, "Error:", err)
 			return exitError
 		}
 	}
 	if runErr != nil {
+		if c.stream != nil {
+			c.stream.errored(runErr)
+		}
 		fmt.Fprintln(c.stderr, "Error:", runErr)
 		return exitError
 	}
 
 	verdicts, diags := outcome.Evaluate(lab, results, baseline)
-	fmt.Fprintln(c.stdout)
-	if err := outcome.WriteTable(c.stdout, lab, results, verdicts); err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
-		return exitError
+	if c.stream != nil {
+		c.stream.verdicts(verdicts)
+		c.stream.diagnostics(diags)
+	} else {
+		fmt.Fprintln(c.stdout)
+		if err := outcome.WriteTable(c.stdout, lab, results, verdicts); err != nil {
+			fmt.Fprintln(c.stderr, "Error:", err)
+			return exitError
+		}
+		c.writeDiags(lab.Sources, diags)
 	}
-	c.writeDiags(lab.Sources, diags)
 	if f.junitFile != "" {
 		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts) })
 		if err != nil {
@@ -150,7 +169,11 @@ func (c *cli) runOrTest(args []string, test bool) int {
 			return exitError
 		}
 	}
-	return outcome.ExitCode(verdicts, f.strict)
+	code = outcome.ExitCode(verdicts, f.strict)
+	if c.stream != nil {
+		c.stream.summary(verdicts, f.strict, code)
+	}
+	return code
 }
 
 // selectScenarios picks what to run: -scenario names, or for test every
@@ -192,12 +215,15 @@ func (c *cli) selectScenarios(lab *config.Lab, dir string, names []string, kind 
 func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, scenarios []*config.Scenario, eng engine.Engine, kind config.EngineKind, f *runFlags, test bool, results *engine.Results) error {
 	naming := provider.NewNaming(lab.Name)
 	for _, sc := range scenarios {
+		if c.stream != nil {
+			c.stream.scenarioStart(sc.Name, string(kind))
+		}
 		if kind == config.EngineKernel {
 			if test {
 				if err := c.applyScenario(ctx, dir, lab, sc, f.out); err != nil {
 					return err
 				}
-			} else if err := c.checkApplied(ctx, dir, lab, sc); err != nil {
+			} else if err := c.checkApplied(ctx, dir, lab, sc, f.out); err != nil {
 				return err
 			}
 		}
@@ -225,7 +251,9 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 // applyScenario makes the lab match sc, showing the plan (an in-place
 // update when only offloads change between scenarios).
 func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, o outputFlags) error {
-	fmt.Fprintf(c.stdout, "\n=== scenario %s\n", sc.Name)
+	if c.stream == nil {
+		fmt.Fprintf(c.stdout, "\n=== scenario %s\n", sc.Name)
+	}
 	v := c.view(o, lab.Sources)
 	p := newPlanner(dir, lab, sc, v)
 	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
@@ -253,8 +281,8 @@ func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc
 
 // checkApplied refuses to run when the lab differs from sc: run measures
 // what is applied, and a measurement on a drifted lab would lie.
-func (c *cli) checkApplied(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario) error {
-	v := c.view(outputFlags{noColor: true}, lab.Sources)
+func (c *cli) checkApplied(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, o outputFlags) error {
+	v := c.view(outputFlags{json: o.json, noColor: true}, lab.Sources)
 	plan, err := newPlanner(dir, lab, sc, v).Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
 	if err != nil {
 		return err
@@ -272,6 +300,7 @@ func (c *cli) checkApplied(ctx context.Context, dir string, lab *config.Lab, sc 
 type progressLine struct {
 	c                  *cli
 	tty                bool
+	run                jsonRun // with -json -: the stream's name of the run
 	scenario, workload string
 	label              string
 	start              time.Time
@@ -283,6 +312,11 @@ func (c *cli) progress(scenario, workload string, rep, repeat int) *progressLine
 		label += fmt.Sprintf(" (run %d of %d)", rep+1, repeat)
 	}
 	p := &progressLine{c: c, tty: isTerminal(c.stderr), scenario: scenario, workload: workload, label: label, start: time.Now()}
+	if c.stream != nil {
+		p.run = jsonRun{Scenario: scenario, Workload: workload, Repetition: rep, Repeat: repeat}
+		c.stream.workloadStart(p.run)
+		return p
+	}
 	if !p.tty {
 		fmt.Fprintf(c.stderr, "running %s\n", label)
 	}
@@ -290,6 +324,10 @@ func (c *cli) progress(scenario, workload string, rep, repeat int) *progressLine
 }
 
 func (p *progressLine) update(pr engine.Progress) {
+	if p.c.stream != nil {
+		p.c.stream.workloadProgress(p.run, pr)
+		return
+	}
 	if !p.tty {
 		return
 	}
@@ -298,6 +336,12 @@ func (p *progressLine) update(pr engine.Progress) {
 }
 
 func (p *progressLine) done(res *engine.WorkloadResult) {
+	if p.c.stream != nil {
+		if res != nil {
+			p.c.stream.workloadComplete(p.run, res, time.Since(p.start))
+		}
+		return
+	}
 	if p.tty {
 		fmt.Fprint(p.c.stderr, "\r\033[K")
 	}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/view"
+)
+
+// TestRunJSONStream runs the model lab with -json - and reads the stream
+// as a program would: every line one JSON object with the common fields,
+// the version first, then per scenario its start, per workload its start
+// and completion, the results, the verdicts and the summary last.
+func TestRunJSONStream(t *testing.T) {
+	var out, errb bytes.Buffer
+	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	code := c.main([]string{"test", "-engine", "sim", "-json", "-", "../../examples/freebsd-tso-trim"})
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr is not empty with -json -:\n%s", errb.String())
+	}
+	type line struct {
+		Level    string          `json:"@level"`
+		Message  string          `json:"@message"`
+		Module   string          `json:"@module"`
+		Time     string          `json:"@timestamp"`
+		Type     string          `json:"type"`
+		Version  string          `json:"tsolab_format_version"`
+		Run      *jsonRun        `json:"run"`
+		Result   json.RawMessage `json:"result"`
+		Results  *engine.Results `json:"results"`
+		Verdict  *jsonVerdict    `json:"verdict"`
+		Summary  *jsonSummary    `json:"summary"`
+		Scenario string          `json:"scenario"`
+	}
+	var types []string
+	var last line
+	verdicts := 0
+	for i, raw := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var l line
+		if err := json.Unmarshal([]byte(raw), &l); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, raw)
+		}
+		if l.Level == "" || l.Message == "" || l.Module != "tsolab.ui" || l.Time == "" || l.Type == "" {
+			t.Errorf("line %d lacks a common field: %s", i+1, raw)
+		}
+		switch l.Type {
+		case "version":
+			if l.Version != view.JSONFormatVersion {
+				t.Errorf("tsolab_format_version = %q, want %q", l.Version, view.JSONFormatVersion)
+			}
+		case "workload_start":
+			if l.Run == nil || l.Run.Workload != "iperf" || l.Run.Repeat != 1 {
+				t.Errorf("workload_start without its run: %s", raw)
+			}
+		case "workload_complete":
+			var r engine.WorkloadResult
+			if err := json.Unmarshal(l.Result, &r); err != nil || r.Metrics[engine.MetricThroughputBps] <= 0 {
+				t.Errorf("workload_complete without a result (%v): %.200s", err, raw)
+			}
+		case "results":
+			if l.Results == nil || len(l.Results.Runs) != 2 || l.Results.FormatVersion != 1 {
+				t.Errorf("results message does not hold the 2 runs: %.200s", raw)
+			}
+		case "verdict":
+			verdicts++
+			if l.Verdict == nil || l.Verdict.Expect == "" || l.Verdict.Range == nil {
+				t.Errorf("verdict without its expectation or range: %s", raw)
+			}
+		}
+		if len(types) == 0 || types[len(types)-1] != l.Type {
+			types = append(types, l.Type)
+		}
+		last = l
+	}
+	want := []string{
+		"version",
+		"scenario_start", "workload_start", "workload_complete",
+		"scenario_start", "workload_start", "workload_complete",
+		"results", "verdict", "test_summary",
+	}
+	if diff := cmp.Diff(want, types); diff != "" {
+		t.Errorf("message types in order, repeats folded (-want +got):\n%s", diff)
+	}
+	if verdicts != 5 {
+		t.Errorf("got %d verdict messages, want 5", verdicts)
+	}
+	if last.Summary == nil || last.Summary.Pass != 5 || last.Summary.ExitCode != 0 {
+		t.Errorf("summary = %+v, want 5 passed and exit code 0", last.Summary)
+	}
+}
