@@ -294,11 +294,11 @@ func tickLabels(p *plot.Plot, names []string) {
 
 // histogramCharts draws, per scenario, the send-unit size histogram in
 // MSS units as the share of send units, summed over repeated runs.
-// Every chart of a workload spans the same sizes, so they compare at a
-// glance.
+// The charts of scenarios with the same MSS span the same sizes, so TSO on
+// and off compare at a glance.
 func histogramCharts(sets []*runSet, pal palette) ([]chart, error) {
 	all := make([][]int64, len(sets))
-	buckets := 1
+	buckets := map[int]int{} // by MSS: the largest bucket in use
 	for j, rs := range sets {
 		for _, r := range rs.runs {
 			for i, c := range r.SendUnitHistogram {
@@ -308,14 +308,15 @@ func histogramCharts(sets []*runSet, pal palette) ([]chart, error) {
 				all[j][i] += c
 			}
 		}
+		mss := rs.runs[0].MSS
+		buckets[mss] = max(buckets[mss], 2)
 		for i := len(all[j]) - 1; i >= 0; i-- {
 			if all[j][i] != 0 {
-				buckets = max(buckets, i+1)
+				buckets[mss] = max(buckets[mss], i+1)
 				break
 			}
 		}
 	}
-	buckets = max(buckets, 2)
 	var charts []chart
 	for j, rs := range sets {
 		counts := all[j]
@@ -337,7 +338,7 @@ func histogramCharts(sets []*runSet, pal palette) ([]chart, error) {
 			}
 			p.Add(h)
 		}
-		p.X.Min, p.X.Max = 0.5, float64(buckets)+0.5
+		p.X.Min, p.X.Max = 0.5, float64(buckets[rs.runs[0].MSS])+0.5
 		p.X.Tick.Marker = intTicks{}
 		p.Y.Min = 0
 		svg, err := render(p, chartW, chartH)
