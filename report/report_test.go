@@ -392,3 +392,39 @@ func BenchmarkWrite(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "B/report")
 }
+
+func TestWriteEdgeCases(t *testing.T) {
+	rr := fourScenarios(1, 1)
+	for i := range rr.Runs {
+		r := &rr.Runs[i]
+		r.Workload, r.Kind = "ping", "rr"
+		r.Metrics[engine.MetricTransactionsPerS] = 20000
+		r.Metrics[engine.MetricLatencyP50us] = 40
+		r.Metrics[engine.MetricLatencyP99us] = 90
+	}
+	mixed := fourScenarios(1, 1)
+	mixed.Runs = append(mixed.Runs, rr.Runs[0]) // rr only in the first scenario
+	tests := []struct {
+		name   string
+		res    *engine.Results
+		want   []string
+		charts int
+	}{
+		{"no runs", &engine.Results{FormatVersion: 1, Lab: "empty", Engine: "sim"}, []string{"tsolab report: empty (sim engine)"}, 0},
+		{"rr", rr, []string{"Latency p99", "Transactions"}, 14 + 4 + 3 + 2},
+		{"a workload in one scenario only", mixed, []string{"Workload ping", "Workload bulk"}, (11 + 4 + 3 + 2) + (14 + 1 + 3 + 2)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page := string(renderPage(t, Input{Results: tt.res}))
+			for _, w := range tt.want {
+				if !strings.Contains(page, w) {
+					t.Errorf("report lacks %q", w)
+				}
+			}
+			if got := strings.Count(page, "<svg"); got != tt.charts {
+				t.Errorf("got %d charts, want %d", got, tt.charts)
+			}
+		})
+	}
+}

@@ -79,7 +79,7 @@ func (c *cli) usage(cmds map[string]command) {
 	fmt.Fprintln(c.stderr, "Usage: tsolab COMMAND [options] [DIR]")
 	fmt.Fprintln(c.stderr, "\nCommands:")
 	for _, n := range names {
-		fmt.Fprintf(c.stderr, "  %-9s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(c.stderr, "  %-10s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(c.stderr, "\nRun tsolab COMMAND -h for a command's options.")
 }
