@@ -107,6 +107,10 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if scenarios == nil {
 		return code
 	}
+	if f.jsonFile == "-" && (f.junitFile == "-" || f.report == "-") {
+		fmt.Fprintln(c.stderr, "Error: -json - streams to stdout: write -junit and -report to files")
+		return exitError
+	}
 	if f.jsonFile == "-" {
 		// -json - : every message, the plan and apply views' too, is a
 		// JSON line on stdout.
