@@ -47,8 +47,13 @@
 // packets by ifindex and network-namespace inode, the measured direction
 // by TCP destination port (the servers'), and aggregates in a per-CPU
 // map: counts, bytes, single-MSS units and the MSS histogram, read once
-// at the end (and each second for the series). Nothing is lost, so
-// capture_loss is 0 unless the program could not read some headers.
+// at the end (and each second for the series). The map has no ring to
+// overflow; capture_loss counts the packets whose headers the program
+// could not read plus the data segments TCP_INFO (tcpi_data_segs_out)
+// says were sent and the counter did not see. Paced flows show a few of
+// those (~0.1-0.5%, whole skbs, with no recursion misses; an fentry
+// program on __dev_queue_xmit misses the same ones; the cause is not
+// found), unpaced streams none.
 //
 // What it shows on Linux >= 4.19: TCP builds GSO skbs whatever the
 // device's tso, gso and sg flags say ("tcp: switch to GSO being always
@@ -68,7 +73,8 @@
 // it beside the eBPF counter as a cross-check (its drops are then a
 // Note, not capture_loss). A Note always names the source of the counts.
 //
-// Checks. data_packets is compared with TCP_INFO tcpi_data_segs_out; the
+// Checks. data_packets is compared with TCP_INFO tcpi_data_segs_out (for
+// the eBPF counter a shortfall is capture_loss, see above); the
 // interface's tx_packets with what the counter saw (for eBPF: between
 // the units plus other packets and the wire segments plus other
 // packets, since the driver gets each unit whole or cut). A Note is

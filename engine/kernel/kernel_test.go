@@ -155,8 +155,8 @@ func TestStreamTSOOffCountsBeforeGSO(t *testing.T) {
 		t.Errorf("TSO off, GSO on: avg_send_bytes = %v, want the GSO super-packets TCP built (> 4 MSS of %d)", avg, res.MSS)
 	}
 	wirePackets(t, res)
-	if got := res.Metrics[engine.MetricCaptureLoss]; got != 0 {
-		t.Errorf("capture_loss = %v with the eBPF counter, want 0", got)
+	if got, dp := res.Metrics[engine.MetricCaptureLoss], res.Metrics[engine.MetricDataPackets]; got > 0.01*dp {
+		t.Errorf("capture_loss = %v with the eBPF counter, want below 1%% of the %v data packets", got, dp)
 	}
 }
 
@@ -224,8 +224,8 @@ func TestStreamBothCounters(t *testing.T) {
 	if !ring {
 		t.Errorf("notes %q: want the ring's own note", res.Notes)
 	}
-	if got := res.Metrics[engine.MetricCaptureLoss]; got != 0 {
-		t.Errorf("capture_loss = %v, want 0: the send units came from the eBPF map", got)
+	if got, dp := res.Metrics[engine.MetricCaptureLoss], res.Metrics[engine.MetricDataPackets]; got > 0.01*dp {
+		t.Errorf("capture_loss = %v, want below 1%% of the %v data packets: the ring's drops are not the eBPF counter's", got, dp)
 	}
 }
 

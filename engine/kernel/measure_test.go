@@ -167,6 +167,21 @@ func TestMeasurementFromBPF(t *testing.T) {
 	}
 }
 
+func TestMeasurementBPFMissingSegmentsAreLoss(t *testing.T) {
+	m := measurement{Kind: config.Stream, Duration: time.Second, Bytes: 1, MSS: 1448, Captured: true,
+		TCP: [2]tcpTotals{{DataSegsOut: 1000}},
+		Taps: []tapResult{{Interface: "tx0", TxPackets: 1000, Units: &devqueue.Result{
+			SendUnits: 22, PayloadBytes: 990 * 1448, WireSegments: 990, Other: 10, Histogram: []int64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 22}}}},
+	}
+	res := m.result()
+	if got := res.Metrics[engine.MetricCaptureLoss]; got != 10 {
+		t.Errorf("capture_loss = %v, want the 10 segments TCP_INFO counted and the counter did not", got)
+	}
+	if all := strings.Join(res.Notes, "\n"); !strings.Contains(all, "the 10 missing (1.00%) are capture_loss") {
+		t.Errorf("notes %q: want the missing segments named", res.Notes)
+	}
+}
+
 func TestMeasurementRingFallbackNamesWhy(t *testing.T) {
 	m := measurement{Kind: config.Stream, Duration: time.Second, Bytes: 1, MSS: 1000, Captured: true,
 		BPFErr: errors.New("kernel BTF: no such file"),

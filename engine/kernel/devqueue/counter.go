@@ -79,11 +79,12 @@ func Open(opts Options) (*Counter, error) {
 		m.Close()
 		return nil, fmt.Errorf("devqueue: %w", err)
 	}
+	at, to := ebpf.AttachTraceRawTp, "net_dev_queue"
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name:         "tsl_dev_queue",
 		Type:         ebpf.Tracing,
-		AttachType:   ebpf.AttachTraceRawTp,
-		AttachTo:     "net_dev_queue",
+		AttachType:   at,
+		AttachTo:     to,
 		Instructions: insns,
 		// bpf_probe_read_kernel is offered to GPL-compatible programs only.
 		License: "Dual MIT/GPL",
@@ -92,7 +93,7 @@ func Open(opts Options) (*Counter, error) {
 		m.Close()
 		return nil, fmt.Errorf("devqueue: load the tp_btf/net_dev_queue program: %w", err)
 	}
-	lnk, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceRawTp})
+	lnk, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: at})
 	if err != nil {
 		prog.Close()
 		m.Close()
@@ -148,6 +149,10 @@ type Result struct {
 	SingleMSS    int64 // units of exactly one MSS
 	Other        int64 // other packets on the device: ACKs, other ports, not TCP
 	Unread       int64 // packets whose headers could not be read (not counted)
+	// Missed counts runs of the program the kernel skipped because it
+	// was already running on that CPU (recursion_misses): packets not
+	// looked at, on this device or any other.
+	Missed int64
 	// Clamped counts units larger than Buckets MSS, counted in the last
 	// histogram bucket.
 	Clamped int64
@@ -166,13 +171,19 @@ func (c *Counter) Stop() (Result, error) {
 	// Detach first: nothing counts after this point.
 	lerr := c.lnk.Close()
 	v, rerr := c.read()
+	var missed int64
+	if st, err := c.prog.Stats(); err == nil {
+		missed = int64(st.RecursionMisses)
+	}
 	c.prog.Close()
 	c.m.Close()
 	c.m = nil
 	if err := errors.Join(lerr, rerr); err != nil {
 		return Result{}, err
 	}
-	return resultOf(v), nil
+	r := resultOf(v)
+	r.Missed = missed
+	return r, nil
 }
 
 // resultOf turns the summed map value into a Result.
