@@ -133,6 +133,9 @@ func (o *freebsdOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *co
 		avail := s.writeSeq - s.sndUna // sbavail(&so->so_snd)
 		sendwin := min(s.sndWnd, s.cwndBytes)
 		length := min(avail, sendwin) - off
+		if s.sndAuto {
+			ep.prof.bsd.sndAutosize(s, sendwin, off)
+		}
 		if length <= 0 {
 			if s.cwndBytes < s.sndWnd {
 				ep.stopped(stopCwnd)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tsolab/tsolab/config"
 )
 
 // nagleMode is tp->nonagle: how the Nagle test treats a small buffer.
@@ -53,20 +55,113 @@ type profile struct {
 	rcvBuf  int64 // receive buffer when the workload sets none, bytes
 	loMTU   int   // MTU of the loopback device
 	divides bool  // tcp_current_mss divides by the MSS (charged as CPUProfile.Divide)
+	// bsd is FreeBSD's socket-buffer configuration; nil on Linux, whose
+	// buffers stay as set and whose window scale follows the buffer.
+	bsd *bsdSockbufs
+}
+
+// bsdSockbufs is FreeBSD's socket-buffer configuration from its sysctls:
+// the sizes tcp_attach reserves for a new socket (soreserve with
+// net.inet.tcp.sendspace and recvspace: defaults, not fixed sizes), send
+// buffer autosizing in tcp_output (sendbuf_auto, _inc, _max; on unless the
+// application sets SO_SNDBUF), and kern.ipc.maxsockbuf (sb_max), which
+// bounds every sbreserve, the mbuf accounting (sb_mbmax) and the window
+// scale the receiver asks for.
+type bsdSockbufs struct {
+	sendspace, recvspace int64
+	sendAuto             bool
+	sendInc, sendMax     int64
+	maxsockbuf           int64
+}
+
+// What one received frame costs a FreeBSD socket buffer's mbuf accounting
+// (sballoc's sb_mbcnt): an mbuf (MSIZE) and a 2 KB cluster (MCLBYTES).
+const (
+	bsdMSIZE    = 256
+	bsdMCLBYTES = 2048
+)
+
+// maxAdj is sb_max_adj: the largest buffer sbreserve_locked grants,
+// sb_max scaled by MCLBYTES / (MSIZE + MCLBYTES).
+func (b *bsdSockbufs) maxAdj() int64 { return b.maxsockbuf * bsdMCLBYTES / (bsdMSIZE + bsdMCLBYTES) }
+
+// check mirrors tcp_attach's soreserve: a sendspace or recvspace beyond
+// sb_max_adj makes every TCP socket fail with ENOBUFS.
+func (b *bsdSockbufs) check() error {
+	for _, sp := range []struct {
+		name string
+		v    int64
+	}{{"sendspace", b.sendspace}, {"recvspace", b.recvspace}} {
+		if sp.v > b.maxAdj() {
+			return fmt.Errorf("stack option %s = %d exceeds what kern.ipc.maxsockbuf = %d lets sbreserve grant (%d): FreeBSD's soreserve fails and socket() returns ENOBUFS; raise maxsockbuf to at least %d",
+				sp.name, sp.v, b.maxsockbuf, b.maxAdj(), (sp.v*(bsdMSIZE+bsdMCLBYTES)+bsdMCLBYTES-1)/bsdMCLBYTES)
+		}
+	}
+	return nil
+}
+
+// sndAutosize mirrors the send buffer autosizing of FreeBSD 10's
+// tcp_output: one step of sendbuf_inc when the peer's window is at least
+// 4/5 of the buffer, the buffer is 7/8 full, below sendbuf_max, and the
+// send window covers the unsent data; a step sbreserve refuses (beyond
+// sb_max_adj) switches autosizing off.
+func (b *bsdSockbufs) sndAutosize(s *sender, sendwin, off int64) {
+	cc := s.writeSeq - s.sndUna // sb_cc
+	if s.sndWnd/4*5 < s.sndBuf || cc < s.sndBuf/8*7 || cc >= b.sendMax || sendwin < cc-off {
+		return
+	}
+	n := min(s.sndBuf+b.sendInc, b.sendMax)
+	if n > b.maxAdj() {
+		s.sndAuto = false
+		return
+	}
+	s.sndBuf = n
+}
+
+// optKind is the type of a stack option's value.
+type optKind uint8
+
+const (
+	optBool optKind = iota // "true" or "false"
+	optSize                // a byte count
+)
+
+func (k optKind) String() string { return [...]string{"bool", "size"}[k] }
+
+// stackOption is one `stack_options` key a profile accepts, with its
+// default (a bool default is 0 or 1).
+type stackOption struct {
+	kind optKind
+	def  int64
+}
+
+// freebsdOptions are FreeBSD 10's socket-buffer sysctls, by their last
+// name component, with FreeBSD 10's defaults (sys/netinet/tcp_usrreq.c,
+// tcp_output.c, tcp_input.c; sys/sys/sockbuf.h SB_MAX).
+var freebsdOptions = map[string]stackOption{
+	"sendspace":    {optSize, 32768},   // net.inet.tcp.sendspace
+	"recvspace":    {optSize, 65536},   // net.inet.tcp.recvspace
+	"sendbuf_auto": {optBool, 1},       // net.inet.tcp.sendbuf_auto
+	"sendbuf_inc":  {optSize, 8192},    // net.inet.tcp.sendbuf_inc
+	"sendbuf_max":  {optSize, 2097152}, // net.inet.tcp.sendbuf_max
+	"maxsockbuf":   {optSize, 2097152}, // kern.ipc.maxsockbuf (SB_MAX)
 }
 
 // stackOptions are the `stack_options` a profile accepts, with defaults.
-var stackOptions = map[string]map[string]bool{
-	"linux-2.6.27": {"size_goal_modulo": true, "tso_defer": true},
-	"linux-6":      {"tso_defer": true},
+var stackOptions = map[string]map[string]stackOption{
+	"linux-2.6.27": {"size_goal_modulo": {optBool, 1}, "tso_defer": {optBool, 1}},
+	"linux-6":      {"tso_defer": {optBool, 1}},
+	"freebsd-10":   freebsdOptions,
+	"freebsd-11":   freebsdOptions,
 }
 
-// newProfile builds a profile by name with the host's stack_options.
-func newProfile(name string, opts map[string]string) (*profile, error) {
+// parseStackOptions checks opts against the profile's known options and
+// returns every known option's value, defaults filled in.
+func parseStackOptions(name string, opts map[string]string) (map[string]int64, error) {
 	known := stackOptions[name]
-	set := map[string]bool{}
-	for k, v := range known {
-		set[k] = v
+	set := map[string]int64{}
+	for k, o := range known {
+		set[k] = o.def
 	}
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
@@ -74,7 +169,8 @@ func newProfile(name string, opts map[string]string) (*profile, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if _, ok := known[k]; !ok {
+		o, ok := known[k]
+		if !ok {
 			if len(known) == 0 {
 				return nil, fmt.Errorf("stack %q takes no stack_options, got %q", name, k)
 			}
@@ -85,14 +181,33 @@ func newProfile(name string, opts map[string]string) (*profile, error) {
 			sort.Strings(names)
 			return nil, fmt.Errorf("stack %q has no option %q: use one of %s", name, k, strings.Join(names, ", "))
 		}
-		switch opts[k] {
-		case "true":
-			set[k] = true
-		case "false":
-			set[k] = false
-		default:
-			return nil, fmt.Errorf("stack option %s = %q: write \"true\" or \"false\"", k, opts[k])
+		v := opts[k]
+		switch o.kind {
+		case optBool:
+			switch v {
+			case "true":
+				set[k] = 1
+			case "false":
+				set[k] = 0
+			default:
+				return nil, fmt.Errorf("stack option %s = %q: write \"true\" or \"false\"", k, v)
+			}
+		case optSize:
+			n, err := config.ParseSize(v)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("stack option %s = %q: write a positive byte count like 1048576 or \"1MiB\"", k, v)
+			}
+			set[k] = n
 		}
+	}
+	return set, nil
+}
+
+// newProfile builds a profile by name with the host's stack_options.
+func newProfile(name string, opts map[string]string) (*profile, error) {
+	set, err := parseStackOptions(name, opts)
+	if err != nil {
+		return nil, err
 	}
 	var d deferral = noDefer{}
 	switch name {
@@ -121,12 +236,12 @@ func newProfile(name string, opts map[string]string) (*profile, error) {
 			sndBuf: 131072, rcvBuf: 174760, loMTU: 16436,
 		}, nil
 	case "linux-2.6.27":
-		if set["tso_defer"] {
+		if set["tso_defer"] != 0 {
 			d = heffnerDefer{divisor: 3, tickCap: 8e6}
 		}
 		return &profile{
 			name:    name,
-			goal:    xmitSizeGoal{gsoMax: 65536 - 1, modulo: set["size_goal_modulo"]},
+			goal:    xmitSizeGoal{gsoMax: 65536 - 1, modulo: set["size_goal_modulo"] != 0},
 			output:  &linuxOutput{test: quotaTest{}, deferral: d, split: mssSplitPoint{}},
 			push:    plainPush{},
 			acks:    &linuxAcks{decByPcount: true, ato: 40e6},
@@ -135,10 +250,10 @@ func newProfile(name string, opts map[string]string) (*profile, error) {
 			softGSO: true,
 			initCw:  linuxInitCwnd, rtoMin: 200e6,
 			sndBuf: 4194304, rcvBuf: 4194304, loMTU: 16436,
-			divides: set["size_goal_modulo"],
+			divides: set["size_goal_modulo"] != 0,
 		}, nil
 	case "linux-6":
-		if set["tso_defer"] {
+		if set["tso_defer"] != 0 {
 			d = eventDefer{divisor: 3}
 		}
 		return &profile{
@@ -158,16 +273,25 @@ func newProfile(name string, opts map[string]string) (*profile, error) {
 		if name == "freebsd-11" {
 			trim = trimAfter{}
 		}
+		bufs := &bsdSockbufs{
+			sendspace: set["sendspace"], recvspace: set["recvspace"],
+			sendAuto: set["sendbuf_auto"] != 0, sendInc: set["sendbuf_inc"], sendMax: set["sendbuf_max"],
+			maxsockbuf: set["maxsockbuf"],
+		}
+		if err := bufs.check(); err != nil {
+			return nil, err
+		}
 		return &profile{
 			name:   name,
 			goal:   unboundedGoal{},
 			output: &freebsdOutput{trim: trim},
 			push:   plainPush{},
-			acks:   &freebsdAcks{delack: 100e6},
+			acks:   &freebsdAcks{delack: 100e6, sbMax: bufs.maxsockbuf},
 			newCC:  func() congestion { return &newrenoBytes{} },
 			wake:   freebsdWake{lowat: 2048},
 			initCw: freebsdInitCwnd, rtoMin: 30e6,
-			sndBuf: 32768, rcvBuf: 65536, loMTU: 16384,
+			sndBuf: bufs.sendspace, rcvBuf: bufs.recvspace, loMTU: 16384,
+			bsd: bufs,
 		}, nil
 	}
 	return nil, fmt.Errorf("unknown stack %q: use one of %s", name, strings.Join(StackNames(), ", "))

@@ -400,15 +400,7 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		}
 		h.nEps++
 		s := &ep.snd
-		s.sndBuf = int64(wl.SndBuf)
-		if s.sndBuf <= 0 {
-			s.sndBuf = ep.prof.sndBuf
-		}
-		ep.rcv.buf = int64(wl.RcvBuf)
-		if ep.rcv.buf <= 0 {
-			ep.rcv.buf = ep.prof.rcvBuf
-		}
-		ep.rcv.wscale = windowScale(ep.rcv.buf)
+		w.sockbufs(ep, wl)
 		switch {
 		case wl.Cork:
 			s.nonagle = nagleCork
@@ -454,6 +446,46 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		ep.rxq = ep.host.queues[qc]
 	}
 	return nil
+}
+
+// sockbufs sizes ep's socket buffers: SO_SNDBUF/SO_RCVBUF when the
+// workload sets them, else the profile's defaults. On FreeBSD a default
+// send buffer autosizes (tcp_attach sets SB_AUTOSIZE, sosetopt clears it),
+// a size sbreserve refuses leaves the default in place as FreeBSD's
+// setsockopt does (ENOBUFS), and the window scale follows sb_max
+// (syncache_add, tcp_connect: the least scale that reaches sb_max).
+func (w *world) sockbufs(ep *endpoint, wl *config.Workload) {
+	s := &ep.snd
+	s.sndBuf, ep.rcv.buf = ep.prof.sndBuf, ep.prof.rcvBuf
+	bsd := ep.prof.bsd
+	for _, b := range []struct {
+		name string
+		set  int
+		dst  *int64
+		auto *bool
+	}{{"SO_SNDBUF", wl.SndBuf, &s.sndBuf, &s.sndAuto}, {"SO_RCVBUF", wl.RcvBuf, &ep.rcv.buf, nil}} {
+		if b.set <= 0 {
+			if b.auto != nil && bsd != nil {
+				*b.auto = bsd.sendAuto
+			}
+			continue
+		}
+		if bsd != nil && int64(b.set) > bsd.maxAdj() {
+			if ep.conn == 0 {
+				w.notes = append(w.notes, fmt.Sprintf("%s %d on host %s is more than kern.ipc.maxsockbuf lets sbreserve grant (%d): FreeBSD's setsockopt fails with ENOBUFS and the socket keeps its default; raise stack_options.maxsockbuf",
+					b.name, b.set, ep.host.name, bsd.maxAdj()))
+			}
+			if b.auto != nil {
+				*b.auto = bsd.sendAuto
+			}
+			continue
+		}
+		*b.dst = int64(b.set)
+	}
+	ep.rcv.wscale = windowScale(ep.rcv.buf)
+	if bsd != nil {
+		ep.rcv.wscale = windowScale(bsd.maxsockbuf)
+	}
 }
 
 // resolveOffloads applies the declared offloads to a device that has every

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/tsolab/tsolab/config"
 )
 
@@ -64,6 +65,11 @@ func TestNewProfileOptions(t *testing.T) {
 		{"linux-2.6.27", map[string]string{"nagle": "false"}, `has no option "nagle": use one of size_goal_modulo, tso_defer`},
 		{"linux-2.6.12", map[string]string{"tso_defer": "false"}, "takes no stack_options"},
 		{"linux-3", nil, "unknown stack"},
+		{"freebsd-10", map[string]string{"sendspace": "1048576", "recvspace": "2MiB", "maxsockbuf": "4194304"}, ""},
+		{"freebsd-10", map[string]string{"sendbuf_auto": "false"}, ""},
+		{"freebsd-10", map[string]string{"sendspace": "lots"}, "write a positive byte count"},
+		{"freebsd-11", map[string]string{"recvspace": "2097152"}, "raise maxsockbuf to at least 2359296"},
+		{"freebsd-10", map[string]string{"size_goal_modulo": "false"}, `has no option "size_goal_modulo"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.stack, func(t *testing.T) {
@@ -73,6 +79,71 @@ func TestNewProfileOptions(t *testing.T) {
 				t.Errorf("got error %v, want none", err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Errorf("got error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSndAutosize(t *testing.T) {
+	bufs := &bsdSockbufs{sendInc: 8192, sendMax: 2 << 20, maxsockbuf: 16 << 20}
+	small := &bsdSockbufs{sendInc: 8192, sendMax: 2 << 20, maxsockbuf: 2 << 20}
+	tests := []struct {
+		name                   string
+		bufs                   *bsdSockbufs
+		sndBuf, queued, sndWnd int64
+		sendwin, off           int64
+		wantBuf                int64
+		wantAuto               bool
+	}{
+		{"full buffer, wide window: one step", bufs, 1 << 20, 1 << 20, 2 << 20, 2 << 20, 0, 1<<20 + 8192, true},
+		{"peer's window below 4/5 of the buffer: no step", bufs, 1 << 20, 1 << 20, 800000, 800000, 0, 1 << 20, true},
+		{"buffer less than 7/8 full: no step", bufs, 1 << 20, 900000, 2 << 20, 2 << 20, 0, 1 << 20, true},
+		{"unsent data beyond the send window: no step", bufs, 1 << 20, 1 << 20, 2 << 20, 100000, 0, 1 << 20, true},
+		{"at sendbuf_max: no step", bufs, 2 << 20, 2 << 20, 4 << 20, 4 << 20, 0, 2 << 20, true},
+		{"sbreserve refuses beyond sb_max_adj: autosizing off", small, 1860000, 1860000, 4 << 20, 4 << 20, 0, 1860000, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &sender{sndBuf: tt.sndBuf, writeSeq: tt.queued, sndWnd: tt.sndWnd, sndAuto: true}
+			tt.bufs.sndAutosize(s, tt.sendwin, tt.off)
+			if s.sndBuf != tt.wantBuf || s.sndAuto != tt.wantAuto {
+				t.Errorf("sndBuf, sndAuto = %d, %v; want %d, %v", s.sndBuf, s.sndAuto, tt.wantBuf, tt.wantAuto)
+			}
+		})
+	}
+}
+
+func TestSockbufs(t *testing.T) {
+	tests := []struct {
+		name             string
+		stack            string
+		opts             map[string]string
+		sndbuf, rcvbuf   int
+		wantSnd, wantRcv int64
+		wantAuto         bool
+		wantScale        uint
+		wantNote         bool
+	}{
+		{"freebsd defaults autosize", "freebsd-10", nil, 0, 0, 32768, 65536, true, 6, false},
+		{"freebsd sysctl defaults from stack_options", "freebsd-10",
+			map[string]string{"sendspace": "1048576", "recvspace": "2097152", "maxsockbuf": "16777216"}, 0, 0, 1048576, 2097152, true, 9, false},
+		{"SO_SNDBUF fixes the size", "freebsd-10", nil, 1 << 20, 0, 1 << 20, 65536, false, 6, false},
+		{"SO_RCVBUF beyond sb_max_adj fails: default kept", "freebsd-11", nil, 0, 2 << 20, 32768, 65536, true, 6, true},
+		{"linux: as set, scale from the buffer", "linux-6", nil, 1 << 20, 1 << 20, 1 << 20, 1 << 20, false, 5, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prof, err := newProfile(tt.stack, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &world{}
+			ep := &endpoint{prof: prof, host: &host{name: "h"}}
+			w.sockbufs(ep, &config.Workload{SndBuf: tt.sndbuf, RcvBuf: tt.rcvbuf})
+			got := []any{ep.snd.sndBuf, ep.rcv.buf, ep.snd.sndAuto, ep.rcv.wscale, len(w.notes) > 0}
+			want := []any{tt.wantSnd, tt.wantRcv, tt.wantAuto, tt.wantScale, tt.wantNote}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("sndBuf, rcvBuf, sndAuto, wscale, note (-want +got):\n%s", diff)
 			}
 		})
 	}

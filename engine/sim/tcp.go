@@ -86,7 +86,8 @@ type sender struct {
 	gso bool // buffers may be larger than one MSS (sk_can_gso)
 	tso bool // the NIC cuts them (NETIF_F_TSO in force); else software GSO does
 
-	sndBuf int64 // send buffer limit on queued payload, bytes (sk_sndbuf)
+	sndBuf  int64 // send buffer limit on queued payload, bytes (sk_sndbuf, FreeBSD sb_hiwat)
+	sndAuto bool  // FreeBSD SB_AUTOSIZE on so_snd: tcp_output may grow sndBuf
 }
 
 // inFlight is tcp_packets_in_flight with Reno's duplicate ACKs counted
@@ -242,11 +243,15 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) {
 		cost += p.CsumPerByte * float64(n)
 	}
 	done := cpu.charge(now, cost)
+	// The TX completion interrupt's work queues on the interrupt core
+	// from now: charged at done, a completion of work queued on another
+	// core would reserve the interrupt core's future and leave it idle
+	// before, with receive work waiting.
 	irq := &ep.host.cores[ep.host.irqCore]
 	if s.tso || pc == 1 {
-		irq.charge(done, p.TxCompletion)
+		irq.charge(now, p.TxCompletion)
 	} else {
-		irq.charge(done, float64(pc)*p.TxCompletion)
+		irq.charge(now, float64(pc)*p.TxCompletion)
 	}
 
 	retrans := b.seq < s.sndMax
@@ -619,7 +624,10 @@ func (a *linuxAcks) window(ep *endpoint) int64 {
 // is ACKed late unless the delayed-ACK timer already runs (so every
 // second segment is ACKed at once); an LRO aggregate longer than an MSS is
 // ACKed at once.
-type freebsdAcks struct{ delack int64 }
+type freebsdAcks struct {
+	delack int64
+	sbMax  int64 // kern.ipc.maxsockbuf: bounds sb_mbmax
+}
 
 func (a *freebsdAcks) onData(ep *endpoint, _, frames int64) (bool, ackKind) {
 	r := &ep.rcv
@@ -646,14 +654,14 @@ func (a *freebsdAcks) windowUpdate(ep *endpoint, old, now int64) bool {
 
 // window mirrors tcp_output's recwin: sbspace, which is the lesser of the
 // byte space and the mbuf space (sb_mbmax - sb_mbcnt, sb_mbmax =
-// min(8 * sb_hiwat, sb_max = 2 MB), every received segment holding an
-// mbuf and a 2 KB cluster), with the receiver's silly-window rule (no
-// window below a quarter buffer and one MSS).
+// min(sb_efficiency (8) * sb_hiwat, sb_max), every received segment
+// holding an mbuf and a 2 KB cluster), with the receiver's silly-window
+// rule (no window below a quarter buffer and one MSS).
 func (a *freebsdAcks) window(ep *endpoint) int64 {
 	r := &ep.rcv
 	cc := r.unread + r.oooB
-	mbcnt := (cc + ep.mss - 1) / ep.mss * (256 + 2048)
-	mbmax := min(8*r.buf, 2<<20)
+	mbcnt := (cc + ep.mss - 1) / ep.mss * (bsdMSIZE + bsdMCLBYTES)
+	mbmax := min(8*r.buf, a.sbMax)
 	free := max(0, min(r.buf-cc, mbmax-mbcnt))
 	if free < r.buf/4 && free < ep.mss {
 		free = 0

@@ -107,6 +107,7 @@ type rxQueue struct {
 	head   int
 	pollEv bool // an evRxPoll is queued
 	cont   bool // the queued poll continues a NAPI round: no new interrupt
+	budget int  // frames left in this round's budget (NAPI weight 64)
 }
 
 func (w *world) pushFrame(qi int32, f frame) {
@@ -176,8 +177,14 @@ func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) {
 	}
 }
 
-// poll drains one receive queue (the driver's NAPI poll with GRO/LRO and
-// the TCP receive path), charging its core.
+// poll runs one step of a receive queue's NAPI context (the driver's poll
+// with GRO/LRO and the TCP receive path): it takes one skb (a frame, or
+// consecutive in-order frames of one flow merged by GRO/LRO) that has
+// arrived, charges its core, and queues the next step for when the core
+// is done. One skb per step lets work on other cores, above all the
+// reading application, run between two skbs of one poll, as it does on a
+// machine where the reader has a core of its own: an ACK carries the
+// window of what the reader has taken so far, not of the whole batch.
 func (w *world) poll(qi int32, now int64) {
 	q := &w.rxqs[qi]
 	q.pollEv = false
@@ -192,46 +199,11 @@ func (w *world) poll(qi int32, now int64) {
 	if !q.cont {
 		c.charge(now, p.Interrupt)
 	}
-	budget := 64
-	for budget > 0 && q.head < len(q.ring) && q.ring[q.head].at <= now {
-		f := q.ring[q.head]
-		q.head++
-		budget--
-		ep := w.eps[f.ep]
-		if f.n == 0 {
-			c.charge(now, p.RxPerFrame+p.AckRx)
-			before := ep.snd.sndUna
-			ep.onAck(now, f.ack, f.wnd, true, c)
-			ep.afterAck(now, before, c)
-			continue
-		}
-		frames, n := int64(1), int64(f.n)
-		last := f
-		if ep.coalesce {
-			for budget > 0 && q.head < len(q.ring) {
-				g := &q.ring[q.head]
-				if g.at > now || g.ep != f.ep || g.n == 0 || g.seq != f.seq+n || n+int64(g.n) > 65536 || f.fin {
-					break
-				}
-				n += int64(g.n)
-				frames++
-				last = *g
-				q.head++
-				budget--
-			}
-		}
-		cost := float64(frames)*p.RxPerFrame + float64(frames-1)*p.GROMerge + p.RxPerSkb
-		if !ep.nic.off.Has(offRxCsum) {
-			cost += p.CsumPerByte * float64(n)
-		}
-		before := ep.snd.sndUna
-		if last.ack > before {
-			cost += p.AckRx
-		}
-		c.charge(now, cost)
-		ep.onAck(now, last.ack, last.wnd, false, c)
-		ep.rcvData(now, f.seq, n, frames, c)
-		ep.afterAck(now, before, c)
+	if q.budget <= 0 {
+		q.budget = 64
+	}
+	if q.head < len(q.ring) && q.ring[q.head].at <= now {
+		w.rxSkb(q, c, now)
 	}
 	if q.head >= 4096 && q.head > len(q.ring)/2 {
 		q.ring = q.ring[:copy(q.ring, q.ring[q.head:])]
@@ -245,9 +217,56 @@ func (w *world) poll(qi int32, now int64) {
 			w.q.push(c.free, evRxPoll, qi)
 		} else {
 			q.cont = false
+			q.budget = 0
 			w.q.push(max(next+int64(p.IRQDelay), c.free), evRxPoll, qi)
 		}
+	} else {
+		q.budget = 0
 	}
+}
+
+// rxSkb takes the skb at the head of q: a pure ACK, or data merged with
+// the frames after it when the flow coalesces, within the round's budget.
+func (w *world) rxSkb(q *rxQueue, c *core, now int64) {
+	p := &q.host.cpu
+	f := q.ring[q.head]
+	q.head++
+	q.budget--
+	ep := w.eps[f.ep]
+	if f.n == 0 {
+		c.charge(now, p.RxPerFrame+p.AckRx)
+		before := ep.snd.sndUna
+		ep.onAck(now, f.ack, f.wnd, true, c)
+		ep.afterAck(now, before, c)
+		return
+	}
+	frames, n := int64(1), int64(f.n)
+	last := f
+	if ep.coalesce {
+		for q.budget > 0 && q.head < len(q.ring) {
+			g := &q.ring[q.head]
+			if g.at > now || g.ep != f.ep || g.n == 0 || g.seq != f.seq+n || n+int64(g.n) > 65536 || f.fin {
+				break
+			}
+			n += int64(g.n)
+			frames++
+			last = *g
+			q.head++
+			q.budget--
+		}
+	}
+	cost := float64(frames)*p.RxPerFrame + float64(frames-1)*p.GROMerge + p.RxPerSkb
+	if !ep.nic.off.Has(offRxCsum) {
+		cost += p.CsumPerByte * float64(n)
+	}
+	before := ep.snd.sndUna
+	if last.ack > before {
+		cost += p.AckRx
+	}
+	c.charge(now, cost)
+	ep.onAck(now, last.ack, last.wnd, false, c)
+	ep.rcvData(now, f.seq, n, frames, c)
+	ep.afterAck(now, before, c)
 }
 
 // afterAck is tcp_data_snd_check and tcp_check_space after an incoming
