@@ -80,11 +80,15 @@ workload "iperf" {
 }
 
 # What the model reproduces: the after-change run (35729 data packets of
-# ~2 MSS, none single-MSS) and the throughput. It does NOT reproduce the
-# before-change share of single-MSS packets (76%): in the model the sender
-# is limited by its 1 MB send buffer and every send empties it, so the
-# trimming never applies; docs/engine.md ("What the model leaves out")
-# says what would have to bind instead.
+# about two MSS, none single-MSS) and the throughput. It does NOT reproduce
+# the before-change share of single-MSS packets (76%): once autosizing has
+# grown the send buffer to 2 MB, the window ends one segment plus the scale's
+# rounding short of the buffer (the receiver's reader keeps up, so only the
+# segment just appended is unread when it ACKs). The ACK's tcp_output sends
+# the writer's last refill whole at the buffer's end, and after the refill
+# the window allows less than one MSS, so the old trimming never sees a
+# length of one to two segments. docs/engine.md (seed 003) gives the exact
+# condition, what was tried, and what would have to hold instead.
 expect "throughput" {
   workload  = workload.iperf
   condition = abs(result.throughput_bps / 2.69e9 - 1) <= 0.2
