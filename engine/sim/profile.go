@@ -48,13 +48,18 @@ type profile struct {
 	newCC   func() congestion // congestion control of one connection
 	wake    wakePolicy        // when a writer blocked on the send buffer wakes
 	softGSO bool              // sk_can_gso on an SG+CSUM device without TSO (2.6.27's software GSO)
-	gro     bool              // the receive path coalesces (GRO); otherwise only hardware LRO does
-	initCw  func(mss int64) int64
-	rtoMin  int64 // minimum RTO, ns (TCP_RTO_MIN, FreeBSD tcp_rexmit_min)
-	sndBuf  int64 // send buffer when the workload sets none, bytes
-	rcvBuf  int64 // receive buffer when the workload sets none, bytes
-	loMTU   int   // MTU of the loopback device
-	divides bool  // tcp_current_mss divides by the MSS (charged as CPUProfile.Divide)
+	// gsoAlways: TCP builds GSO super-packets whatever the device's
+	// flags (sk_setup_caps sets NETIF_F_GSO unconditionally since Linux
+	// 4.19, "tcp: switch to GSO being always on"); the device flags only
+	// decide whether the NIC or validate_xmit_skb cuts them.
+	gsoAlways bool
+	gro       bool // the receive path coalesces (GRO); otherwise only hardware LRO does
+	initCw    func(mss int64) int64
+	rtoMin    int64 // minimum RTO, ns (TCP_RTO_MIN, FreeBSD tcp_rexmit_min)
+	sndBuf    int64 // send buffer when the workload sets none, bytes
+	rcvBuf    int64 // receive buffer when the workload sets none, bytes
+	loMTU     int   // MTU of the loopback device
+	divides   bool  // tcp_current_mss divides by the MSS (charged as CPUProfile.Divide)
 	// bsd is FreeBSD's socket-buffer configuration; nil on Linux, whose
 	// buffers stay as set and whose window scale follows the buffer.
 	bsd *bsdSockbufs
@@ -264,7 +269,7 @@ func newProfile(name string, opts map[string]string) (*profile, error) {
 			acks:    &linuxAcks{decByPcount: true, ato: 40e6},
 			newCC:   func() congestion { return &cubic{hystart: true} },
 			wake:    linuxWake{},
-			softGSO: true, gro: true,
+			softGSO: true, gsoAlways: true, gro: true,
 			initCw: func(int64) int64 { return 10 }, rtoMin: 200e6,
 			sndBuf: 4194304, rcvBuf: 6291456, loMTU: 65536,
 		}, nil

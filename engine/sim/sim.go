@@ -411,7 +411,7 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		s.tsoDeferredAt = -1
 		s.paceBps = float64(wl.Rate)
 		s.tso = ep.nic.off.Has(offTSO)
-		s.gso = s.tso || (ep.prof.softGSO && ep.nic.off.Has(offGSO) && ep.nic.off.Has(offSG) && ep.nic.off.Has(offTxCsum))
+		s.gso = s.tso || ep.prof.gsoAlways || (ep.prof.softGSO && ep.nic.off.Has(offGSO) && ep.nic.off.Has(offSG) && ep.nic.off.Has(offTxCsum))
 		s.cc = ep.prof.newCC()
 		if wl.CC != "" {
 			cc, err := ep.prof.ccByName(wl.CC)
@@ -543,9 +543,10 @@ func (w *world) onTransaction(lat int64) {
 	w.stats.lat = append(w.stats.lat, lat)
 }
 
-// countUnit counts what the client side hands its NIC: a TSO frame once,
-// a software-GSO frame as the segments dev_hard_start_xmit cut it into
-// (what a capture on the client's NIC sees).
+// countUnit counts what the client side's TCP hands the device layer
+// (send_units): a TSO or software-GSO super-packet once, before the NIC or
+// validate_xmit_skb cuts it — the kernel engine counts at net_dev_queue,
+// the same place. The wire segments it becomes are data_packets.
 func (w *world) countUnit(ep *endpoint, now, n, pc int64, retrans bool) {
 	if !ep.client {
 		return
@@ -556,9 +557,6 @@ func (w *world) countUnit(ep *endpoint, now, n, pc int64, retrans bool) {
 		full = 1
 	}
 	bucket := int((n + ep.mss - 1) / ep.mss)
-	if pc > 1 && !ep.snd.tso {
-		units, full, bucket = pc, n/ep.mss, 1
-	}
 	st.units += units
 	st.unitBytes += n
 	st.dataPackets += pc
