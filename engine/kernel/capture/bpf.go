@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"fmt"
+
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -9,10 +11,50 @@ import (
 // IPv6 (40) + TCP with every option (60) fits in 128.
 const Snaplen = 128
 
-// filter keeps outgoing TCP over IPv4 and IPv6 (no IPv6 extension
-// headers) and truncates it to Snaplen; everything else is dropped in the
-// kernel before it costs a ring slot.
-func filter() ([]bpf.RawInstruction, error) {
+// Direction is which packets of an interface a ring keeps.
+type Direction int
+
+const (
+	// Outgoing keeps what the host transmits (PACKET_OUTGOING): the
+	// sender's send units.
+	Outgoing Direction = iota
+	// Incoming keeps what the interface receives for the host
+	// (PACKET_HOST): the receiver's view, after GRO when the device
+	// does it.
+	Incoming
+)
+
+func (d Direction) String() string {
+	switch d {
+	case Outgoing:
+		return "out"
+	case Incoming:
+		return "in"
+	}
+	return fmt.Sprintf("Direction(%d)", int(d))
+}
+
+// pktType is the sll_pkttype the filter keeps.
+func (d Direction) pktType() uint32 {
+	if d == Incoming {
+		return unix.PACKET_HOST
+	}
+	return unix.PACKET_OUTGOING
+}
+
+// pcapFilter is the filter in pcap-filter(7) words, for the file's
+// interface description.
+func (d Direction) pcapFilter() string {
+	if d == Incoming {
+		return "inbound and tcp"
+	}
+	return "outbound and tcp"
+}
+
+// filter keeps TCP over IPv4 and IPv6 (no IPv6 extension headers) in one
+// direction and truncates it to Snaplen; everything else is dropped in
+// the kernel before it costs a ring slot.
+func filter(dir Direction) ([]bpf.RawInstruction, error) {
 	const (
 		drop   = 0
 		keep   = Snaplen
@@ -21,7 +63,7 @@ func filter() ([]bpf.RawInstruction, error) {
 	)
 	prog := []bpf.Instruction{
 		/* 0 */ bpf.LoadExtension{Num: bpf.ExtType},
-		/* 1 */ bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.PACKET_OUTGOING, SkipFalse: 8}, // -> 10 drop
+		/* 1 */ bpf.JumpIf{Cond: bpf.JumpEqual, Val: dir.pktType(), SkipFalse: 8}, // -> 10 drop
 		/* 2 */ bpf.LoadAbsolute{Off: 12, Size: 2},
 		/* 3 */ bpf.JumpIf{Cond: bpf.JumpEqual, Val: ethIP4, SkipFalse: 2}, // -> 6
 		/* 4 */ bpf.LoadAbsolute{Off: 23, Size: 1},

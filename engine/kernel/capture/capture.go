@@ -25,6 +25,24 @@ type Options struct {
 	Start time.Time
 	// RingBytes is the size of the ring; 0 = DefaultRingBytes.
 	RingBytes int
+	// Direction is which packets the ring keeps (Outgoing: the send
+	// units; Incoming: what a receiver's NIC hands up). DstPorts select
+	// the measured direction in both.
+	Direction Direction
+	// Sink, when not nil, gets every frame the ring stored, in order,
+	// synchronously on the reader's goroutine (see Sink).
+	Sink Sink
+}
+
+// Sink receives the frames of a ring. Frame is called on the reader's
+// goroutine for every frame the ring stored, one at a time; data is the
+// ring's own memory, truncated to Snaplen, and is valid only until Frame
+// returns (the next read hands the slot back to the kernel), so a sink
+// that keeps it must copy it. wireLen is the packet's whole length
+// (tp_len). A sink that returns an error gets no more frames; Stop
+// returns the error.
+type Sink interface {
+	Frame(ts time.Time, data []byte, wireLen int) error
 }
 
 const (
@@ -54,9 +72,11 @@ type Capture struct {
 	// Written by the reader goroutine only, read after done is closed.
 	sizes     map[int]int64 // payload bytes -> send units
 	perSecond []Second
-	otherOut  int64 // outgoing TCP packets not to DstPorts, or without payload
+	otherOut  int64 // TCP packets not to DstPorts, or without payload
 	bad       int64 // frames that did not parse
 	readErr   error
+	sinkErr   error
+	written   int64 // frames handed to the sink
 	readerCPU time.Duration
 }
 
@@ -91,7 +111,7 @@ func Open(opts Options) (*Capture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture on %s: AF_PACKET TPACKET_V3 ring: %w", opts.Interface, err)
 	}
-	prog, err := filter()
+	prog, err := filter(opts.Direction)
 	if err != nil {
 		tp.Close()
 		panic(fmt.Sprintf("capture filter does not assemble: %v", err))
@@ -134,6 +154,13 @@ func (c *Capture) read() {
 		data, ci, err := c.tp.ZeroCopyReadPacketData()
 		if err == nil {
 			c.account(data, ci.Length, ci.Timestamp)
+			if c.opts.Sink != nil && c.sinkErr == nil {
+				// data is the ring's slot: the sink runs before the
+				// next read releases it.
+				if c.sinkErr = c.opts.Sink.Frame(ci.Timestamp, data, ci.Length); c.sinkErr == nil {
+					c.written++
+				}
+			}
 		} else if !errors.Is(err, afpacket.ErrTimeout) {
 			c.readErr = err
 			return
@@ -182,8 +209,8 @@ type Result struct {
 	Sizes map[int]int64
 	// PerSecond is the measured direction second by second from Start.
 	PerSecond []Second
-	// OtherOut counts outgoing TCP packets that were not send units
-	// (pure ACKs, SYN/FIN, the other direction on loopback).
+	// OtherOut counts TCP packets of the ring's direction that were not
+	// send units (pure ACKs, SYN/FIN, the other direction on loopback).
 	OtherOut int64
 	// Unparsed counts frames whose headers did not parse.
 	Unparsed int64
@@ -192,6 +219,8 @@ type Result struct {
 	Seen, Dropped int64
 	// QueueFreezes counts TPACKET_V3 queue freezes (ring full).
 	QueueFreezes int64
+	// Written counts the frames handed to Options.Sink without error.
+	Written int64
 	// ReaderCPU is the CPU time the reader thread used (the kernel's
 	// share of the capture is charged to the sending threads).
 	ReaderCPU time.Duration
@@ -213,10 +242,14 @@ func (c *Capture) Stop() (Result, error) {
 		Seen:         int64(st.Packets()),
 		Dropped:      int64(st.Drops()),
 		QueueFreezes: int64(st.QueueFreezes()),
+		Written:      c.written,
 		ReaderCPU:    c.readerCPU,
 	}
 	if c.readErr != nil {
 		return res, fmt.Errorf("capture on %s: read: %w", c.opts.Interface, c.readErr)
+	}
+	if c.sinkErr != nil {
+		return res, fmt.Errorf("capture on %s: writing frames: %w", c.opts.Interface, c.sinkErr)
 	}
 	if serr != nil {
 		return res, fmt.Errorf("capture on %s: ring statistics: %w", c.opts.Interface, serr)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 // frame builds a headers-only Ethernet frame: IPv4 (ihl 20) or IPv6, and a
@@ -87,14 +88,24 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestFilterAssembles(t *testing.T) {
-	prog, err := filter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := len(prog), 11; got != want {
-		t.Errorf("filter has %d instructions, want %d", got, want)
-	}
-	if last := prog[len(prog)-2]; last.K != Snaplen {
-		t.Errorf("keep returns %d bytes, want the snaplen %d", last.K, Snaplen)
+	for _, tt := range []struct {
+		dir     Direction
+		pktType uint32
+	}{{Outgoing, unix.PACKET_OUTGOING}, {Incoming, unix.PACKET_HOST}} {
+		t.Run(tt.dir.String(), func(t *testing.T) {
+			prog, err := filter(tt.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := len(prog), 11; got != want {
+				t.Errorf("filter has %d instructions, want %d", got, want)
+			}
+			if got := prog[1].K; got != tt.pktType {
+				t.Errorf("filter keeps packet type %d, want %d", got, tt.pktType)
+			}
+			if last := prog[len(prog)-2]; last.K != Snaplen {
+				t.Errorf("keep returns %d bytes, want the snaplen %d", last.K, Snaplen)
+			}
+		})
 	}
 }
