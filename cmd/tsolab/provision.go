@@ -183,6 +183,17 @@ func (c *cli) apply(args []string) int {
 	var v view.View
 	if st, err := os.Stat(target); err == nil && !st.IsDir() {
 		// A saved plan: apply exactly it, no question asked (it was reviewed).
+		var fixed []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "scenario" || f.Name == "var" || f.Name == "var-file" {
+				fixed = append(fixed, "-"+f.Name)
+			}
+		})
+		if len(fixed) > 0 {
+			fmt.Fprintf(c.stderr, "Error: %s cannot change a saved plan: %s fixed its scenario and variables when it was made. Run tsolab plan with %s and -out FILE, then apply that file.\n",
+				strings.Join(fixed, ", "), target, strings.Join(fixed, ", "))
+			return exitError
+		}
 		plan, err = planner.ReadPlanFile(target)
 		if err != nil {
 			fmt.Fprintln(c.stderr, "Error:", err)
