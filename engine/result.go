@@ -67,6 +67,26 @@ type WorkloadResult struct {
 	// Notes are facts worth showing beside the numbers (a capture that
 	// dropped packets, an attribute this engine does not apply).
 	Notes []string `json:"notes,omitempty"`
+
+	// Captures lists the packet capture files this run wrote (kernel
+	// engine with -capture), one per captured NIC and direction.
+	Captures []CaptureFile `json:"captures,omitempty"`
+}
+
+// CaptureFile is one pcapng file of a run and what it holds.
+type CaptureFile struct {
+	NIC       string `json:"nic"`       // the lab's NIC (or lo@HOST)
+	Interface string `json:"interface"` // the device name in its namespace
+	Direction string `json:"direction"` // "out" (the sender's NIC) or "in" (the receiver's)
+	File      string `json:"file"`      // where it was written, as the caller named it
+	// Frames is every frame in the file; DataPackets those carrying TCP
+	// payload to the workload's servers (the sender's send units as the
+	// ring saw them, see engine/kernel).
+	Frames      int64 `json:"frames"`
+	DataPackets int64 `json:"data_packets"`
+	// Dropped is what the ring could not store (tp_drops, also in the
+	// file's interface statistics): the file misses that many frames.
+	Dropped int64 `json:"dropped"`
 }
 
 // Sample is one point of a workload's time series.

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/engine/kernel/capture"
 )
 
 // Counter is how the engine counts send units on the sender's NIC.
@@ -71,6 +73,27 @@ type Options struct {
 	CaptureRingBytes int
 	// TempDir holds the files sendfile workloads send; "" = os.TempDir().
 	TempDir string
+	// Capture, when not nil, writes the frames of AF_PACKET rings to
+	// pcapng files, headers only: one file per run and captured NIC, the
+	// sender's NIC (outgoing TCP) and the servers' NICs (incoming TCP;
+	// not on loopback, where the sender's file holds the packets). It is
+	// called as the rings open and returns where to write the file and
+	// its name for WorkloadResult.Captures; the engine closes the writer.
+	// Capturing runs the ring beside the eBPF counter (CounterAuto and
+	// CounterBPF count as CounterBoth) and cannot be combined with
+	// DisableCapture.
+	Capture func(CaptureTarget) (w io.WriteCloser, name string, err error)
+}
+
+// CaptureTarget says what one capture file will hold, for
+// Options.Capture to choose its name.
+type CaptureTarget struct {
+	Scenario, Workload string
+	Repetition         int    // 0-based, as in RunRequest
+	NIC                string // the lab's NIC, or lo@HOST for an undeclared loopback
+	Interface          string // the device name inside its namespace
+	Namespace          string // "" = the process's
+	Direction          capture.Direction
 }
 
 // Engine runs workloads on the running kernel. It is safe to call Run
@@ -99,6 +122,9 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*engine.Worklo
 	if w == nil || req.Scenario == nil {
 		panic("kernel.Engine.Run: RunRequest needs Scenario and Workload")
 	}
+	if e.opts.Capture != nil && e.opts.DisableCapture {
+		return nil, fmt.Errorf("kernel engine: Options.Capture writes what the AF_PACKET ring captures, and DisableCapture turns the ring off: choose one")
+	}
 	eps, err := resolve(req)
 	if err != nil {
 		return nil, fmt.Errorf("workload %q (%s): %w", w.Name, w.Range, err)
@@ -121,6 +147,7 @@ type endpoint struct {
 	CaptureNS string     // namespace of the sender NIC
 	CaptureIf string     // the sender NIC's interface name
 	SenderNIC string     // offload key of the sender NIC
+	RecvIf    string     // the server NIC's interface name; "" on loopback
 }
 
 // hostNS is the namespace a host lives in.
@@ -195,6 +222,7 @@ func resolve(req engine.RunRequest) ([]endpoint, error) {
 		eps = append(eps, endpoint{
 			Server: s, ServerNS: hostNS(req, nic.Host), ClientNS: hostNS(req, w.Client),
 			Addr: addr, CaptureNS: hostNS(req, w.Client), CaptureIf: ifName(snd), SenderNIC: snd.Name,
+			RecvIf: ifName(nic),
 		})
 	}
 	return eps, nil

@@ -34,13 +34,18 @@ func (t *tcpTotals) add(i *unix.TCPInfo) {
 // tapResult is what counted send units on one sender NIC, with the
 // interface's tx_packets delta.
 type tapResult struct {
-	Interface string
+	Interface string // "NIC (ifname)" for notes
+	NIC       string
+	Ifname    string
+	Dir       capture.Direction
 	// Units is what the eBPF counter counted; nil when it did not run.
 	Units *devqueue.Result
 	// Ring says the AF_PACKET ring ran; Result is what it saw.
 	Ring      bool
 	Result    capture.Result
 	TxPackets uint64
+	// File is the capture file the ring's frames went to ("" = none).
+	File string
 }
 
 // measurement is everything a run measured, before it becomes metrics.
@@ -60,7 +65,10 @@ type measurement struct {
 	Outside, Softirqd time.Duration
 	TCP               [2]tcpTotals // by side
 	Latencies         []time.Duration
-	Taps              []tapResult
+	Taps              []tapResult // the sender NICs
+	// Recv are the server NICs' rings (incoming, with capture files
+	// only); they count nothing.
+	Recv []tapResult
 }
 
 // tolerance is how far two counts of the same packets may differ before a
@@ -110,11 +118,12 @@ func (m measurement) result() *engine.WorkloadResult {
 		res.Notes = append(res.Notes, "capture disabled: send_units, avg_send_bytes, data_packets and single_mss_fraction were not measured (0)")
 		return res
 	}
+	res.Captures, res.Notes = m.captureFiles(res.Notes)
 	bpf := len(m.Taps) > 0
 	for _, t := range m.Taps {
 		bpf = bpf && t.Units != nil
 	}
-	for _, t := range m.Taps {
+	for _, t := range append(append([]tapResult(nil), m.Taps...), m.Recv...) {
 		if t.Ring {
 			res.Notes = append(res.Notes, m.ringNotes(t, secs)...)
 		}
@@ -234,8 +243,14 @@ func (m measurement) ringNotes(t tapResult, secs float64) []string {
 	var notes []string
 	if t.Result.Dropped > 0 {
 		what := "send-unit counts are low by that much"
-		if t.Units != nil {
+		switch {
+		case t.Dir == capture.Incoming:
+			what = "only its capture file misses them"
+		case t.Units != nil:
 			what = "the eBPF counts are not affected"
+		}
+		if t.File != "" {
+			what += "; the capture file misses them too"
 		}
 		notes = append(notes, fmt.Sprintf("capture on %s dropped %d of %d packets (%.2f%%): %s",
 			t.Interface, t.Result.Dropped, t.Result.Seen, 100*float64(t.Result.Dropped)/float64(max(t.Result.Seen, 1)), what))
@@ -250,6 +265,39 @@ func (m measurement) ringNotes(t tapResult, secs float64) []string {
 			t.Interface, captured, t.TxPackets))
 	}
 	return notes
+}
+
+// captureFiles lists the capture files of the run, with a note on each
+// that says what its packets are to be compared with.
+func (m measurement) captureFiles(notes []string) ([]engine.CaptureFile, []string) {
+	var files []engine.CaptureFile
+	for _, t := range append(append([]tapResult(nil), m.Taps...), m.Recv...) {
+		if t.File == "" {
+			continue
+		}
+		var data int64
+		for _, n := range t.Result.Sizes {
+			data += n
+		}
+		f := engine.CaptureFile{
+			NIC: t.NIC, Interface: t.Ifname, Direction: t.Dir.String(), File: t.File,
+			Frames: t.Result.Written, DataPackets: data, Dropped: t.Result.Dropped,
+		}
+		files = append(files, f)
+		loss := fmt.Sprintf("the ring dropped %d (tp_drops, in the file's interface statistics and captures[].dropped)", f.Dropped)
+		switch {
+		case t.Dir == capture.Incoming:
+			notes = append(notes, fmt.Sprintf("capture file %s: %d frames of %s incoming, %d of them TCP data to the servers, as the receiver's device handed them up (after GRO when it aggregates); %s",
+				f.File, f.Frames, t.Interface, f.DataPackets, loss))
+		case t.Units != nil:
+			notes = append(notes, fmt.Sprintf("capture file %s: %d frames of %s outgoing, %d of them TCP data to the servers; the ring runs beside the eBPF counter and sees TSO super-packets whole but software-GSO units already cut to MSS, so with TSO on these data packets match send_units, with TSO off (software GSO) data_packets; %s; capture_loss is the eBPF counter's loss, not the file's",
+				f.File, f.Frames, t.Interface, f.DataPackets, loss))
+		default:
+			notes = append(notes, fmt.Sprintf("capture file %s: %d frames of %s outgoing, %d of them TCP data to the servers: the ring counted the send units, so they are send_units; %s, which is capture_loss",
+				f.File, f.Frames, t.Interface, f.DataPackets, loss))
+		}
+	}
+	return files, notes
 }
 
 // disagree reports whether a and b differ by more than tolerance.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"runtime"
@@ -45,9 +46,11 @@ type conn struct {
 }
 
 // tap is what counts send units on one sender NIC: the eBPF counter,
-// the AF_PACKET ring, or both.
+// the AF_PACKET ring, or both; or, with Options.Capture, the ring that
+// captures a server's NIC (dir Incoming, never counted).
 type tap struct {
 	ns, ifname, key string
+	dir             capture.Direction
 	ports           []uint16
 	dq              *devqueue.Counter // nil when eBPF does not count
 	units           *devqueue.Result  // what dq counted, after stop
@@ -56,6 +59,11 @@ type tap struct {
 	ring            bool   // the ring ran
 	txBefore        uint64 // tx_packets of the interface at the start
 	txAfter         uint64
+	// With Options.Capture: the file the ring's frames go to.
+	pcap      *capture.Pcapng
+	out       io.WriteCloser
+	file      string
+	pcapStart time.Time
 }
 
 // run is one execution of one workload.
@@ -67,7 +75,8 @@ type run struct {
 
 	listeners []int
 	conns     []*conn
-	taps      []*tap
+	taps      []*tap   // the sender NICs
+	recv      []*tap   // the server NICs, captured with Options.Capture only
 	file      *os.File // sendfile source
 
 	startc chan struct{}
@@ -168,13 +177,10 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 		m.TCP[in.side].add(in.info)
 	}
 	for _, t := range r.taps {
-		m.Taps = append(m.Taps, tapResult{
-			Interface: t.key + " (" + t.ifname + ")",
-			Units:     t.units,
-			Ring:      t.ring,
-			Result:    t.res,
-			TxPackets: t.txAfter - t.txBefore,
-		})
+		m.Taps = append(m.Taps, t.result())
+	}
+	for _, t := range r.recv {
+		m.Recv = append(m.Recv, t.result())
 	}
 	res := m.result()
 	res.Scenario = r.req.Scenario.Name
@@ -189,6 +195,21 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 	res.Notes = append(res.Notes, r.gsoNotes(offloads)...)
 	res.Notes = append(res.Notes, hostNotes(r.req)...)
 	return res, nil
+}
+
+// result is what a stopped tap measured.
+func (t *tap) result() tapResult {
+	return tapResult{
+		Interface: t.key + " (" + t.ifname + ")",
+		NIC:       t.key,
+		Ifname:    t.ifname,
+		Dir:       t.dir,
+		Units:     t.units,
+		Ring:      t.ring,
+		Result:    t.res,
+		TxPackets: t.txAfter - t.txBefore,
+		File:      t.file,
+	}
 }
 
 // options translates the workload into socket options.
@@ -232,6 +253,9 @@ func (r *run) connect() error {
 		r.listeners = append(r.listeners, lfd)
 		ap := netip.AddrPortFrom(ep.Addr, port)
 		r.addPort(ep, port)
+		if r.eng.opts.Capture != nil {
+			r.addRecvPort(ep, port)
+		}
 		for range n {
 			c := &conn{ep: ep, client: -1, server: -1}
 			r.conns = append(r.conns, c)
@@ -265,6 +289,27 @@ func (r *run) addPort(ep *endpoint, port uint16) {
 	r.taps = append(r.taps, &tap{ns: ep.CaptureNS, ifname: ep.CaptureIf, key: ep.SenderNIC, ports: []uint16{port}})
 }
 
+// addRecvPort records a server port on the receiving tap of the
+// endpoint's server NIC, unless that is loopback or a sender NIC (whose
+// file holds the packets already).
+func (r *run) addRecvPort(ep *endpoint, port uint16) {
+	if ep.RecvIf == "" {
+		return
+	}
+	for _, t := range r.taps {
+		if t.ns == ep.ServerNS && t.ifname == ep.RecvIf {
+			return
+		}
+	}
+	for _, t := range r.recv {
+		if t.ns == ep.ServerNS && t.ifname == ep.RecvIf {
+			t.ports = append(t.ports, port)
+			return
+		}
+	}
+	r.recv = append(r.recv, &tap{ns: ep.ServerNS, ifname: ep.RecvIf, key: ep.Server, dir: capture.Incoming, ports: []uint16{port}})
+}
+
 // mss is the sender's MSS (tcpi_snd_mss of the first connection).
 func (r *run) mss() (int, error) {
 	info, err := tcpInfo(r.conns[0].client)
@@ -294,7 +339,9 @@ func (r *run) startCaptures(t0 time.Time, mss int) error {
 		return nil
 	}
 	mode := r.eng.opts.Counter
-	useRing := mode == CounterRing || mode == CounterBoth
+	// A capture file is what the ring stores: capturing runs it beside
+	// the eBPF counter.
+	useRing := mode == CounterRing || mode == CounterBoth || r.eng.opts.Capture != nil
 	if mode.bpf() {
 		if err := r.startBPF(mss); err != nil {
 			if mode != CounterAuto {
@@ -307,20 +354,67 @@ func (r *run) startCaptures(t0 time.Time, mss int) error {
 	if !useRing {
 		return nil
 	}
-	for _, t := range r.taps {
-		t.ring = true
-		err := inNamespace(t.ns, func() error {
-			var err error
-			t.c, err = capture.Open(capture.Options{
-				Interface: t.ifname, DstPorts: t.ports, Start: t0, RingBytes: r.eng.opts.CaptureRingBytes,
-			})
-			return err
-		})
-		if err != nil {
+	for _, t := range append(append([]*tap(nil), r.taps...), r.recv...) {
+		if err := r.openRing(t, t0); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// openRing opens the AF_PACKET ring of a tap and, with Options.Capture,
+// the file its frames go to.
+func (r *run) openRing(t *tap, t0 time.Time) error {
+	t.ring = true
+	opts := capture.Options{
+		Interface: t.ifname, DstPorts: t.ports, Start: t0, RingBytes: r.eng.opts.CaptureRingBytes,
+		Direction: t.dir,
+	}
+	if open := r.eng.opts.Capture; open != nil {
+		w, name, err := open(CaptureTarget{
+			Scenario: r.req.Scenario.Name, Workload: r.w.Name, Repetition: r.req.Repetition,
+			NIC: t.key, Interface: t.ifname, Namespace: t.ns, Direction: t.dir,
+		})
+		if err != nil {
+			return fmt.Errorf("capture file for %s (%s): %w", t.key, t.dir, err)
+		}
+		t.out, t.file = w, name
+		ns := t.ns
+		if ns == "" {
+			ns = "the host's namespace"
+		}
+		comment := fmt.Sprintf("tsolab: scenario %s, workload %s, run %d: NIC %s (%s) in %s, %s",
+			r.req.Scenario.Name, r.w.Name, r.req.Repetition+1, t.key, t.ifname, ns, t.dir)
+		if t.pcap, err = capture.NewPcapng(w, t.ifname, comment, t.dir); err != nil {
+			return fmt.Errorf("capture file %s: %w", name, err)
+		}
+		opts.Sink = t.pcap
+		t.pcapStart = time.Now()
+	}
+	return inNamespace(t.ns, func() error {
+		var err error
+		t.c, err = capture.Open(opts)
+		return err
+	})
+}
+
+// stopRing stops a tap's ring and finishes its capture file.
+func (t *tap) stopRing() error {
+	res, err := t.c.Stop()
+	t.c = nil
+	t.res = res
+	if t.pcap != nil {
+		ferr := t.pcap.Finish(res, t.pcapStart, time.Now())
+		t.pcap = nil
+		if cerr := t.out.Close(); ferr == nil {
+			ferr = cerr
+		}
+		t.out = nil
+		if ferr != nil && err == nil {
+			err = fmt.Errorf("capture file %s: %w", t.file, ferr)
+		}
+	}
+	return err
 }
 
 // startBPF attaches an eBPF counter to every sender NIC, or to none.
@@ -391,10 +485,15 @@ func (r *run) stopCaptures() error {
 		if t.c == nil {
 			continue
 		}
-		res, err := t.c.Stop()
-		t.c = nil
-		t.res = res
-		if err != nil && first == nil {
+		if err := t.stopRing(); err != nil && first == nil {
+			first = err
+		}
+	}
+	for _, t := range r.recv {
+		if t.c == nil {
+			continue
+		}
+		if err := t.stopRing(); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -441,12 +540,15 @@ func (r *run) abort() {
 }
 
 func (r *run) closeAll() {
-	for _, t := range r.taps {
+	for _, t := range append(append([]*tap(nil), r.taps...), r.recv...) {
 		if t.dq != nil {
 			t.dq.Stop()
 		}
 		if t.c != nil {
-			t.c.Stop()
+			t.stopRing()
+		}
+		if t.out != nil {
+			t.out.Close()
 		}
 	}
 	for _, c := range r.conns {

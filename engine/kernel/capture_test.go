@@ -1,0 +1,181 @@
+package kernel_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/engine/kernel"
+)
+
+// pcapCount is what a pcapng file holds, decoded by gopacket.
+type pcapCount struct {
+	Frames, Data int64 // every frame; those with TCP payload
+	Dropped      uint64
+}
+
+// readPcapng decodes a capture file independently of the engine:
+// pcapgo's reader, gopacket's Ethernet/IPv4/TCP layers, the payload from
+// the IPv4 total length (the frames are truncated to the headers).
+func readPcapng(t *testing.T, path string) pcapCount {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.NgReaderOptions{})
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var c pcapCount
+	for {
+		data, _, err := r.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: frame %d: %v", path, c.Frames+1, err)
+		}
+		c.Frames++
+		p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.NoCopy)
+		ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+		tcp, _ := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
+		if ip == nil || tcp == nil {
+			t.Fatalf("%s: frame %d is not IPv4 TCP: %v", path, c.Frames, p)
+		}
+		if int(ip.Length)-int(ip.IHL)*4-int(tcp.DataOffset)*4 > 0 {
+			c.Data++
+		}
+	}
+	intf, err := r.Interface(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Dropped = intf.Statistics.PacketsDropped
+	return c
+}
+
+// tsharkData counts the TCP data packets of a file with tshark, or
+// returns -1 when tshark is not installed.
+func tsharkData(t *testing.T, path string) int64 {
+	t.Helper()
+	if _, err := exec.LookPath("tshark"); err != nil {
+		return -1
+	}
+	out, err := exec.Command("tshark", "-r", path, "-Y", "tcp.len > 0", "-T", "fields", "-e", "frame.number").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("tshark -r %s: %v\n%s", path, err, ee.Stderr)
+		}
+		t.Fatalf("tshark -r %s: %v", path, err)
+	}
+	var n int64
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if len(sc.Bytes()) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// With Options.Capture the engine writes a pcapng file per captured NIC:
+// the sender's outgoing TCP and the receiver's incoming TCP. The files
+// hold what Captures says, open with pcapgo's reader and tshark, and
+// their data packets are the eBPF counter's send units when the NIC
+// does TSO (the ring sees super-packets whole), its data_packets when
+// software GSO cuts them (the ring sees them cut), within the losses
+// the run reports.
+func TestCaptureFiles(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		tso    bool
+		metric string
+	}{
+		{"tso on", true, engine.MetricSendUnits},
+		{"tso off", false, engine.MetricDataPackets},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPair(t, 1500)
+			p.setFeatures(t, "tx", "tx0", map[string]bool{featSG: true, featTSO: tt.tso, featGSO: true})
+			dir := t.TempDir()
+			var targets []kernel.CaptureTarget
+			opts := kernel.Options{Capture: func(ct kernel.CaptureTarget) (io.WriteCloser, string, error) {
+				targets = append(targets, ct)
+				name := filepath.Join(dir, fmt.Sprintf("%s-%s.pcapng", ct.NIC, ct.Direction))
+				f, err := os.Create(name)
+				return f, name, err
+			}}
+			res := runWorkload(t, p, &config.Workload{
+				Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
+				Connections: 1, WriteSize: 65536, Bytes: 40_000_000,
+			}, opts)
+			if len(targets) != 2 || targets[0].NIC != "tx0" || targets[0].Direction.String() != "out" ||
+				targets[1].NIC != "rx0" || targets[1].Direction.String() != "in" || targets[0].Scenario != "test" || targets[0].Workload != "bulk" {
+				t.Fatalf("capture targets = %+v, want tx0 out and rx0 in for test/bulk", targets)
+			}
+			if n := sourceNote(t, res); !bytes.Contains([]byte(n), []byte("eBPF")) {
+				t.Errorf("source note %q: capturing should keep the eBPF counter (bpf+ring)", n)
+			}
+			if len(res.Captures) != 2 {
+				t.Fatalf("captures = %+v, want the two files", res.Captures)
+			}
+			m := res.Metrics
+			for _, cf := range res.Captures {
+				got := readPcapng(t, cf.File)
+				if got.Frames != cf.Frames || got.Data != cf.DataPackets || got.Dropped != uint64(cf.Dropped) {
+					t.Errorf("%s holds %+v, the result says %d frames, %d data packets, %d dropped", cf.File, got, cf.Frames, cf.DataPackets, cf.Dropped)
+				}
+				if got.Data == 0 {
+					t.Errorf("%s holds no TCP data packets", cf.File)
+				}
+				if n := tsharkData(t, cf.File); n >= 0 && n != got.Data {
+					t.Errorf("tshark -r %s counts %d TCP data packets, gopacket %d", cf.File, n, got.Data)
+				} else if n < 0 {
+					t.Logf("tshark not installed: %s checked with pcapgo's reader only", cf.File)
+				}
+				if cf.Direction != "out" {
+					t.Logf("%s: %d frames, %d data packets, %d dropped", cf.File, cf.Frames, cf.DataPackets, cf.Dropped)
+					continue
+				}
+				// The eBPF counter's misses (capture_loss) and the ring's
+				// drops are the two sides' losses.
+				want, loss := m[tt.metric], m[engine.MetricCaptureLoss]+float64(cf.Dropped)
+				if d := float64(cf.DataPackets) - want; d > loss || -d > loss {
+					t.Errorf("%s: %d TCP data packets, %s = %v: differ by more than the reported loss %v", cf.File, cf.DataPackets, tt.metric, want, loss)
+				}
+				t.Logf("%s: %d frames, %d data packets, %d dropped; send_units %v, data_packets %v, capture_loss %v",
+					cf.File, cf.Frames, cf.DataPackets, cf.Dropped, m[engine.MetricSendUnits], m[engine.MetricDataPackets], m[engine.MetricCaptureLoss])
+			}
+		})
+	}
+}
+
+// Capturing needs the ring that DisableCapture turns off.
+func TestCaptureRefusedWithoutCapture(t *testing.T) {
+	p := newPair(t, 1500)
+	w := &config.Workload{Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"}, Duration: 300 * time.Millisecond}
+	_, err := kernel.New(kernel.Options{DisableCapture: true, Capture: func(kernel.CaptureTarget) (io.WriteCloser, string, error) {
+		t.Error("Capture called with DisableCapture")
+		return nil, "", errors.New("not expected")
+	}}).Run(context.Background(), engine.RunRequest{Scenario: p.Scenario, Workload: w, Naming: p.Naming})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("DisableCapture")) {
+		t.Errorf("Run error = %v, want one naming DisableCapture", err)
+	}
+}
