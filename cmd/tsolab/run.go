@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tsolab/tsolab/config"
@@ -36,6 +37,7 @@ type runFlags struct {
 	keep      bool
 	strict    bool
 	noCapture bool
+	capture   string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, test bool) {
@@ -50,6 +52,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.StringVar(&f.baseline, "baseline", "", "an earlier -json FILE; expectations read it as `baseline`")
 	fs.BoolVar(&f.strict, "strict", false, "count inconclusive comparisons (no significant difference) as failures")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "kernel engine: do not capture packets (send-unit metrics are then 0)")
+	fs.StringVar(&f.capture, "capture", "", "kernel engine: write the captured TCP headers of every run to pcapng files DIR/SCENARIO/WORKLOAD[-rN]/NIC.pcapng (docs/report.md)")
 	if test {
 		fs.BoolVar(&f.keep, "keep", false, "keep the lab applied after the test instead of destroying it")
 	}
@@ -87,9 +90,21 @@ func (c *cli) runOrTest(args []string, test bool) int {
 			fmt.Fprintln(c.stderr, "Error: -no-capture applies to the kernel engine only; the sim engine captures nothing")
 			return exitError
 		}
+		if f.capture != "" {
+			fmt.Fprintln(c.stderr, "Error: -capture applies to the kernel engine only: the sim engine models packets and sends none to capture (use -engine kernel)")
+			return exitError
+		}
 	case config.EngineKernel, "":
 		kind = config.EngineKernel
-		eng = kernel.New(kernel.Options{DisableCapture: f.noCapture})
+		opts := kernel.Options{DisableCapture: f.noCapture}
+		if f.capture != "" {
+			if f.noCapture {
+				fmt.Fprintln(c.stderr, "Error: -capture writes what the capture sees and -no-capture turns it off: drop one of them")
+				return exitError
+			}
+			opts.Capture = captureFiles(f.capture, f.repeat)
+		}
+		eng = kernel.New(opts)
 	default:
 		fmt.Fprintf(c.stderr, "Error: -engine %q: choose \"kernel\" or \"sim\"\n", f.engine)
 		return exitError
@@ -365,6 +380,51 @@ func formatBps(bps float64) string {
 		return fmt.Sprintf("%.1f Mb/s", bps/1e6)
 	}
 	return fmt.Sprintf("%.0f kb/s", bps/1e3)
+}
+
+// captureFiles lays out -capture DIR: DIR/SCENARIO/WORKLOAD/NIC.pcapng,
+// WORKLOAD-rN (N from 1) with -repeat 2 or more, every name made safe
+// for a file system. A later run over the same DIR overwrites its files;
+// two captures of one invocation that would share a file are refused.
+func captureFiles(dir string, repeat int) func(kernel.CaptureTarget) (io.WriteCloser, string, error) {
+	used := map[string]kernel.CaptureTarget{}
+	return func(t kernel.CaptureTarget) (io.WriteCloser, string, error) {
+		wl := safeName(t.Workload)
+		if repeat > 1 {
+			wl += fmt.Sprintf("-r%d", t.Repetition+1)
+		}
+		path := filepath.Join(dir, safeName(t.Scenario), wl, safeName(t.NIC)+".pcapng")
+		if prev, ok := used[path]; ok {
+			return nil, "", fmt.Errorf("-capture: %s would hold both %s/%s NIC %s and %s/%s NIC %s: rename one so their safe names differ",
+				path, prev.Scenario, prev.Workload, prev.NIC, t.Scenario, t.Workload, t.NIC)
+		}
+		used[path] = t
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, "", fmt.Errorf("-capture: %w", err)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, "", fmt.Errorf("-capture: %w", err)
+		}
+		return f, path, nil
+	}
+}
+
+// safeName keeps letters, digits and . _ - = , + @ of a name and turns
+// everything else (path separators, spaces, quotes) into _; a name that
+// is empty or starts with a dot gets a leading _.
+func safeName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("._-=,+@", r):
+			return r
+		}
+		return '_'
+	}, s)
+	if s == "" || s[0] == '.' {
+		s = "_" + s
+	}
+	return s
 }
 
 func readResults(path string) (*engine.Results, error) {
