@@ -73,6 +73,18 @@
 // it beside the eBPF counter as a cross-check (its drops are then a
 // Note, not capture_loss). A Note always names the source of the counts.
 //
+// Capture files. With Options.Capture the rings' frames go to pcapng
+// files (capture.Pcapng) through a capture.Sink the ring reader calls
+// synchronously for each frame; the callback in Options opens the
+// writer, so the caller owns the file layout. Capturing forces the ring
+// on beside the eBPF counter (bpf+ring): capture_loss stays the eBPF
+// counter's, the ring's tp_drops go to the file's interface statistics,
+// WorkloadResult.Captures and a Note. The sender file's TCP data packets
+// are send_units when the NIC does TSO (the ring sees super-packets
+// whole) and data_packets when software GSO cuts them. A second ring
+// captures each server NIC's incoming TCP (not on loopback, where the
+// sender's file holds every packet); it counts nothing.
+//
 // Checks. data_packets is compared with TCP_INFO tcpi_data_segs_out (for
 // the eBPF counter a shortfall is capture_loss, see above); the
 // interface's tx_packets with what the counter saw (for eBPF: between
