@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"slices"
+	"sort"
+)
+
 // Metric names: every workload result carries all of them (rr-only metrics
 // are 0 for other kinds). Kernel and sim engines give each the same meaning.
 const (
@@ -103,4 +108,24 @@ type Results struct {
 	Lab           string           `json:"lab"`
 	Engine        string           `json:"engine"`
 	Runs          []WorkloadResult `json:"runs"`
+}
+
+// OrderMetrics returns the metric names in have for display: the shared
+// metrics in MetricNames order, then the others (an engine's extras, such
+// as the model's ACK counts) sorted.
+func OrderMetrics(have map[string]bool) []string {
+	out := make([]string, 0, len(have))
+	for _, n := range MetricNames() {
+		if have[n] {
+			out = append(out, n)
+		}
+	}
+	var extra []string
+	for n := range have {
+		if !slices.Contains(out, n) {
+			extra = append(extra, n)
+		}
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
 }

@@ -112,8 +112,7 @@ func indexRuns(res *engine.Results) map[runKey]*runSet {
 	return out
 }
 
-// metricNames is every engine metric the runs carry, then any other metric
-// they carry, sorted.
+// metricNames is every metric the runs carry, in engine.OrderMetrics order.
 func metricNames(runs []engine.WorkloadResult) []string {
 	have := map[string]bool{}
 	for _, r := range runs {
@@ -121,19 +120,7 @@ func metricNames(runs []engine.WorkloadResult) []string {
 			have[k] = true
 		}
 	}
-	var names []string
-	for _, n := range engine.MetricNames() {
-		if have[n] {
-			names = append(names, n)
-			delete(have, n)
-		}
-	}
-	var extra []string
-	for n := range have {
-		extra = append(extra, n)
-	}
-	sort.Strings(extra)
-	return append(names, extra...)
+	return engine.OrderMetrics(have)
 }
 
 // values returns one metric over the runs that carry it.

@@ -178,23 +178,17 @@ func metricsOf(sets []*runSet, rr bool) []string {
 	for _, rs := range sets {
 		for _, r := range rs.runs {
 			for m := range r.Metrics {
-				have[m] = true
+				have[m] = rr || !info(m).rr
 			}
 		}
 	}
 	var out []string
-	for _, m := range engine.MetricNames() {
-		if have[m] && (rr || !info(m).rr) {
+	for _, m := range engine.OrderMetrics(have) {
+		if have[m] {
 			out = append(out, m)
 		}
-		delete(have, m)
 	}
-	var extra []string
-	for m := range have {
-		extra = append(extra, m)
-	}
-	sort.Strings(extra)
-	return append(out, extra...)
+	return out
 }
 
 // Page model.
