@@ -78,35 +78,8 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if lab == nil {
 		return exitError
 	}
-	kind := lab.Engine
-	if f.engine != "" {
-		kind = config.EngineKind(f.engine)
-	}
-	var eng engine.Engine
-	switch kind {
-	case config.EngineSim:
-		eng = sim.New(sim.Options{})
-		if f.noCapture {
-			fmt.Fprintln(c.stderr, "Error: -no-capture applies to the kernel engine only; the sim engine captures nothing")
-			return exitError
-		}
-		if f.capture != "" {
-			fmt.Fprintln(c.stderr, "Error: -capture applies to the kernel engine only: the sim engine models packets and sends none to capture (use -engine kernel)")
-			return exitError
-		}
-	case config.EngineKernel, "":
-		kind = config.EngineKernel
-		opts := kernel.Options{DisableCapture: f.noCapture}
-		if f.capture != "" {
-			if f.noCapture {
-				fmt.Fprintln(c.stderr, "Error: -capture writes what the capture sees and -no-capture turns it off: drop one of them")
-				return exitError
-			}
-			opts.Capture = captureFiles(f.capture, f.repeat)
-		}
-		eng = kernel.New(opts)
-	default:
-		fmt.Fprintf(c.stderr, "Error: -engine %q: choose \"kernel\" or \"sim\"\n", f.engine)
+	kind, eng := c.newEngine(lab, &f)
+	if eng == nil {
 		return exitError
 	}
 	var baseline *engine.Results
@@ -193,6 +166,40 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		c.stream.summary(verdicts, f.strict, code)
 	}
 	return code
+}
+
+// newEngine picks the engine (-engine, else the lab's) and builds it with
+// the flags that apply to it; flags that do not apply are errors, never
+// silently ignored. It returns nil after printing why.
+func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine.Engine) {
+	kind := lab.Engine
+	if f.engine != "" {
+		kind = config.EngineKind(f.engine)
+	}
+	switch kind {
+	case config.EngineSim:
+		if f.noCapture {
+			fmt.Fprintln(c.stderr, "Error: -no-capture applies to the kernel engine only; the sim engine captures nothing")
+			return kind, nil
+		}
+		if f.capture != "" {
+			fmt.Fprintln(c.stderr, "Error: -capture applies to the kernel engine only: the sim engine models packets and sends none to capture (use -engine kernel)")
+			return kind, nil
+		}
+		return kind, sim.New(sim.Options{})
+	case config.EngineKernel, "":
+		opts := kernel.Options{DisableCapture: f.noCapture}
+		if f.capture != "" {
+			if f.noCapture {
+				fmt.Fprintln(c.stderr, "Error: -capture writes what the capture sees and -no-capture turns it off: drop one of them")
+				return kind, nil
+			}
+			opts.Capture = captureFiles(f.capture, f.repeat)
+		}
+		return config.EngineKernel, kernel.New(opts)
+	}
+	fmt.Fprintf(c.stderr, "Error: -engine %q: choose \"kernel\" or \"sim\"\n", f.engine)
+	return kind, nil
 }
 
 // selectScenarios picks what to run: -scenario names, or for test every
