@@ -30,6 +30,9 @@ type Options struct {
 	// Ranges says where each resource was declared, passed to Validate
 	// for diagnostics (see Ranges). Optional.
 	Ranges map[provider.Addr]hcl.Range
+	// AttrRanges says where each resource's attributes were written (see
+	// AttrRanges), passed to Validate. Optional.
+	AttrRanges map[provider.Addr]map[string]hcl.Range
 	// OnEvent, when set, receives apply progress. Calls never overlap;
 	// they come from the goroutines making the changes, so keep it quick.
 	OnEvent func(Event)
@@ -142,6 +145,7 @@ func (p *Planner) validate(ctx context.Context, plan *Plan) hcl.Diagnostics {
 		j := jobs[i]
 		out[i] = j.prov.Validate(ctx, provider.ValidateRequest{
 			Naming: naming, Addr: j.c.Addr, Desired: j.c.After.Clone(), Range: p.opts.Ranges[j.c.Addr],
+			AttrRanges: p.opts.AttrRanges[j.c.Addr],
 		}).Diagnostics
 	})
 	for _, d := range out {
@@ -248,6 +252,16 @@ func Ranges(sc *config.Scenario) map[provider.Addr]hcl.Range {
 	}
 	for _, n := range sc.NICs {
 		m[provider.Addr{Kind: provider.KindNIC, Name: n.Name}] = n.Range
+	}
+	return m
+}
+
+// AttrRanges returns where the attributes of each NIC of sc were written,
+// for Options.AttrRanges.
+func AttrRanges(sc *config.Scenario) map[provider.Addr]map[string]hcl.Range {
+	m := map[provider.Addr]map[string]hcl.Range{}
+	for _, n := range sc.NICs {
+		m[provider.Addr{Kind: provider.KindNIC, Name: n.Name}] = n.AttrRanges
 	}
 	return m
 }

@@ -30,6 +30,10 @@ type ValidateRequest struct {
 	Desired Attrs
 	// Range is the block that declared the resource, for diagnostics.
 	Range hcl.Range
+	// AttrRanges says where each attribute was written, by its name in
+	// the lab language ("delay", "offload"), so a diagnostic about one
+	// attribute points at it. Optional.
+	AttrRanges map[string]hcl.Range
 }
 
 type ValidateResponse struct {

@@ -86,7 +86,7 @@ func (c *cli) pickScenario(lab *config.Lab, name string) *config.Scenario {
 func newPlanner(dir string, lab *config.Lab, sc *config.Scenario, v view.View) *planner.Planner {
 	opts := planner.Options{Dir: dir, Lab: lab.Name, Providers: providers(), OnEvent: v.Event}
 	if sc != nil {
-		opts.Ranges = planner.Ranges(sc)
+		opts.Ranges, opts.AttrRanges = planner.Ranges(sc), planner.AttrRanges(sc)
 	}
 	return planner.New(opts)
 }

@@ -12,7 +12,8 @@ import (
 // summary starts with the resource address: "nic.tx0: set mtu 9000: ...".
 type diags struct {
 	addr  provider.Addr
-	rng   hcl.Range // the declaring block, when known (Validate)
+	rng   hcl.Range            // the declaring block, when known (Validate)
+	attrs map[string]hcl.Range // where its attributes were written (Validate)
 	diags hcl.Diagnostics
 }
 
@@ -30,6 +31,15 @@ func (d *diags) warnf(what string, err error, args ...any) {
 
 // fix adds an error with a detail saying how to fix it.
 func (d *diags) fix(summary, detail string) { d.add(hcl.DiagError, summary, detail) }
+
+// fixAt is fix about one attribute: the diagnostic points at where it
+// was written, when known, else at the block.
+func (d *diags) fixAt(attr, summary, detail string) {
+	d.add(hcl.DiagError, summary, detail)
+	if r, ok := d.attrs[attr]; ok && r.Filename != "" {
+		d.diags[len(d.diags)-1].Subject = &r
+	}
+}
 
 func (d *diags) add(sev hcl.DiagnosticSeverity, summary, detail string) {
 	diag := &hcl.Diagnostic{Severity: sev, Summary: d.addr.String() + ": " + summary, Detail: detail}

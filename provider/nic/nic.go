@@ -46,7 +46,7 @@ const (
 // the other value, and delay needing netem.
 func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) provider.ValidateResponse {
 	d := newDiags(req.Addr)
-	d.rng = req.Range
+	d.rng, d.attrs = req.Range, req.AttrRanges
 	s, err := parseSpec(req.Desired)
 	if err != nil {
 		d.fix(err.Error(), "")
@@ -63,11 +63,11 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 		return provider.ValidateResponse{Diagnostics: d.diags}
 	}
 	if s.shape.delay > 0 && caps.netemErr != nil {
-		d.fix(fmt.Sprintf("delay = %s needs the netem qdisc: %v", s.shape.delay, caps.netemErr),
+		d.fixAt("delay", fmt.Sprintf("delay = %s needs the netem qdisc: %v", s.shape.delay, caps.netemErr),
 			"Remove `delay` from the nic block, or run on a kernel with sch_netem (CONFIG_NET_SCH_NETEM; `modprobe sch_netem`).")
 	}
 	if s.shape.rate != 0 && s.shape.rate < 8 {
-		d.fix(fmt.Sprintf("rate %d bit/s is below one byte per second", s.shape.rate), "Use a rate of at least 8bit.")
+		d.fixAt("rate", fmt.Sprintf("rate %d bit/s is below one byte per second", s.shape.rate), "Use a rate of at least 8bit.")
 	}
 	var feats Features
 	devKind := "veth"
@@ -89,7 +89,7 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 			// workloads, seed 004); the namespace may not exist yet, and
 			// every lo can change tso, gso and the checksum flags.
 			if s.target != "lo" {
-				d.fix(fmt.Sprintf("device = %q needs a local host", s.target),
+				d.fixAt("device", fmt.Sprintf("device = %q needs a local host", s.target),
 					`Adopt a real device only on a host with kind = "local"; a namespace host gets veths (connect or peer), or adopts "lo".`)
 			}
 			break
@@ -105,7 +105,7 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 			if err == nil {
 				err = errors.New("no such device")
 			}
-			d.fix(fmt.Sprintf("device %q: %v", s.target, err), "Name a device `ip link` lists on this machine.")
+			d.fixAt("device", fmt.Sprintf("device %q: %v", s.target, err), "Name a device `ip link` lists on this machine.")
 			break
 		}
 		if feats, err = c.features(s.target); err != nil {
@@ -117,7 +117,7 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 			break
 		}
 		if why := feats.fixedConflict(w); why != "" {
-			d.fix(fmt.Sprintf("offload %s: %s (%s)", w, why, devKind),
+			d.fixAt("offload", fmt.Sprintf("offload %s: %s (%s)", w, why, devKind),
 				fmt.Sprintf("This device cannot change %s; remove offload.%s or set it to %v.", w.o, w.o, !w.on))
 		}
 	}
