@@ -51,7 +51,7 @@ func main() {
 	}
 	sc := &config.Scenario{
 		Name:  "bench",
-		Hosts: []*config.Host{{Name: "tx", Kind: config.HostNamespace}, {Name: "rx", Kind: config.HostNamespace}},
+		Hosts: []*config.Host{{Name: "tx", Kind: config.HostNamespace, DelayedAck: true}, {Name: "rx", Kind: config.HostNamespace, DelayedAck: true}},
 		NICs: []*config.NIC{
 			{Name: "tx0", Host: "tx", Peer: "rx0", Address: netip.MustParsePrefix(*txAddr)},
 			{Name: "rx0", Host: "rx", Address: netip.MustParsePrefix(*rxAddr)},

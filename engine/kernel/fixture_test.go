@@ -148,8 +148,8 @@ func newPair(t testing.TB, mtu int) *pair {
 	sc := &config.Scenario{
 		Name: "test",
 		Hosts: []*config.Host{
-			{Name: "tx", Kind: config.HostNamespace},
-			{Name: "rx", Kind: config.HostNamespace},
+			{Name: "tx", Kind: config.HostNamespace, DelayedAck: true},
+			{Name: "rx", Kind: config.HostNamespace, DelayedAck: true},
 		},
 		NICs: []*config.NIC{
 			{Name: "tx0", Host: "tx", Peer: "rx0", Address: addrs["tx0"], MTU: mtu},

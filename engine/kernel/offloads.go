@@ -127,6 +127,13 @@ func hostNotes(req engine.RunRequest) []string {
 		if h.Bus != 0 {
 			attrs = append(attrs, "bus")
 		}
+		if !h.DelayedAck {
+			// Linux has no switch that turns delayed ACKs off for a
+			// socket (TCP_QUICKACK is cleared by the stack as it
+			// goes), and with GRO every merged packet is ACKed at once
+			// anyway: the kernel engine leaves the receiver as it is.
+			attrs = append(attrs, "delayed_ack")
+		}
 		if len(attrs) > 0 {
 			sort.Strings(attrs)
 			notes = append(notes, fmt.Sprintf("host.%s: %s describe the sim engine's model; the kernel engine runs this machine's kernel %s", h.Name, strings.Join(attrs, ", "), kernelRelease()))
