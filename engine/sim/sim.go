@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tsolab/tsolab/config"
@@ -382,6 +383,17 @@ func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error)
 		w.notes = append(w.notes, "file_size: the model sends from the page cache; the file's size does not change the run")
 	}
 	w.notes = append(w.notes, w.offloadNotes()...)
+	for _, h := range sc.Hosts {
+		if len(h.Sysctl) > 0 {
+			keys := make([]string, 0, len(h.Sysctl))
+			for k := range h.Sysctl {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			w.notes = append(w.notes, fmt.Sprintf("host.%s: sysctl %s is applied by the kernel engine; the model takes its socket buffers from the workload (sndbuf, rcvbuf) and the stack profile (stack_options)",
+				h.Name, strings.Join(keys, ", ")))
+		}
+	}
 	return w, nil
 }
 
