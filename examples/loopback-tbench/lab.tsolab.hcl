@@ -17,7 +17,7 @@ matrix {
 }
 
 host "tb" {
-  stack = "linux-2.6.27"   # the sim engine's profile; the kernel engine notes it runs this kernel
+  stack = "linux-2.6.27" # the sim engine's profile; the kernel engine notes it runs this kernel
 }
 
 nic "loop" {

@@ -26,7 +26,7 @@ matrix {
 }
 
 host "tx" {
-  stack = "linux-2.6.27"   # the sim engine's profile; the kernel engine notes it runs this kernel
+  stack = "linux-2.6.27" # the sim engine's profile; the kernel engine notes it runs this kernel
 }
 host "rx" {}
 
