@@ -26,8 +26,10 @@
 //     Error listing the axes or the scenarios;
 //   - the functions of hcl.Functions().
 //
-// A scenario with no run at all (left out with -scenario) is skipped; a
-// scenario that ran without the expectation's workload is an Error.
+// A scenario with no run at all (left out with -scenario, or not the applied
+// one for tsolab run) is skipped; a condition that reads such a scenario
+// through scenario() is Inconclusive ("not judged", naming the scenario to
+// add); a scenario that ran without the expectation's workload is an Error.
 //
 // # Repeated runs
 //

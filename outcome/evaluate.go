@@ -237,6 +237,11 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 
 	used := map[string]int{}
 	holds, diags := boolValue(ex.Condition, j.ctx(pickMedian, used), "condition")
+	if diags.HasErrors() && j.notRun != "" {
+		v.Status = Inconclusive
+		v.Detail = fmt.Sprintf("not judged: the condition compares with scenario %s, which did not run here (tsolab test runs every scenario; -scenario %s adds it)", j.notRun, j.notRun)
+		return v, nil
+	}
 	if diags.HasErrors() {
 		return fail(diags)
 	}
@@ -337,6 +342,10 @@ type judgement struct {
 	base     map[string]cty.Value // var and matrix
 	result   *runSet
 	baseline *runSet // nil unless the condition reads baseline
+	// notRun names a sibling scenario the condition reads that this
+	// invocation did not run (tsolab run, or test -scenario): the
+	// expectation is then not judged rather than an error.
+	notRun string
 }
 
 func (j *judgement) bindBaseline() hcl.Diagnostics {
@@ -403,6 +412,7 @@ func (j *judgement) scenarioFunc(p pick, used map[string]int) function.Function 
 			rs := j.e.results[runKey{sib.Name, j.ex.Workload}]
 			if rs == nil {
 				if !j.e.ran[sib.Name] {
+					j.notRun = sib.Name
 					return cty.DynamicVal, function.NewArgErrorf(0, "scenario %s has no results: it was not run (run it too, or leave it out of -scenario)", sib.Name)
 				}
 				return cty.DynamicVal, function.NewArgErrorf(0, "scenario %s has no run of workload %q", sib.Name, j.ex.Workload)
