@@ -52,8 +52,15 @@
 // could not read plus the data segments TCP_INFO (tcpi_data_segs_out)
 // says were sent and the counter did not see. Paced flows show a few of
 // those (~0.1-0.5%, whole skbs, with no recursion misses; an fentry
-// program on __dev_queue_xmit misses the same ones; the cause is not
-// found), unpaced streams none.
+// program on __dev_queue_xmit misses the same ones), unpaced streams
+// none. Measured (see package devqueue): they are not read timing (the
+// TCP_INFO read at the end already equals one after a drain, the deficit
+// appears mid-run), not the port filter and not the map; the skbs were
+// transmitted, since the AF_PACKET ring on the same device sees every
+// byte by sequence number, while every tracepoint probe tried
+// (net_dev_queue, net_dev_start_xmit, perf) misses the same skbs and the
+// pure ACK that follows each. The kernel mechanism that skips the probes
+// is not found; CounterBoth shows the ring's view beside the counter.
 //
 // What it shows on Linux >= 4.19: TCP builds GSO skbs whatever the
 // device's tso, gso and sg flags say ("tcp: switch to GSO being always

@@ -30,4 +30,26 @@
 // also carries the runs the kernel skipped (recursion_misses). Paced
 // flows still show a few skbs (~0.1-0.5%) that TCP sent and no run of
 // the program counted (the engine reports them from TCP_INFO as loss).
+//
+// What was measured about those (kernel 6.18, loopback in a test
+// namespace, one connection paced with SO_MAX_PACING_RATE at 50 MB/s,
+// 1.5 s, about half the runs lose one or two skbs): it is not read
+// timing, the port filter or the map. TCP_INFO taken when the receiver
+// reads EOF already equals TCP_INFO after a drain (notsent 0, unacked 0;
+// only the FIN unacked before it); a counter polled during the run shows
+// the deficit appearing mid-run (e.g. 166 ms in) and staying until Stop;
+// a second counter with no port filter misses the same bytes; there are
+// no retransmissions and no recursion_misses. The missing skbs were
+// transmitted: an AF_PACKET ring on the same lo (package capture, fed by
+// dev_queue_xmit_nit in xmit_one) saw every payload byte TCP sent, by
+// sequence number, while three separate tp_btf programs (this counter, a
+// per-skb recorder at net_dev_queue and one at net_dev_start_xmit, which
+// xmit_one fires right after feeding the ring) all missed the same
+// segments, and perf record of net:net_dev_queue summed to the counter's
+// bytes too. Each lost data skb comes with one lost pure ACK (the
+// counter's Other is one below the ring's), i.e. a whole transmit chain
+// (pacing timer softirq, then the receiver's ACK on loopback) ran with no
+// tracepoint probe called. So the loss is in the kernel's tracepoint
+// dispatch, not in this program: no tracepoint hook tried counts them,
+// the AF_PACKET ring does.
 package devqueue
