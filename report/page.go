@@ -137,6 +137,10 @@ footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 {{if $w.Notes}}<h3>Notes</h3>
 <ul>{{range $w.Notes}}<li>{{.Scenario}}: {{.Note}}</li>
 {{end}}</ul>{{end}}
+{{if $w.Captures}}<h3>Packet captures</h3>
+<table><tr><th>scenario</th><th>NIC</th><th>direction</th><th>file</th><th>frames</th><th>TCP data packets</th><th>dropped by the ring</th></tr>
+{{range $w.Captures}}<tr><td>{{.Scenario}}</td><td>{{.NIC}} ({{.Interface}})</td><td>{{.Direction}}</td><td><code>{{.File}}</code></td><td class="num">{{.Frames}}</td><td class="num">{{.DataPackets}}</td><td class="num">{{.Dropped}}</td></tr>
+{{end}}</table>{{end}}
 {{end}}
 
 <footer>Made by tsolab {{.Version}}. This file is self-contained: it loads no scripts, styles or fonts.</footer>

@@ -251,6 +251,13 @@ type workloadSection struct {
 	Acks      []chart
 	AckTable  *countTable
 	Notes     []noteRow
+	Captures  []captureRow
+}
+
+// captureRow is one packet capture file of a run (-capture DIR).
+type captureRow struct {
+	Scenario string
+	engine.CaptureFile
 }
 
 // metricRow is one metric of a workload across the scenarios (columns).
@@ -510,6 +517,9 @@ func build(in Input) (*pageData, error) {
 						seen[n] = true
 						sec.Notes = append(sec.Notes, noteRow{setScenarios[i], n})
 					}
+				}
+				for _, c := range r.Captures {
+					sec.Captures = append(sec.Captures, captureRow{setScenarios[i], c})
 				}
 			}
 		}

@@ -275,9 +275,13 @@ func TestWriteKernelResults(t *testing.T) {
 		r.SendUnitHistogram = r.SendUnitHistogram[:7]
 		r.Series = []engine.Sample{{T: 1, ThroughputBps: 1e9, CwndSegments: 10, SendUnitBytes: 3000}}
 	}
+	res.Runs[0].Captures = []engine.CaptureFile{{NIC: "tx0", Interface: "tx0", Direction: "out", File: "caps/tso=true/bulk/tx0.pcapng", Frames: 1234, DataPackets: 1200, Dropped: 7}}
 	page := string(renderPage(t, Input{Results: res}))
 	if !strings.Contains(page, "kernel 6.18.4") {
 		t.Errorf("report lacks the kernel release")
+	}
+	if !strings.Contains(page, "<code>caps/tso=true/bulk/tx0.pcapng</code>") || !strings.Contains(page, ">1200<") || !strings.Contains(page, ">7<") {
+		t.Errorf("report does not list the capture file with its counts")
 	}
 	if strings.Contains(page, "Model counters") {
 		t.Errorf("kernel report shows model counters")
