@@ -201,14 +201,7 @@ func TestDeleteRefusesForeignNamespace(t *testing.T) {
 // namespace, which then stands for "the machine's own": the real
 // machine's sysctls are never touched.
 func TestLocalHost(t *testing.T) {
-	netnstest.Require(t)
-	n := provider.NewNaming(netnstest.LabID(t))
-	stand := "tsltest." + n.LabID + ".machine"
-	netnstest.CheckNoLeftovers(t, "tsltest."+n.LabID+".")
-	if _, err := netnsfs.Create(stand); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { netnsfs.Remove(stand) })
+	n, stand := netnstest.StandIn(t)
 	addr := provider.Addr{Kind: provider.KindHost, Name: "me"}
 	desired := provider.Attrs{"kind": "local", "netns": "", "sysctl.net.ipv4.tcp_fin_timeout": "17"}
 

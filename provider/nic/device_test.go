@@ -21,14 +21,7 @@ import (
 // there standing for the real NIC: the machine's own devices are never
 // touched.
 func TestAdoptDevice(t *testing.T) {
-	netnstest.Require(t)
-	n := provider.NewNaming(netnstest.LabID(t))
-	stand := "tsltest." + n.LabID + ".machine"
-	netnstest.CheckNoLeftovers(t, "tsltest."+n.LabID+".")
-	if _, err := netnsfs.Create(stand); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { netnsfs.Remove(stand) })
+	n, stand := netnstest.StandIn(t)
 
 	addr := provider.Addr{Kind: provider.KindNIC, Name: "uplink"}
 	desired := provider.Attrs{

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
@@ -70,4 +71,21 @@ func CheckNoLeftovers(t testing.TB, prefix string) {
 			}
 		}
 	})
+}
+
+// StandIn makes a namespace that stands for "the machine's own" in tests of
+// local hosts and adopted devices, so the real machine is never touched. It
+// requires namespaces (see Require), returns the test's lab naming and the
+// stand-in's name, and removes it, and checks for leftovers, when t ends.
+func StandIn(t testing.TB) (provider.Naming, string) {
+	t.Helper()
+	Require(t)
+	n := provider.NewNaming(LabID(t))
+	stand := "tsltest." + n.LabID + ".machine"
+	CheckNoLeftovers(t, "tsltest."+n.LabID+".")
+	if _, err := netnsfs.Create(stand); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { netnsfs.Remove(stand) })
+	return n, stand
 }
