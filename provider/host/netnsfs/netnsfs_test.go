@@ -2,10 +2,15 @@ package netnsfs_test
 
 import (
 	"errors"
+	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
+	"github.com/safchain/ethtool"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
@@ -128,5 +133,97 @@ func TestNamesThatEscapeAreRefused(t *testing.T) {
 		if err := netnsfs.Remove(name); err == nil {
 			t.Errorf("Remove(%q): nil error, want a refusal", name)
 		}
+	}
+}
+
+// TestCreatePair: the pair carries TCP between its addresses, each end in
+// its own namespace with the MTU asked for and lo up.
+func TestCreatePair(t *testing.T) {
+	n := netnstest.Lab(t)
+	a := netnsfs.End{NS: n.HostNS("a"), IfName: "a0", Addr: netip.MustParsePrefix("10.204.0.1/24")}
+	b := netnsfs.End{NS: n.HostNS("b"), IfName: "b0", Addr: netip.MustParsePrefix("10.204.0.2/24")}
+	netnstest.Pair(t, a, b, 9000)
+
+	for _, end := range []netnsfs.End{a, b} {
+		h, err := netnsfs.Netlink(end.NS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		for _, want := range []struct {
+			name string
+			mtu  int
+		}{{end.IfName, 9000}, {"lo", 65536}} {
+			l, err := h.LinkByName(want.name)
+			if err != nil {
+				t.Fatalf("%s in %s: %v", want.name, end.NS, err)
+			}
+			if got := l.Attrs(); got.MTU != want.mtu || got.OperState == netlink.OperDown {
+				t.Errorf("%s in %s: mtu %d, state %v; want mtu %d, not down", want.name, end.NS, got.MTU, got.OperState, want.mtu)
+			}
+		}
+	}
+	var ln net.Listener
+	if err := netnsfs.Do(b.NS, func() (err error) {
+		ln, err = net.Listen("tcp4", netip.AddrPortFrom(b.Addr.Addr(), 0).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var c net.Conn
+	if err := netnsfs.Do(a.NS, func() (err error) {
+		c, err = net.DialTimeout("tcp4", ln.Addr().String(), 5*time.Second)
+		return err
+	}); err != nil {
+		t.Fatalf("dial %s from %s: %v", ln.Addr(), a.NS, err)
+	}
+	c.Close()
+}
+
+// TestCreatePairRemovesWhatItMadeOnError: a pair that cannot be made (an
+// interface name longer than the kernel's 15 bytes) leaves no namespace.
+func TestCreatePairRemovesWhatItMadeOnError(t *testing.T) {
+	n := netnstest.Lab(t)
+	a := netnsfs.End{NS: n.HostNS("a"), IfName: "a-name-far-too-long"}
+	b := netnsfs.End{NS: n.HostNS("b"), IfName: "b0"}
+	if err := netnsfs.CreatePair(a, b, 0); err == nil {
+		t.Fatal("CreatePair with a 19-byte interface name: nil error, want one")
+	}
+	for _, ns := range []string{a.NS, b.NS} {
+		if ok, err := netnsfs.Exists(ns); ok || err != nil {
+			t.Errorf("after the failed CreatePair: Exists(%s) = %v, %v; want false, nil", ns, ok, err)
+		}
+	}
+}
+
+func TestSetFeatures(t *testing.T) {
+	n := netnstest.Lab(t)
+	a := netnsfs.End{NS: n.HostNS("a"), IfName: "a0"}
+	netnstest.Pair(t, a, netnsfs.End{NS: n.HostNS("b"), IfName: "b0"}, 0)
+	for _, on := range []bool{false, true} {
+		want := map[string]bool{"tx-tcp-segmentation": on}
+		if err := netnsfs.SetFeatures(a.NS, a.IfName, want); err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]bool
+		err := netnsfs.Do(a.NS, func() error {
+			e, err := ethtool.NewEthtool()
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			got, err = e.Features(a.IfName)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got["tx-tcp-segmentation"] != on {
+			t.Errorf("after SetFeatures(%v): tx-tcp-segmentation = %v", want, got["tx-tcp-segmentation"])
+		}
+	}
+	if err := netnsfs.SetFeatures(a.NS, "no-such-if", map[string]bool{"tx-tcp-segmentation": false}); err == nil {
+		t.Error("SetFeatures on a missing interface: nil error, want one")
 	}
 }

@@ -1,7 +1,8 @@
 // Package netnstest helps tests that need real network namespaces: it
 // skips them with a reason where namespaces cannot be made (fails instead
 // under TSOLAB_REQUIRE_NETNS=1), hands out unique namespace names and
-// lab IDs, and checks that a test left no namespace behind.
+// lab IDs, makes namespaces and veth pairs that are removed when the test
+// ends, and checks that a test left no namespace behind.
 package netnstest
 
 import (
@@ -56,9 +57,7 @@ func LabID(t testing.TB) string {
 // namespace whose name starts with prefix is still bound.
 func CheckNoLeftovers(t testing.TB, prefix string) {
 	t.Helper()
-	if !strings.HasPrefix(prefix, "tsl.") && !strings.HasPrefix(prefix, "tsltest") {
-		t.Fatalf("test namespace prefix %q must start with tsl. or tsltest", prefix)
-	}
+	checkPrefix(t, prefix)
 	t.Cleanup(func() {
 		left, err := netnsfs.List(prefix)
 		if err != nil {
@@ -83,9 +82,70 @@ func StandIn(t testing.TB) (provider.Naming, string) {
 	n := provider.NewNaming(LabID(t))
 	stand := "tsltest." + n.LabID + ".machine"
 	CheckNoLeftovers(t, "tsltest."+n.LabID+".")
+	removeAtEnd(t, stand)
 	if _, err := netnsfs.Create(stand); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { netnsfs.Remove(stand) })
 	return n, stand
+}
+
+// Lab requires namespaces (see Require) and returns the naming of a lab
+// with a fresh ID (LabID), whose namespaces ("tsl.LABID.") must all be
+// gone when t ends (CheckNoLeftovers).
+func Lab(t testing.TB) provider.Naming {
+	t.Helper()
+	Require(t)
+	n := provider.NewNaming(LabID(t))
+	CheckNoLeftovers(t, provider.NamespacePrefix+n.LabID+".")
+	return n
+}
+
+// Namespace requires namespaces (see Require) and makes the named one
+// (which must start with tsl. or tsltest) with lo up, or fails t; it is
+// removed when t ends, even when t fails.
+func Namespace(t testing.TB, name string) {
+	t.Helper()
+	Require(t)
+	removeAtEnd(t, name)
+	if _, err := netnsfs.Create(name); err != nil {
+		t.Fatal(err)
+	}
+	if err := netnsfs.LoopbackUp(name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Pair requires namespaces (see Require) and makes namespaces a.NS and
+// b.NS (each starting with tsl. or tsltest) joined by a veth pair with
+// addresses (netnsfs.CreatePair), or fails t; both are removed, and the
+// pair with them, when t ends, even when t fails.
+func Pair(t testing.TB, a, b netnsfs.End, mtu int) {
+	t.Helper()
+	Require(t)
+	removeAtEnd(t, a.NS)
+	removeAtEnd(t, b.NS)
+	if err := netnsfs.CreatePair(a, b, mtu); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// removeAtEnd checks that name is a test namespace name and registers its
+// removal, before it is made, so that it goes even if making it fails
+// halfway.
+func removeAtEnd(t testing.TB, name string) {
+	t.Helper()
+	checkPrefix(t, name)
+	t.Cleanup(func() {
+		if err := netnsfs.Remove(name); err != nil {
+			t.Errorf("remove namespace: %v", err)
+		}
+	})
+}
+
+// checkPrefix fails t unless name starts with tsl. or tsltest.
+func checkPrefix(t testing.TB, name string) {
+	t.Helper()
+	if !strings.HasPrefix(name, provider.NamespacePrefix) && !strings.HasPrefix(name, "tsltest") {
+		t.Fatalf("test namespace name %q must start with tsl. or tsltest", name)
+	}
 }
