@@ -1,22 +1,18 @@
 package devqueue
 
 import (
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"os"
-	"runtime"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
 	"github.com/google/go-cmp/cmp"
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
 )
 
 func TestResultOf(t *testing.T) {
@@ -78,73 +74,26 @@ func TestProgramRejectsBadFilters(t *testing.T) {
 	}
 }
 
-// requireBPF skips a test that needs root (namespaces, CAP_BPF) when the
-// process is not root, and fails it instead under TSOLAB_REQUIRE_NETNS=1.
-func requireBPF(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("TSOLAB_REQUIRE_NETNS") == "1" {
-		t.Fatal("TSOLAB_REQUIRE_NETNS=1 but not root: namespaces and BPF need CAP_NET_ADMIN, CAP_BPF and CAP_PERFMON")
-	}
-	t.Skip("needs root (CAP_NET_ADMIN for namespaces, CAP_BPF and CAP_PERFMON to load the program); run as root or set TSOLAB_REQUIRE_NETNS=1 to make this a failure")
-}
-
-// testNS is a namespace made for a test, with lo up, and a thread locked
-// inside it that runs calls until the test ends.
+// testNS is a namespace made for a test, with lo up, removed when the
+// test ends (see netnstest.Namespace).
 type testNS struct {
 	name  string
-	inode uint64
-	calls chan func()
+	inode uint64 // the kernel's net.ns.inum
 }
 
-func newTestNS(t *testing.T) *testNS {
+// newTestNS makes namespace tsltest.LABID.SUFFIX; the test fails when
+// namespaces cannot be made under TSOLAB_REQUIRE_NETNS=1 and is skipped
+// otherwise (see netnstest.Require).
+func newTestNS(t *testing.T, labID, suffix string) *testNS {
 	t.Helper()
-	var b [4]byte
-	rand.Read(b[:])
-	ns := &testNS{name: fmt.Sprintf("tsltest-dq%d-%s", os.Getpid()%100000, hex.EncodeToString(b[:])), calls: make(chan func())}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // ends in the new namespace: never unlocked
-		h, err := netns.NewNamed(ns.name)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer h.Close()
-		var st unix.Stat_t
-		if err := unix.Fstat(int(h), &st); err != nil {
-			errc <- err
-			return
-		}
-		ns.inode = st.Ino
-		lo, err := netlink.LinkByName("lo")
-		if err == nil {
-			err = netlink.LinkSetUp(lo)
-		}
-		errc <- err
-		for fn := range ns.calls {
-			fn()
-		}
-	}()
-	if err := <-errc; err != nil {
+	ns := &testNS{name: "tsltest." + labID + "." + suffix}
+	netnstest.Namespace(t, ns.name)
+	var st unix.Stat_t
+	if err := unix.Stat(netnsfs.Path(ns.name), &st); err != nil {
 		t.Fatalf("namespace %s: %v", ns.name, err)
 	}
-	t.Cleanup(func() {
-		close(ns.calls)
-		if err := netns.DeleteNamed(ns.name); err != nil {
-			t.Errorf("delete namespace %s: %v", ns.name, err)
-		}
-	})
+	ns.inode = st.Ino
 	return ns
-}
-
-// do runs fn on the namespace's thread.
-func (ns *testNS) do(fn func() error) error {
-	errc := make(chan error, 1)
-	ns.calls <- func() { errc <- fn() }
-	return <-errc
 }
 
 // loopbackStream sends n bytes over loopback inside ns, in writes of
@@ -155,7 +104,7 @@ func loopbackStream(t *testing.T, ns *testNS, n, ws int, listen func(port uint16
 	t.Helper()
 	var ln net.Listener
 	var client net.Conn
-	err := ns.do(func() error {
+	err := netnsfs.Do(ns.name, func() error {
 		var err error
 		if ln, err = net.Listen("tcp4", "127.0.0.1:0"); err != nil {
 			return err
@@ -201,9 +150,11 @@ func loopbackStream(t *testing.T, ns *testNS, n, ws int, listen func(port uint16
 }
 
 func TestCountsLoopbackStream(t *testing.T) {
-	requireBPF(t)
+	netnstest.Require(t)
 	kernelSpec(t)
-	a, b := newTestNS(t), newTestNS(t)
+	lab := netnstest.LabID(t)
+	netnstest.CheckNoLeftovers(t, "tsltest."+lab+".")
+	a, b := newTestNS(t, lab, "a"), newTestNS(t, lab, "b")
 	const n = 8 << 20
 	var c, all *Counter
 	var mss int
