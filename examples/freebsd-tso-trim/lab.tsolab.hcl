@@ -79,7 +79,7 @@ workload "iperf" {
   kind       = "stream"
   client     = host.s1
   servers    = [nic.r1]
-  bytes      = "100MB"
+  bytes      = "100MiB" # iperf -n 100M: iperf 2 counts M as 2^20
   write_size = 131072
 }
 
