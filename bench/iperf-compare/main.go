@@ -1,28 +1,29 @@
 // Command iperf-compare runs tsolab's kernel-engine stream workload once
-// between two existing namespaces (made by run.sh) and prints one line:
+// between two namespaces, tsl.LAB.tx and tsl.LAB.rx joined by the veth
+// pair tx0 <-> rx0, and prints one line:
 // "throughput_bps=... capture_loss=... data_packets=... source=bpf|ring|none".
 // It can switch TSO on the sender NIC first (through the ethtool ioctl),
-// so run.sh needs no ethtool binary. It is a benchmark driver, not part
-// of the product.
+// so run.sh needs no ethtool binary. With -setup it only makes the two
+// namespaces and the pair (MTU 1500, through netlink), with -teardown it
+// only removes them, so run.sh needs no ip binary to build them. It is a
+// benchmark driver, not part of the product.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/netip"
 	"os"
-	"runtime"
 	"strings"
 	"time"
-
-	"github.com/safchain/ethtool"
-	"github.com/vishvananda/netns"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel"
 	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
 func main() {
@@ -35,26 +36,39 @@ func main() {
 	capture := flag.Bool("capture", true, "count send units (false: no counter at all, to measure what counting costs)")
 	counterName := flag.String("counter", "auto", "send-unit counter: auto, bpf, ring or bpf+ring")
 	tso := flag.String("tso", "", "set TSO on tx0 first: on, off, or empty to leave it")
+	setup := flag.Bool("setup", false, "only make the namespaces and the veth pair with the two addresses (MTU 1500), then exit")
+	teardown := flag.Bool("teardown", false, "only remove the namespaces (and the pair with them), then exit")
 	flag.Parse()
 
+	naming := provider.Naming{LabID: *lab}
+	tx := netnsfs.End{NS: naming.HostNS("tx"), IfName: "tx0", Addr: mustPrefix(*txAddr)}
+	rx := netnsfs.End{NS: naming.HostNS("rx"), IfName: "rx0", Addr: mustPrefix(*rxAddr)}
+	if *setup || *teardown {
+		fixture(tx, rx, *setup, *teardown)
+		return
+	}
 	counter, err := kernel.ParseCounter(*counterName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	naming := provider.Naming{LabID: *lab}
-	if *tso != "" {
-		if err := setTSO(naming.HostNS("tx"), "tx0", *tso == "on"); err != nil {
+	switch *tso {
+	case "":
+	case "on", "off":
+		if err := netnsfs.SetFeatures(tx.NS, tx.IfName, map[string]bool{"tx-tcp-segmentation": *tso == "on"}); err != nil {
 			fmt.Fprintln(os.Stderr, "set tso:", err)
 			os.Exit(1)
 		}
+	default:
+		fmt.Fprintf(os.Stderr, "-tso %q: want on, off or empty\n", *tso)
+		os.Exit(2)
 	}
 	sc := &config.Scenario{
 		Name:  "bench",
 		Hosts: []*config.Host{{Name: "tx", Kind: config.HostNamespace, DelayedAck: true}, {Name: "rx", Kind: config.HostNamespace, DelayedAck: true}},
 		NICs: []*config.NIC{
-			{Name: "tx0", Host: "tx", Peer: "rx0", Address: netip.MustParsePrefix(*txAddr)},
-			{Name: "rx0", Host: "rx", Address: netip.MustParsePrefix(*rxAddr)},
+			{Name: tx.IfName, Host: "tx", Peer: rx.IfName, Address: tx.Addr},
+			{Name: rx.IfName, Host: "rx", Address: rx.Addr},
 		},
 	}
 	w := &config.Workload{Name: "stream", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
@@ -85,37 +99,40 @@ func main() {
 	}
 }
 
-// setTSO switches tx-tcp-segmentation on an interface inside a namespace
-// and checks the kernel kept it.
-func setTSO(ns, ifname string, on bool) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies in the namespace
-		h, err := netns.GetFromName(ns)
-		if err != nil {
-			errc <- err
-			return
+// fixture makes (setup) or removes (teardown) the two namespaces and the
+// pair, and exits 2 if any flag but -lab and the addresses was given, as
+// it would be ignored.
+func fixture(tx, rx netnsfs.End, setup, teardown bool) {
+	var extra []string
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "lab", "tx-addr", "rx-addr", "setup", "teardown":
+		default:
+			extra = append(extra, "-"+f.Name)
 		}
-		defer h.Close()
-		if err := netns.Set(h); err != nil {
-			errc <- err
-			return
-		}
-		e, err := ethtool.NewEthtool()
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer e.Close()
-		if err := e.Change(ifname, map[string]bool{"tx-tcp-segmentation": on}); err != nil {
-			errc <- err
-			return
-		}
-		f, err := e.Features(ifname)
-		if err == nil && f["tx-tcp-segmentation"] != on {
-			err = fmt.Errorf("%s: tx-tcp-segmentation is %v after setting it to %v", ifname, f["tx-tcp-segmentation"], on)
-		}
-		errc <- err
-	}()
-	return <-errc
+	})
+	if setup && teardown || len(extra) > 0 {
+		fmt.Fprintf(os.Stderr, "-setup and -teardown take only -lab, -tx-addr and -rx-addr, and not each other (got %v)\n", extra)
+		os.Exit(2)
+	}
+	var err error
+	if setup {
+		err = netnsfs.CreatePair(tx, rx, 1500)
+	} else {
+		err = errors.Join(netnsfs.Remove(tx.NS), netnsfs.Remove(rx.NS))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// mustPrefix parses an address flag or exits 2.
+func mustPrefix(s string) netip.Prefix {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	return p
 }

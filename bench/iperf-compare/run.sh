@@ -28,22 +28,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 cleanup() {
 	[ -n "${IPERF_PID:-}" ] && kill "$IPERF_PID" 2>/dev/null || true
-	ip netns del "$TX" 2>/dev/null || true
-	ip netns del "$RX" 2>/dev/null || true
+	[ -x "$work/iperf-compare" ] && "$work/iperf-compare" -lab "$LAB" -teardown || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-ip netns add "$TX"
-ip netns add "$RX"
-ip -n "$TX" link add tx0 mtu 1500 type veth peer name rx0 netns "$RX" mtu 1500
-ip -n "$TX" addr add $TXA/24 dev tx0
-ip -n "$RX" addr add $RXA/24 dev rx0
-for ns in "$TX" "$RX"; do ip -n "$ns" link set lo up; done
-ip -n "$TX" link set tx0 up
-ip -n "$RX" link set rx0 up
-
 (cd "$here/../.." && go build -o "$work/iperf-compare" ./bench/iperf-compare)
+# The namespaces, lo up in each, and the veth pair tx0 <-> rx0 (MTU 1500)
+# with the two addresses, made through netlink (netnsfs.CreatePair).
+"$work/iperf-compare" -lab "$LAB" -tx-addr $TXA/24 -rx-addr $RXA/24 -setup
 ip netns exec "$RX" iperf3 -s -B $RXA >/dev/null 2>&1 &
 IPERF_PID=$!
 # Wait for the iperf3 server's listening socket (an event with a deadline).

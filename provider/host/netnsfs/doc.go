@@ -9,6 +9,12 @@
 // locked, which ends the thread). Callers never see a thread left in a
 // foreign namespace.
 //
+// For tests and benchmarks (netnstest, bench/iperf-compare) it also makes
+// the simplest wiring traffic runs over, two namespaces joined by a veth
+// pair with addresses (CreatePair), and switches kernel features of an
+// interface inside a namespace (SetFeatures); the providers build their
+// links from a lab instead.
+//
 // It knows nothing about labs or ownership: provider/host and provider/nic
 // decide which names they may create or remove.
 package netnsfs
