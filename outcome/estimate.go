@@ -61,3 +61,17 @@ func (c Comparison) Significant() bool { return c.P < c.Alpha }
 func (c Comparison) String() string {
 	return comparison{p: c.P, alpha: c.Alpha, n1: c.N1, n2: c.N2}.String()
 }
+
+// MinRunsForCI is the least number of runs with a finite 95% confidence
+// interval of the median (benchmath.AssumeNothing): fewer give ±Inf.
+const MinRunsForCI = 6
+
+// RelativeWidth is the width of the estimate's confidence interval as a
+// percentage of its median (netperf's -I interval): +Inf when the interval
+// is infinite or the median is 0.
+func (e Estimate) RelativeWidth() float64 {
+	if !e.Finite() || e.Center == 0 {
+		return math.Inf(1)
+	}
+	return 100 * (e.Hi - e.Lo) / math.Abs(e.Center)
+}

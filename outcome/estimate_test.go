@@ -49,3 +49,25 @@ func TestCompare(t *testing.T) {
 		t.Errorf("Compare with 3 runs a side = %+v, want not significant with a warning", c)
 	}
 }
+
+func TestRelativeWidth(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []float64
+		want   float64
+	}{
+		{"identical runs", []float64{5, 5, 5, 5, 5, 5}, 0},
+		{"too few for an interval", []float64{9, 10, 11, 10, 10}, math.Inf(1)},
+		// Six values: the 95% interval of the median is the smallest to
+		// the largest (benchmath.AssumeNothing), 9..11 around 10.
+		{"six runs", []float64{9, 10, 11, 10, 10, 10}, 20},
+		{"zero median", []float64{0, 0, 0, 0, 0, 0}, math.Inf(1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Summarize(tt.values).RelativeWidth(); got != tt.want {
+				t.Errorf("RelativeWidth(%v) = %v, want %v", tt.values, got, tt.want)
+			}
+		})
+	}
+}

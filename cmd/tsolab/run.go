@@ -30,14 +30,18 @@ type runFlags struct {
 	engine    string
 	scenarios stringList
 	repeat    int
-	jsonFile  string
-	junitFile string
-	report    string
-	baseline  string
-	keep      bool
-	strict    bool
-	noCapture bool
-	capture   string
+	// confidence > 0 repeats each workload until the 95% confidence
+	// interval of its main metric is at most that percentage of the
+	// median wide (netperf -I 95,PCT), with repeat as the most runs.
+	confidence float64
+	jsonFile   string
+	junitFile  string
+	report     string
+	baseline   string
+	keep       bool
+	strict     bool
+	noCapture  bool
+	capture    string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, test bool) {
@@ -46,6 +50,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.StringVar(&f.engine, "engine", "", `"kernel" (real namespaces and sockets) or "sim" (the model); default: the lab's engine`)
 	fs.Var(&f.scenarios, "scenario", "run only this matrix cell, e.g. tso=false (repeatable; default: all for test, the applied one for run)")
 	fs.IntVar(&f.repeat, "repeat", 1, "runs per scenario and workload; with 2 or more, metrics carry a median and a 95% confidence interval")
+	fs.Float64Var(&f.confidence, "confidence", 0, "repeat each workload until the 95% confidence interval of its throughput (transactions/s for rr) is at most `PCT`% of the median wide, like netperf -I 95,PCT: at least 6 runs, at most -repeat (default 30)")
 	fs.StringVar(&f.jsonFile, "json", "", "write every run's results to FILE as JSON; - streams JSON lines to stdout instead (docs/json-format.md)")
 	fs.StringVar(&f.junitFile, "junit", "", "write one JUnit test case per expectation and scenario to FILE")
 	fs.StringVar(&f.report, "report", "", "write a self-contained HTML report of the results and verdicts to FILE (see tsolab report)")
@@ -72,6 +77,9 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	}
 	if f.repeat < 1 {
 		fmt.Fprintf(c.stderr, "Error: -repeat %d: give at least 1 run\n", f.repeat)
+		return exitError
+	}
+	if !c.checkConfidence(fs, &f) {
 		return exitError
 	}
 	lab := c.loadLab(dir, &f.vars)
@@ -254,11 +262,13 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 			}
 		}
 		for _, w := range sc.Workloads {
+			metric := mainMetric(w)
+			var values []float64
 			for rep := range f.repeat {
 				if err := ctx.Err(); err != nil {
 					return fmt.Errorf("interrupted: %w", err)
 				}
-				pr := c.progress(sc.Name, w.Name, rep, f.repeat)
+				pr := c.progress(sc.Name, w.Name, rep, f.repeat, f.confidence > 0)
 				res, err := eng.Run(ctx, engine.RunRequest{
 					Lab: lab, Scenario: sc, Workload: w, Naming: naming,
 					Repetition: rep, Progress: pr.update,
@@ -268,10 +278,73 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 					return fmt.Errorf("scenario %s, workload %s: %w", sc.Name, w.Name, err)
 				}
 				results.Runs = append(results.Runs, *res)
+				values = append(values, res.Metrics[metric])
+				if f.confidence > 0 && len(values) >= outcome.MinRunsForCI && outcome.Summarize(values).RelativeWidth() <= f.confidence {
+					break
+				}
+			}
+			if f.confidence > 0 {
+				c.reportConfidence(&results.Runs[len(results.Runs)-1], sc.Name, w.Name, metric, values, f.confidence)
 			}
 		}
 	}
 	return nil
+}
+
+// defaultConfidenceRuns is the most runs -confidence makes when -repeat
+// does not say.
+const defaultConfidenceRuns = 30
+
+// checkConfidence validates -confidence against -repeat and sets -repeat
+// to the most runs it may take; false after printing the problem.
+func (c *cli) checkConfidence(fs *flag.FlagSet, f *runFlags) bool {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["confidence"] {
+		return true
+	}
+	if f.confidence <= 0 || f.confidence >= 200 {
+		fmt.Fprintf(c.stderr, "Error: -confidence %g: give the widest 95%% confidence interval to stop at, in %% of the median, e.g. -confidence 10 (netperf -I 95,10)\n", f.confidence)
+		return false
+	}
+	switch {
+	case !set["repeat"]:
+		f.repeat = defaultConfidenceRuns
+	case f.repeat < outcome.MinRunsForCI:
+		fmt.Fprintf(c.stderr, "Error: -confidence needs at least %d runs for a finite 95%% confidence interval, and -repeat %d is the most it may make: give -repeat %d or more, or leave -repeat out (%d)\n",
+			outcome.MinRunsForCI, f.repeat, outcome.MinRunsForCI, defaultConfidenceRuns)
+		return false
+	}
+	return true
+}
+
+// mainMetric is the metric -confidence watches: transactions/s for rr,
+// throughput otherwise.
+func mainMetric(w *config.Workload) string {
+	if w.Kind == config.RR {
+		return engine.MetricTransactionsPerS
+	}
+	return engine.MetricThroughputBps
+}
+
+// reportConfidence says how -confidence ended for one workload: on
+// stderr, and as a note on the workload's last run when the interval
+// stayed wider than asked, so the results file and the report carry it.
+func (c *cli) reportConfidence(last *engine.WorkloadResult, scenario, workload, metric string, values []float64, want float64) {
+	width := outcome.Summarize(values).RelativeWidth()
+	if width <= want {
+		if c.stream == nil {
+			fmt.Fprintf(c.stderr, "%s / %s: the 95%% confidence interval of %s is %.1f%% of the median after %d runs (-confidence %g)\n",
+				scenario, workload, metric, width, len(values), want)
+		}
+		return
+	}
+	note := fmt.Sprintf("-confidence %g not reached: the 95%% confidence interval of %s is still %.1f%% of the median after %d runs (-repeat %d is the most)",
+		want, metric, width, len(values), len(values))
+	last.Notes = append(last.Notes, note)
+	if c.stream == nil {
+		fmt.Fprintf(c.stderr, "%s / %s: %s\n", scenario, workload, note)
+	}
 }
 
 // applyScenario makes the lab match sc, showing the plan (an in-place
@@ -332,9 +405,12 @@ type progressLine struct {
 	start              time.Time
 }
 
-func (c *cli) progress(scenario, workload string, rep, repeat int) *progressLine {
+func (c *cli) progress(scenario, workload string, rep, repeat int, atMost bool) *progressLine {
 	label := fmt.Sprintf("%s / %s", scenario, workload)
-	if repeat > 1 {
+	switch {
+	case atMost:
+		label += fmt.Sprintf(" (run %d of at most %d)", rep+1, repeat)
+	case repeat > 1:
 		label += fmt.Sprintf(" (run %d of %d)", rep+1, repeat)
 	}
 	p := &progressLine{c: c, tty: isTerminal(c.stderr), scenario: scenario, workload: workload, label: label, start: time.Now()}
