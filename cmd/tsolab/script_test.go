@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,6 +52,12 @@ func destroyLeftovers(t *testing.T, dir string) {
 // that need namespaces carry [!netadmin] skip lines; under
 // TSOLAB_REQUIRE_NETNS=1 the test fails instead when they cannot run.
 // UPDATE_SCRIPTS=1 rewrites the golden output in the scripts.
+//
+// The scripts that need namespaces run the kernel engine, which measures
+// CPU and throughput on real sockets: they run one at a time and before
+// the others, so no other script's traffic or model run is on the CPU
+// while they measure (what -p 1 does for packages). The scripts that need
+// no namespaces then run in parallel.
 func TestScript(t *testing.T) {
 	netadmin := canNetAdmin()
 	if !netadmin && os.Getenv("TSOLAB_REQUIRE_NETNS") == "1" {
@@ -60,8 +67,11 @@ func TestScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testscript.Run(t, testscript.Params{
-		Dir:           "testdata/script",
+	alone, shared := splitScripts(t, "testdata/script")
+	if len(alone) == 0 || len(shared) == 0 {
+		t.Fatalf("scripts needing namespaces %q, others %q: want some of each", alone, shared)
+	}
+	params := testscript.Params{
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -77,5 +87,54 @@ func TestScript(t *testing.T) {
 			env.Defer(func() { destroyLeftovers(t, env.WorkDir) })
 			return nil
 		},
-	})
+	}
+	if d, ok := t.Deadline(); ok {
+		params.Deadline = d
+	}
+	params.Files = alone
+	testscript.RunT(serialT{t}, params)
+	params.Files = shared
+	testscript.Run(t, params)
+}
+
+// needsNetadmin marks a script that needs namespaces.
+var needsNetadmin = regexp.MustCompile(`(?m)^\[!netadmin\] skip`)
+
+// splitScripts divides the scripts in dir into those that need
+// namespaces and the others.
+func splitScripts(t *testing.T, dir string) (alone, shared []string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".txtar") && !strings.HasSuffix(e.Name(), ".txt") {
+			continue
+		}
+		file := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if needsNetadmin.Match(b) {
+			alone = append(alone, file)
+		} else {
+			shared = append(shared, file)
+		}
+	}
+	return alone, shared
+}
+
+// serialT runs testscript's scripts one after another: it is testscript's
+// *testing.T adapter with a Parallel that does nothing, so each script's
+// t.Run returns when the script has ended.
+type serialT struct{ *testing.T }
+
+func (serialT) Parallel() {}
+
+func (serialT) Verbose() bool { return testing.Verbose() }
+
+func (t serialT) Run(name string, f func(testscript.T)) {
+	t.T.Run(name, func(t *testing.T) { f(serialT{t}) })
 }
