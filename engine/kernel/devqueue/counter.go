@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -24,7 +25,25 @@ type Options struct {
 	DstPorts []uint16
 	// MSS in bytes, for the single-MSS count and the histogram buckets.
 	MSS int
+	// Headers, when not nil, gets every TCP packet to a watched port as
+	// the device layer got it, before software GSO: its headers (up to
+	// HeaderMax bytes from the MAC header), its whole length and when
+	// it was queued, from a ring buffer the program writes (see Sink).
+	Headers Sink
 }
+
+// Sink receives recorded packets, one at a time, in order, on the
+// reader's goroutine: data is the headers (valid until Frame returns),
+// wireLen the whole packet with its MAC header. A sink that returns an
+// error gets no more packets; Stop returns the error. capture.Pcapng is
+// one.
+type Sink interface {
+	Frame(ts time.Time, data []byte, wireLen int) error
+}
+
+// RingBytes is the record ring buffer: ~90k records, a second of
+// software-GSO units of a 10 Gb/s stream even if the reader stalls.
+const RingBytes = 16 << 20
 
 // Counter is a loaded and attached program with its map, from Open until
 // Stop.
@@ -34,6 +53,7 @@ type Counter struct {
 	prog *ebpf.Program
 	lnk  link.Link
 	mss  int
+	rec  *recorder // nil without Options.Headers
 }
 
 // kernelBTF caches the parsed vmlinux BTF and the offsets it gives (the
@@ -72,11 +92,27 @@ func Open(opts Options) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devqueue: create the counter map: %w", err)
 	}
+	recFD := -1
+	var rb *ebpf.Map
+	if opts.Headers != nil {
+		rb, err = ebpf.NewMap(&ebpf.MapSpec{Name: "tsl_unit_hdrs", Type: ebpf.RingBuf, MaxEntries: RingBytes})
+		if err != nil {
+			m.Close()
+			return nil, fmt.Errorf("devqueue: create the record ring buffer: %w", err)
+		}
+		recFD = rb.FD()
+	}
+	closeMaps := func() {
+		m.Close()
+		if rb != nil {
+			rb.Close()
+		}
+	}
 	insns, err := program(off, filter{
 		Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS),
-	}, m.FD())
+	}, m.FD(), recFD)
 	if err != nil {
-		m.Close()
+		closeMaps()
 		return nil, fmt.Errorf("devqueue: %w", err)
 	}
 	at, to := ebpf.AttachTraceRawTp, "net_dev_queue"
@@ -90,16 +126,28 @@ func Open(opts Options) (*Counter, error) {
 		License: "Dual MIT/GPL",
 	})
 	if err != nil {
-		m.Close()
+		closeMaps()
 		return nil, fmt.Errorf("devqueue: load the tp_btf/net_dev_queue program: %w", err)
 	}
-	lnk, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: at})
+	c := &Counter{m: m, prog: prog, mss: opts.MSS}
+	if rb != nil {
+		// The reader runs before the program can write.
+		if c.rec, err = startRecorder(rb, opts.Headers); err != nil {
+			prog.Close()
+			closeMaps()
+			return nil, fmt.Errorf("devqueue: %w", err)
+		}
+	}
+	c.lnk, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: at})
 	if err != nil {
+		if c.rec != nil {
+			c.rec.stop()
+		}
 		prog.Close()
 		m.Close()
 		return nil, fmt.Errorf("devqueue: attach to net_dev_queue: %w", err)
 	}
-	return &Counter{m: m, prog: prog, lnk: lnk, mss: opts.MSS}, nil
+	return c, nil
 }
 
 // Totals is the running count of send units and their payload (the
@@ -156,6 +204,10 @@ type Result struct {
 	// Clamped counts units larger than Buckets MSS, counted in the last
 	// histogram bucket.
 	Clamped int64
+	// With Options.Headers: Recorded is the packets handed to the sink
+	// without error, RecordedData those with TCP payload (the send units
+	// the sink got), RecordLost those the full ring buffer could not take.
+	Recorded, RecordedData, RecordLost int64
 	// Histogram bucket i counts units of ceil(payload/MSS) == i+1
 	// segments; trailing empty buckets are cut.
 	Histogram []int64
@@ -170,6 +222,11 @@ func (c *Counter) Stop() (Result, error) {
 	}
 	// Detach first: nothing counts after this point.
 	lerr := c.lnk.Close()
+	var recErr error
+	var recorded, recordedData int64
+	if c.rec != nil {
+		recorded, recordedData, recErr = c.rec.stop()
+	}
 	v, rerr := c.read()
 	var missed int64
 	if st, err := c.prog.Stats(); err == nil {
@@ -183,7 +240,8 @@ func (c *Counter) Stop() (Result, error) {
 	}
 	r := resultOf(v)
 	r.Missed = missed
-	return r, nil
+	r.Recorded, r.RecordedData = recorded, recordedData
+	return r, recErr
 }
 
 // resultOf turns the summed map value into a Result.
@@ -197,6 +255,7 @@ func resultOf(v []uint64) Result {
 		Other:        int64(v[slotOther]),
 		Unread:       int64(v[slotUnread]),
 		Clamped:      int64(v[slotClamped]),
+		RecordLost:   int64(v[slotRecLost]),
 	}
 	hist := v[headerSlots:]
 	n := len(hist)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf/btf"
 	"github.com/google/go-cmp/cmp"
@@ -67,7 +68,7 @@ func TestProgramRejectsBadFilters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := program(offsets{}, tt.f, 3); err == nil {
+			if _, err := program(offsets{}, tt.f, 3, -1); err == nil {
 				t.Error("program accepted the filter")
 			}
 		})
@@ -97,10 +98,12 @@ func newTestNS(t *testing.T, labID, suffix string) *testNS {
 }
 
 // loopbackStream sends n bytes over loopback inside ns, in writes of
-// ws bytes, and returns the server port and the sender's MSS. listen is
-// called with the port and MSS once the connection is up, before the
-// first byte is written.
-func loopbackStream(t *testing.T, ns *testNS, n, ws int, listen func(port uint16, mss int)) {
+// ws bytes. listen is called with the server port and the sender's MSS
+// once the connection is up, before the first byte is written. It
+// returns the payload bytes the sender retransmitted (tcpi_bytes_retrans:
+// a loaded machine can fire a tail loss probe even on loopback), which
+// the device layer sees on top of the n sent.
+func loopbackStream(t *testing.T, ns *testNS, n, ws int, listen func(port uint16, mss int)) (retrans int64) {
 	t.Helper()
 	var ln net.Listener
 	var client net.Conn
@@ -147,6 +150,11 @@ func loopbackStream(t *testing.T, ns *testNS, n, ws int, listen func(port uint16
 	if c := <-got; c != int64(n) {
 		t.Fatalf("server received %d bytes, want %d", c, n)
 	}
+	raw.Control(func(fd uintptr) { info, err = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(info.Bytes_retrans)
 }
 
 func TestCountsLoopbackStream(t *testing.T) {
@@ -158,7 +166,7 @@ func TestCountsLoopbackStream(t *testing.T) {
 	const n = 8 << 20
 	var c, all *Counter
 	var mss int
-	loopbackStream(t, a, n, 64<<10, func(port uint16, m int) {
+	retrans := loopbackStream(t, a, n, 64<<10, func(port uint16, m int) {
 		var err error
 		mss = m
 		c, err = Open(Options{Ifindex: 1, NetNS: a.inode, DstPorts: []uint16{port}, MSS: m})
@@ -185,9 +193,9 @@ func TestCountsLoopbackStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("MSS %d: %+v", mss, res)
-	if res.PayloadBytes != n {
-		t.Errorf("payload = %d bytes, want the %d sent (loopback does not lose)", res.PayloadBytes, n)
+	t.Logf("MSS %d, %d bytes retransmitted: %+v", mss, retrans, res)
+	if res.PayloadBytes != n+retrans {
+		t.Errorf("payload = %d bytes, want the %d sent and %d retransmitted", res.PayloadBytes, n, retrans)
 	}
 	if mid.PayloadBytes != res.PayloadBytes || mid.SendUnits != res.SendUnits {
 		t.Errorf("Totals after the stream = %+v, Stop = %d units %d bytes: want the same", mid, res.SendUnits, res.PayloadBytes)
@@ -213,5 +221,95 @@ func TestCountsLoopbackStream(t *testing.T) {
 	}
 	if _, err := c.Totals(); err == nil {
 		t.Error("Totals after Stop returned no error")
+	}
+}
+
+// frames is a Sink that keeps copies of what it gets.
+type frames struct {
+	ts      []time.Time
+	data    [][]byte
+	wireLen []int
+}
+
+func (f *frames) Frame(ts time.Time, data []byte, wireLen int) error {
+	f.ts = append(f.ts, ts)
+	f.data = append(f.data, append([]byte(nil), data...))
+	f.wireLen = append(f.wireLen, wireLen)
+	return nil
+}
+
+// TestRecordsHeaders checks Options.Headers on a loopback stream: every
+// send unit arrives as a record whose headers are the unit's Ethernet, IP
+// and TCP headers to the watched port, whose length is the whole unit
+// (the payload summing to what was sent), in sequence order, with wall
+// clock times of the stream.
+func TestRecordsHeaders(t *testing.T) {
+	netnstest.Require(t)
+	kernelSpec(t)
+	lab := netnstest.LabID(t)
+	netnstest.CheckNoLeftovers(t, "tsltest."+lab+".")
+	a := newTestNS(t, lab, "a")
+	const n = 4 << 20
+	var c *Counter
+	var port uint16
+	var sink frames
+	start := time.Now()
+	retrans := loopbackStream(t, a, n, 64<<10, func(p uint16, m int) {
+		var err error
+		port = p
+		c, err = Open(Options{Ifindex: 1, NetNS: a.inode, DstPorts: []uint16{p}, MSS: m, Headers: &sink})
+		if err != nil {
+			if errors.Is(err, unix.EPERM) {
+				t.Skipf("BPF refused: %v", err)
+			}
+			t.Fatal(err)
+		}
+	})
+	res, err := c.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now()
+	t.Logf("%d units, %d recorded (%d with data), %d lost", res.SendUnits, res.Recorded, res.RecordedData, res.RecordLost)
+	if res.RecordLost != 0 || res.RecordedData != res.SendUnits || res.Recorded != int64(len(sink.data)) {
+		t.Fatalf("recorded %d (%d with data, %d lost), sink got %d, send units %d: want every unit recorded",
+			res.Recorded, res.RecordedData, res.RecordLost, len(sink.data), res.SendUnits)
+	}
+	var payload, units int64
+	var next uint32
+	for i, h := range sink.data {
+		if len(h) < 14+20+20 || binary.BigEndian.Uint16(h[12:]) != 0x0800 || h[14+9] != 6 {
+			t.Fatalf("record %d: %d header bytes %x: want Ethernet, IPv4, TCP", i, len(h), h)
+		}
+		ihl := int(h[14]&0x0f) * 4
+		tcp := h[14+ihl:]
+		doff := int(tcp[12]>>4) * 4
+		if got := binary.BigEndian.Uint16(tcp[2:]); got != port {
+			t.Fatalf("record %d: destination port %d, want %d", i, got, port)
+		}
+		if len(h) != 14+ihl+doff {
+			t.Errorf("record %d: %d header bytes, want the headers' %d", i, len(h), 14+ihl+doff)
+		}
+		p := int64(sink.wireLen[i] - 14 - ihl - doff)
+		if p <= 0 {
+			continue
+		}
+		seq := binary.BigEndian.Uint32(tcp[4:])
+		switch {
+		case units > 0 && int32(seq-next) < 0 && int32(seq+uint32(p)-next) <= 0:
+			// A retransmission of bytes already recorded.
+		case units > 0 && seq != next:
+			t.Errorf("record %d: sequence %d, want %d (the units in order, none missing)", i, seq, next)
+		default:
+			next = seq + uint32(p)
+		}
+		payload += p
+		units++
+		if ts := sink.ts[i]; ts.Before(start.Add(-time.Second)) || ts.After(end.Add(time.Second)) {
+			t.Errorf("record %d at %v, outside the stream's %v..%v", i, ts, start, end)
+		}
+	}
+	if payload != n+retrans || units != res.SendUnits {
+		t.Errorf("records carry %d payload bytes in %d units, want %d (%d retransmitted) in %d", payload, units, n+retrans, retrans, res.SendUnits)
 	}
 }

@@ -5,8 +5,12 @@
 // from the running kernel's BTF, /sys/kernel/btf/vmlinux).
 //
 // It owns that program, its per-CPU counter map and the reading of the
-// map. It never sends anything, never changes an interface or a
-// namespace, needs no tracefs and keeps no packet bytes.
+// map, and, when asked (Options.Headers), a ring buffer the program
+// records every TCP packet to a watched port into: its headers (at most
+// HeaderMax bytes from the MAC header), its whole length and the time it
+// was queued, read by a goroutine that hands them to a Sink (the engine's
+// capture files). It never sends anything, never changes an interface or
+// a namespace, needs no tracefs and keeps no payload bytes.
 //
 // Where it counts: the program is a BTF-enabled raw tracepoint (tp_btf)
 // on net_dev_queue, which __dev_queue_xmit fires for every skb before the

@@ -24,6 +24,7 @@ const (
 	slotOther          // other packets on the device (ACKs, other ports, not TCP)
 	slotClamped        // units too large for the histogram (in its last bucket)
 	slotUnread         // packets whose headers probe_read could not read
+	slotRecLost        // packets not recorded: the record ring was full
 	headerSlots
 )
 
@@ -47,12 +48,31 @@ const (
 	stackProto = -16 // 1 byte: IP protocol
 	stackTCP   = -32 // 16 bytes: the start of the TCP header
 	stackGSO   = -40 // 4 bytes: gso_size, gso_segs
+	stackHdr   = -48 // 8 bytes: header bytes from skb->data to the end of TCP
+	stackRec   = -56 // 8 bytes: the reserved record
+)
+
+// HeaderMax is the most header bytes a record keeps: Ethernet, IPv4 with
+// options or IPv6, and TCP with options (14 + 60 + 60 = 134) fit.
+const HeaderMax = 160
+
+// A record, as the program writes it into the ring buffer (native
+// byte order; the header bytes as they are in the packet).
+const (
+	recTime    = 0  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
+	recLen     = 8  // u32: skb->len, the whole packet from its MAC header
+	recCapLen  = 12 // u32: header bytes kept
+	recPayload = 16 // s32: TCP payload bytes of the whole packet
+	recHeader  = 24 // HeaderMax bytes
+	recordSize = recHeader + HeaderMax
 )
 
 // program builds the tp_btf net_dev_queue program for one filter, with
-// the counter map's file descriptor. Registers kept across helper calls:
-// R6 the skb, R7 skb->head, R8 the payload, R9 the map value.
-func program(o offsets, f filter, mapFD int) (asm.Instructions, error) {
+// the counter map's file descriptor and, when recFD >= 0, the ring buffer
+// every TCP packet to a watched port is recorded into (its headers, its
+// length and time). Registers kept across helper calls: R6 the skb, R7
+// skb->head, R8 the payload, R9 the map value.
+func program(o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
 	if f.MSS == 0 || f.MSS > math.MaxInt32 {
 		return nil, fmt.Errorf("MSS %d out of range", f.MSS)
 	}
@@ -131,7 +151,12 @@ func program(o offsets, f filter, mapFD int) (asm.Instructions, error) {
 		asm.Add.Reg(asm.R2, asm.R3),
 		asm.LoadMem(asm.R8, asm.R6, off(o.SkbLen), asm.Word),
 		asm.Sub.Reg(asm.R8, asm.R2),
-		asm.JSLE.Imm(asm.R8, 0, "other"),
+	)
+	if recFD >= 0 {
+		insns = append(insns, record(o, recFD, inc)...)
+	}
+	insns = append(insns,
+		asm.JSLE.Imm(asm.R8, 0, "other").WithSymbol("counted"),
 		// gso_size and gso_segs from skb_shinfo(skb) = head + end.
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbEnd), asm.Word),
 		asm.Add.Reg(asm.R3, asm.R7),
@@ -183,6 +208,47 @@ func program(o offsets, f filter, mapFD int) (asm.Instructions, error) {
 		asm.Return(),
 	)
 	return insns, nil
+}
+
+// record writes one record of the packet into the ring buffer recFD; it
+// expects R2 = the header bytes from skb->data to the end of TCP and R8 =
+// the payload, and keeps R6-R9. A full ring counts the packet as lost.
+func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
+	off := func(m member) int16 { return int16(m.Off) }
+	return asm.Instructions{
+		asm.StoreMem(asm.R10, stackHdr, asm.R2, asm.DWord),
+		asm.LoadMapPtr(asm.R1, recFD),
+		asm.Mov.Imm(asm.R2, recordSize),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, "rec_lost"),
+		asm.StoreMem(asm.R10, stackRec, asm.R0, asm.DWord),
+		asm.FnKtimeGetNs.Call(),
+		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
+		asm.StoreMem(asm.R1, recTime, asm.R0, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R6, off(o.SkbLen), asm.Word),
+		asm.StoreMem(asm.R1, recLen, asm.R2, asm.Word),
+		asm.StoreMem(asm.R1, recPayload, asm.R8, asm.Word),
+		// The header bytes, at most HeaderMax.
+		asm.LoadMem(asm.R2, asm.R10, stackHdr, asm.DWord),
+		asm.JLE.Imm(asm.R2, HeaderMax, "rec_len"),
+		asm.Mov.Imm(asm.R2, HeaderMax),
+		asm.StoreMem(asm.R1, recCapLen, asm.R2, asm.Word).WithSymbol("rec_len"),
+		asm.Add.Imm(asm.R1, recHeader),
+		asm.LoadMem(asm.R3, asm.R6, off(o.SkbData), asm.DWord),
+		asm.FnProbeReadKernel.Call(),
+		asm.JEq.Imm(asm.R0, 0, "rec_submit"),
+		// Unreadable headers: keep the record, with none of them.
+		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
+		asm.StoreImm(asm.R1, recCapLen, 0, asm.Word),
+		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord).WithSymbol("rec_submit"),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRingbufSubmit.Call(),
+		asm.Ja.Label("counted"),
+		asm.Mov.Imm(asm.R3, 1).WithSymbol("rec_lost"),
+		inc(slotRecLost, asm.R3),
+		asm.Ja.Label("counted"),
+	}
 }
 
 // hostHalf is the value a 16-bit load of the big-endian (network order)
