@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -63,6 +64,9 @@ func TestScript(t *testing.T) {
 	if !netadmin && os.Getenv("TSOLAB_REQUIRE_NETNS") == "1" {
 		t.Fatal("TSOLAB_REQUIRE_NETNS=1 but this process lacks CAP_NET_ADMIN: run the tests as root")
 	}
+	if os.Getenv("TSOLAB_REQUIRE_NETNS") == "1" {
+		requireTools(t)
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +99,30 @@ func TestScript(t *testing.T) {
 	testscript.RunT(serialT{t}, params)
 	params.Files = shared
 	testscript.Run(t, params)
+}
+
+// scriptTools are the programs the namespace scripts run, with the
+// Debian package that has each (.ci/run installs them). Without one a
+// script skips, or fails on a bare exec.
+var scriptTools = []struct{ bin, pkg string }{
+	{"ip", "iproute2"},
+	{"ethtool", "ethtool"},
+	{"ping", "iputils-ping"},
+	{"tshark", "tshark"},
+}
+
+// requireTools fails the test when a program the namespace scripts need is
+// missing: under TSOLAB_REQUIRE_NETNS=1 they must run, not skip.
+func requireTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range scriptTools {
+		if _, err := exec.LookPath(tool.bin); err != nil {
+			t.Errorf("TSOLAB_REQUIRE_NETNS=1 but %s is not installed: the namespace scripts would skip (apt-get install %s)", tool.bin, tool.pkg)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
 }
 
 // needsNetadmin marks a script that needs namespaces.
