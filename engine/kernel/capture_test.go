@@ -97,26 +97,28 @@ func tsharkData(t *testing.T, path string) int64 {
 
 // With Options.Capture the engine writes a pcapng file per captured NIC:
 // the sender's outgoing TCP and the receiver's incoming TCP. The files
-// hold what Captures says, open with pcapgo's reader and tshark, and
-// their data packets are the eBPF counter's send units when the NIC
-// does TSO (the ring sees super-packets whole), its data_packets when
-// software GSO cuts them (the ring sees them cut), within the losses
-// the run reports.
+// hold what Captures says, open with pcapgo's reader and tshark, and the
+// sender's data packets are the run's send units whether TSO or software
+// GSO cuts them (the eBPF counter records them before GSO), within the
+// losses the run reports. Without eBPF (CounterRing) the ring writes the
+// sender's file, after software GSO, and counts what it wrote.
 func TestCaptureFiles(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		tso    bool
-		metric string
+		name    string
+		tso     bool
+		counter kernel.Counter
+		source  string // in the sender file's note
 	}{
-		{"tso on", true, engine.MetricSendUnits},
-		{"tso off", false, engine.MetricDataPackets},
+		{"tso on", true, kernel.CounterAuto, "eBPF counter"},
+		{"tso off", false, kernel.CounterAuto, "eBPF counter"},
+		{"tso off, ring", false, kernel.CounterRing, "the ring counted the send units"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPair(t, 1500)
 			p.setFeatures(t, "tx", "tx0", map[string]bool{featSG: true, featTSO: tt.tso, featGSO: true})
 			dir := t.TempDir()
 			var targets []kernel.CaptureTarget
-			opts := kernel.Options{Capture: func(ct kernel.CaptureTarget) (io.WriteCloser, string, error) {
+			opts := kernel.Options{Counter: tt.counter, Capture: func(ct kernel.CaptureTarget) (io.WriteCloser, string, error) {
 				targets = append(targets, ct)
 				name := filepath.Join(dir, fmt.Sprintf("%s-%s.pcapng", ct.NIC, ct.Direction))
 				f, err := os.Create(name)
@@ -130,11 +132,14 @@ func TestCaptureFiles(t *testing.T) {
 				targets[1].NIC != "rx0" || targets[1].Direction.String() != "in" || targets[0].Scenario != "test" || targets[0].Workload != "bulk" {
 				t.Fatalf("capture targets = %+v, want tx0 out and rx0 in for test/bulk", targets)
 			}
-			if n := sourceNote(t, res); !bytes.Contains([]byte(n), []byte("eBPF")) {
-				t.Errorf("source note %q: capturing should keep the eBPF counter (bpf+ring)", n)
+			if n := sourceNote(t, res); (tt.counter == kernel.CounterAuto) != bytes.Contains([]byte(n), []byte("eBPF")) {
+				t.Errorf("source note %q with counter %v: capturing keeps the counter asked for", n, tt.counter)
 			}
 			if len(res.Captures) != 2 {
 				t.Fatalf("captures = %+v, want the two files", res.Captures)
+			}
+			if !hasNote(res, "capture file "+res.Captures[0].File+": ", tt.source) {
+				t.Errorf("notes %q: want the sender's file described as from the %s", res.Notes, tt.source)
 			}
 			m := res.Metrics
 			for _, cf := range res.Captures {
@@ -156,15 +161,25 @@ func TestCaptureFiles(t *testing.T) {
 				}
 				// The eBPF counter's misses (capture_loss) and the ring's
 				// drops are the two sides' losses.
-				want, loss := m[tt.metric], m[engine.MetricCaptureLoss]+float64(cf.Dropped)
+				want, loss := m[engine.MetricSendUnits], m[engine.MetricCaptureLoss]+float64(cf.Dropped)
 				if d := float64(cf.DataPackets) - want; d > loss || -d > loss {
-					t.Errorf("%s: %d TCP data packets, %s = %v: differ by more than the reported loss %v", cf.File, cf.DataPackets, tt.metric, want, loss)
+					t.Errorf("%s: %d TCP data packets, send_units = %v: differ by more than the reported loss %v", cf.File, cf.DataPackets, want, loss)
 				}
 				t.Logf("%s: %d frames, %d data packets, %d dropped; send_units %v, data_packets %v, capture_loss %v",
 					cf.File, cf.Frames, cf.DataPackets, cf.Dropped, m[engine.MetricSendUnits], m[engine.MetricDataPackets], m[engine.MetricCaptureLoss])
 			}
 		})
 	}
+}
+
+// hasNote reports whether a note of res starts with prefix and holds part.
+func hasNote(res *engine.WorkloadResult, prefix, part string) bool {
+	for _, n := range res.Notes {
+		if bytes.HasPrefix([]byte(n), []byte(prefix)) && bytes.Contains([]byte(n), []byte(part)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Capturing needs the ring that DisableCapture turns off.

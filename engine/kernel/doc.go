@@ -80,17 +80,20 @@
 // it beside the eBPF counter as a cross-check (its drops are then a
 // Note, not capture_loss). A Note always names the source of the counts.
 //
-// Capture files. With Options.Capture the rings' frames go to pcapng
-// files (capture.Pcapng) through a capture.Sink the ring reader calls
-// synchronously for each frame; the callback in Options opens the
-// writer, so the caller owns the file layout. Capturing forces the ring
-// on beside the eBPF counter (bpf+ring): capture_loss stays the eBPF
-// counter's, the ring's tp_drops go to the file's interface statistics,
-// WorkloadResult.Captures and a Note. The sender file's TCP data packets
-// are send_units when the NIC does TSO (the ring sees super-packets
-// whole) and data_packets when software GSO cuts them. A second ring
+// Capture files. With Options.Capture every run writes a pcapng file
+// (capture.Pcapng) per sender NIC and per server NIC; the callback in
+// Options opens the writer, so the caller owns the file layout. The
+// sender's file is the eBPF counter's record (devqueue Options.Headers):
+// the headers of every TCP packet to or from the servers' ports as TCP
+// handed it to the device, before software GSO, so its TCP data packets
+// are the run's send_units with TSO on or off, as tcpdump on a TSO NIC
+// shows them; what its ring buffer could not take goes to the file's
+// interface statistics, WorkloadResult.Captures and a Note. Without eBPF
+// (CounterRing, or CounterAuto falling back) the sender's AF_PACKET ring
+// writes the file: after software GSO, counting what it wrote. A ring
 // captures each server NIC's incoming TCP (not on loopback, where the
-// sender's file holds every packet); it counts nothing.
+// sender's file holds both directions); it counts nothing, its tp_drops
+// go to its file's statistics.
 //
 // Checks. data_packets is compared with TCP_INFO tcpi_data_segs_out (for
 // the eBPF counter a shortfall is capture_loss, see above); the

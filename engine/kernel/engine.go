@@ -73,15 +73,15 @@ type Options struct {
 	CaptureRingBytes int
 	// TempDir holds the files sendfile workloads send; "" = os.TempDir().
 	TempDir string
-	// Capture, when not nil, writes the frames of AF_PACKET rings to
-	// pcapng files, headers only: one file per run and captured NIC, the
-	// sender's NIC (outgoing TCP) and the servers' NICs (incoming TCP;
-	// not on loopback, where the sender's file holds the packets). It is
-	// called as the rings open and returns where to write the file and
-	// its name for WorkloadResult.Captures; the engine closes the writer.
-	// Capturing runs the ring beside the eBPF counter (CounterAuto and
-	// CounterBPF count as CounterBoth) and cannot be combined with
-	// DisableCapture.
+	// Capture, when not nil, writes pcapng files, headers only: one file
+	// per run and captured NIC, the sender's NIC (its TCP as handed to the
+	// device, recorded by the eBPF counter before software GSO; from the
+	// AF_PACKET ring when eBPF does not count) and the servers' NICs
+	// (incoming TCP from a ring; not on loopback, where the sender's file
+	// holds both directions). It is called as the counters open and
+	// returns where to write the file and its name for
+	// WorkloadResult.Captures; the engine closes the writer. It cannot be
+	// combined with DisableCapture.
 	Capture func(CaptureTarget) (w io.WriteCloser, name string, err error)
 }
 
@@ -123,7 +123,7 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*engine.Worklo
 		panic("kernel.Engine.Run: RunRequest needs Scenario and Workload")
 	}
 	if e.opts.Capture != nil && e.opts.DisableCapture {
-		return nil, fmt.Errorf("kernel engine: Options.Capture writes what the AF_PACKET ring captures, and DisableCapture turns the ring off: choose one")
+		return nil, fmt.Errorf("kernel engine: Options.Capture writes what the send-unit counters see, and DisableCapture turns them off: choose one")
 	}
 	eps, err := resolve(req)
 	if err != nil {

@@ -44,8 +44,10 @@ type tapResult struct {
 	Ring      bool
 	Result    capture.Result
 	TxPackets uint64
-	// File is the capture file the ring's frames went to ("" = none).
-	File string
+	// File is the capture file ("" = none): the eBPF counter's record of
+	// the send units (FileBPF) or the ring's frames.
+	File    string
+	FileBPF bool
 }
 
 // measurement is everything a run measured, before it becomes metrics.
@@ -273,6 +275,16 @@ func (m measurement) captureFiles(notes []string) ([]engine.CaptureFile, []strin
 	var files []engine.CaptureFile
 	for _, t := range append(append([]tapResult(nil), m.Taps...), m.Recv...) {
 		if t.File == "" {
+			continue
+		}
+		if t.FileBPF && t.Units != nil {
+			f := engine.CaptureFile{
+				NIC: t.NIC, Interface: t.Ifname, Direction: t.Dir.String(), File: t.File,
+				Frames: t.Units.Recorded, DataPackets: t.Units.RecordedData, Dropped: t.Units.RecordLost,
+			}
+			files = append(files, f)
+			notes = append(notes, fmt.Sprintf("capture file %s: %d packets of %s outgoing as TCP handed them to the device (recorded by the eBPF counter at net:net_dev_queue, before software GSO, as tcpdump on a TSO NIC sees them), %d of them TCP data to the servers: the send units, so they match send_units; the record ring lost %d (in the file's interface statistics and captures[].dropped)",
+				f.File, f.Frames, t.Interface, f.DataPackets, f.Dropped))
 			continue
 		}
 		var data int64

@@ -59,12 +59,21 @@ type tap struct {
 	ring            bool   // the ring ran
 	txBefore        uint64 // tx_packets of the interface at the start
 	txAfter         uint64
-	// With Options.Capture: the file the ring's frames go to.
+	// With Options.Capture: the capture file and what writes it, the
+	// eBPF counter's record of the units (fileBPF, sender NICs) or the
+	// ring's frames.
 	pcap      *capture.Pcapng
+	fileBPF   bool
 	out       io.WriteCloser
 	file      string
 	pcapStart time.Time
 }
+
+// Where a capture file's packets come from, as its interface block says.
+const (
+	sourceBPF  = "eBPF at net:net_dev_queue: send units as TCP handed them to the device, before software GSO"
+	sourceRing = "AF_PACKET TPACKET_V3 ring"
+)
 
 // run is one execution of one workload.
 type run struct {
@@ -209,6 +218,7 @@ func (t *tap) result() tapResult {
 		Result:    t.res,
 		TxPackets: t.txAfter - t.txBefore,
 		File:      t.file,
+		FileBPF:   t.fileBPF,
 	}
 }
 
@@ -338,23 +348,35 @@ func (r *run) startCaptures(t0 time.Time, mss int) error {
 	if r.eng.opts.DisableCapture {
 		return nil
 	}
+	if r.eng.opts.Capture != nil {
+		for _, t := range append(append([]*tap(nil), r.taps...), r.recv...) {
+			if err := r.openFile(t); err != nil {
+				return err
+			}
+		}
+	}
 	mode := r.eng.opts.Counter
-	// A capture file is what the ring stores: capturing runs it beside
-	// the eBPF counter.
-	useRing := mode == CounterRing || mode == CounterBoth || r.eng.opts.Capture != nil
+	// The sender NICs' capture files come from the eBPF counter's record
+	// when it runs; the servers' files, and the senders' without eBPF,
+	// from the ring.
+	senderRing := mode == CounterRing || mode == CounterBoth
 	if mode.bpf() {
 		if err := r.startBPF(mss); err != nil {
 			if mode != CounterAuto {
 				return err
 			}
 			r.bpfErr = err
-			useRing = true
+			senderRing = true
 		}
 	}
-	if !useRing {
-		return nil
+	var rings []*tap
+	if senderRing {
+		rings = append(rings, r.taps...)
 	}
-	for _, t := range append(append([]*tap(nil), r.taps...), r.recv...) {
+	if r.eng.opts.Capture != nil {
+		rings = append(rings, r.recv...)
+	}
+	for _, t := range rings {
 		if err := r.openRing(t, t0); err != nil {
 			return err
 		}
@@ -362,34 +384,68 @@ func (r *run) startCaptures(t0 time.Time, mss int) error {
 	return nil
 }
 
-// openRing opens the AF_PACKET ring of a tap and, with Options.Capture,
-// the file its frames go to.
+// openFile opens a tap's capture file (Options.Capture); what writes it
+// is chosen when its source starts.
+func (r *run) openFile(t *tap) error {
+	w, name, err := r.eng.opts.Capture(CaptureTarget{
+		Scenario: r.req.Scenario.Name, Workload: r.w.Name, Repetition: r.req.Repetition,
+		NIC: t.key, Interface: t.ifname, Namespace: t.ns, Direction: t.dir,
+	})
+	if err != nil {
+		return fmt.Errorf("capture file for %s (%s): %w", t.key, t.dir, err)
+	}
+	t.out, t.file = w, name
+	return nil
+}
+
+// startFile starts the pcapng writer of a tap's capture file for a
+// source. Nothing reaches the file before the writer is flushed, so a
+// writer whose source then fails to start is dropped unwritten.
+func (r *run) startFile(t *tap, source string) error {
+	ns := t.ns
+	if ns == "" {
+		ns = "the host's namespace"
+	}
+	comment := fmt.Sprintf("tsolab: scenario %s, workload %s, run %d: NIC %s (%s) in %s, %s",
+		r.req.Scenario.Name, r.w.Name, r.req.Repetition+1, t.key, t.ifname, ns, t.dir)
+	var err error
+	if t.pcap, err = capture.NewPcapng(t.out, t.ifname, comment, t.dir, source); err != nil {
+		return fmt.Errorf("capture file %s: %w", t.file, err)
+	}
+	t.pcapStart = time.Now()
+	return nil
+}
+
+// finishFile ends a tap's capture file with what its source saw and lost.
+func (t *tap) finishFile(seen, dropped int64) error {
+	if t.pcap == nil {
+		return nil
+	}
+	err := t.pcap.Finish(seen, dropped, t.pcapStart, time.Now())
+	t.pcap = nil
+	if cerr := t.out.Close(); err == nil {
+		err = cerr
+	}
+	t.out = nil
+	if err != nil {
+		return fmt.Errorf("capture file %s: %w", t.file, err)
+	}
+	return nil
+}
+
+// openRing opens the AF_PACKET ring of a tap; with a capture file not
+// written by the eBPF counter, the ring's frames go to it.
 func (r *run) openRing(t *tap, t0 time.Time) error {
 	t.ring = true
 	opts := capture.Options{
 		Interface: t.ifname, DstPorts: t.ports, Start: t0, RingBytes: r.eng.opts.CaptureRingBytes,
 		Direction: t.dir,
 	}
-	if open := r.eng.opts.Capture; open != nil {
-		w, name, err := open(CaptureTarget{
-			Scenario: r.req.Scenario.Name, Workload: r.w.Name, Repetition: r.req.Repetition,
-			NIC: t.key, Interface: t.ifname, Namespace: t.ns, Direction: t.dir,
-		})
-		if err != nil {
-			return fmt.Errorf("capture file for %s (%s): %w", t.key, t.dir, err)
-		}
-		t.out, t.file = w, name
-		ns := t.ns
-		if ns == "" {
-			ns = "the host's namespace"
-		}
-		comment := fmt.Sprintf("tsolab: scenario %s, workload %s, run %d: NIC %s (%s) in %s, %s",
-			r.req.Scenario.Name, r.w.Name, r.req.Repetition+1, t.key, t.ifname, ns, t.dir)
-		if t.pcap, err = capture.NewPcapng(w, t.ifname, comment, t.dir); err != nil {
-			return fmt.Errorf("capture file %s: %w", name, err)
+	if t.out != nil && !t.fileBPF {
+		if err := r.startFile(t, sourceRing); err != nil {
+			return err
 		}
 		opts.Sink = t.pcap
-		t.pcapStart = time.Now()
 	}
 	return inNamespace(t.ns, func() error {
 		var err error
@@ -403,15 +459,9 @@ func (t *tap) stopRing() error {
 	res, err := t.c.Stop()
 	t.c = nil
 	t.res = res
-	if t.pcap != nil {
-		ferr := t.pcap.Finish(res, t.pcapStart, time.Now())
-		t.pcap = nil
-		if cerr := t.out.Close(); ferr == nil {
-			ferr = cerr
-		}
-		t.out = nil
-		if ferr != nil && err == nil {
-			err = fmt.Errorf("capture file %s: %w", t.file, ferr)
+	if !t.fileBPF {
+		if ferr := t.finishFile(res.Seen, res.Dropped); ferr != nil && err == nil {
+			err = ferr
 		}
 	}
 	return err
@@ -427,8 +477,15 @@ func (r *run) startBPF(mss int) error {
 			ifindex, inode, err = deviceID(t.ifname)
 			return err
 		})
+		opts := devqueue.Options{Ifindex: ifindex, NetNS: inode, DstPorts: t.ports, MSS: mss}
+		if err == nil && t.out != nil {
+			if err = r.startFile(t, sourceBPF); err == nil {
+				t.fileBPF = true
+				opts.Headers = t.pcap
+			}
+		}
 		if err == nil {
-			t.dq, err = devqueue.Open(devqueue.Options{Ifindex: ifindex, NetNS: inode, DstPorts: t.ports, MSS: mss})
+			t.dq, err = devqueue.Open(opts)
 		}
 		if err != nil {
 			for _, t := range r.taps {
@@ -436,6 +493,7 @@ func (r *run) startBPF(mss int) error {
 					t.dq.Stop()
 					t.dq = nil
 				}
+				t.pcap, t.fileBPF = nil, false
 			}
 			return fmt.Errorf("eBPF send-unit counter on %s: %w", t.key, err)
 		}
@@ -477,6 +535,11 @@ func (r *run) stopCaptures() error {
 				t.units = &res
 			} else if first == nil {
 				first = fmt.Errorf("eBPF send-unit counter on %s: %w", t.key, err)
+			}
+			if t.fileBPF {
+				if err := t.finishFile(res.Recorded+res.RecordLost, res.RecordLost); err != nil && first == nil {
+					first = err
+				}
 			}
 		}
 		if t.c == nil {

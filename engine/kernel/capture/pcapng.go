@@ -27,16 +27,18 @@ type Pcapng struct {
 // TSO-off stream on veth stores several hundred thousand a second.
 const pcapngBuffer = 1 << 20
 
-// NewPcapng writes the section and interface headers to w and returns
-// the sink. ifname names the interface in the file (Wireshark shows it),
-// comment says where it was (lab NIC, namespace).
-func NewPcapng(w io.Writer, ifname, comment string, dir Direction) (*Pcapng, error) {
+// NewPcapng writes the section and interface headers to w's buffer and
+// returns the sink; nothing reaches w before Finish (or a megabyte of
+// frames). ifname names the interface in the file (Wireshark shows it),
+// comment says where it was (lab NIC, namespace), source what saw the
+// packets (the AF_PACKET ring, the eBPF counter).
+func NewPcapng(w io.Writer, ifname, comment string, dir Direction, source string) (*Pcapng, error) {
 	// NgWriter keeps a *bufio.Writer at least 4096 bytes large as it is.
 	buf := bufio.NewWriterSize(w, pcapngBuffer)
 	nw, err := pcapgo.NewNgWriterInterface(buf, pcapgo.NgInterface{
 		Name:                ifname,
 		Comment:             comment,
-		Description:         fmt.Sprintf("%s: %s, headers only (%d bytes), AF_PACKET TPACKET_V3 ring", ifname, dir.pcapFilter(), Snaplen),
+		Description:         fmt.Sprintf("%s: %s, headers only (at most %d bytes), %s", ifname, dir.pcapFilter(), Snaplen, source),
 		Filter:              dir.pcapFilter(),
 		OS:                  runtime.GOOS,
 		LinkType:            layers.LinkTypeEthernet,
@@ -64,16 +66,17 @@ func (p *Pcapng) Frame(ts time.Time, data []byte, wireLen int) error {
 	}, data)
 }
 
-// Finish writes the interface statistics of a stopped ring (isb_ifrecv:
-// tp_packets, drops included; isb_ifdrop: tp_drops) and flushes. It
-// does not close the underlying writer.
-func (p *Pcapng) Finish(res Result, start, end time.Time) error {
+// Finish writes the interface statistics of the stopped source (
+// isb_ifrecv: what it was offered, drops included, a ring's tp_packets;
+// isb_ifdrop: what it could not keep, tp_drops) and flushes. It does not
+// close the underlying writer.
+func (p *Pcapng) Finish(seen, dropped int64, start, end time.Time) error {
 	err := p.w.WriteInterfaceStats(0, pcapgo.NgInterfaceStatistics{
 		LastUpdate:      end,
 		StartTime:       start,
 		EndTime:         end,
-		PacketsReceived: uint64(res.Seen),
-		PacketsDropped:  uint64(res.Dropped),
+		PacketsReceived: uint64(seen),
+		PacketsDropped:  uint64(dropped),
 	})
 	if err == nil {
 		err = p.w.Flush()

@@ -17,7 +17,7 @@ import (
 // the ring's counters as interface statistics.
 func TestPcapngReadsBack(t *testing.T) {
 	var file bytes.Buffer
-	p, err := NewPcapng(&file, "tx0", "tsolab nic tx0 in tsl.lab.tx", Outgoing)
+	p, err := NewPcapng(&file, "tx0", "tsolab nic tx0 in tsl.lab.tx", Outgoing, "AF_PACKET TPACKET_V3 ring")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestPcapngReadsBack(t *testing.T) {
 		}
 	}
 	end := start.Add(time.Second)
-	if err := p.Finish(Result{Seen: 5, Dropped: 3}, start, end); err != nil {
+	if err := p.Finish(5, 3, start, end); err != nil {
 		t.Fatal(err)
 	}
 

@@ -25,10 +25,13 @@ type Options struct {
 	DstPorts []uint16
 	// MSS in bytes, for the single-MSS count and the histogram buckets.
 	MSS int
-	// Headers, when not nil, gets every TCP packet to a watched port as
-	// the device layer got it, before software GSO: its headers (up to
-	// HeaderMax bytes from the MAC header), its whole length and when
-	// it was queued, from a ring buffer the program writes (see Sink).
+	// Headers, when not nil, gets every TCP packet to or from a watched
+	// port on the device as the device layer got it, before software
+	// GSO: its headers (up to HeaderMax bytes from the MAC header), its
+	// whole length and when it was queued, from a ring buffer the program
+	// writes (see Sink). Packets from a watched port (the server's, which
+	// leave by the sender's device only on loopback) are recorded, not
+	// counted.
 	Headers Sink
 }
 
@@ -205,8 +208,9 @@ type Result struct {
 	// histogram bucket.
 	Clamped int64
 	// With Options.Headers: Recorded is the packets handed to the sink
-	// without error, RecordedData those with TCP payload (the send units
-	// the sink got), RecordLost those the full ring buffer could not take.
+	// without error, RecordedData those with TCP payload to a watched port
+	// (the send units the sink got), RecordLost those the full ring buffer
+	// could not take.
 	Recorded, RecordedData, RecordLost int64
 	// Histogram bucket i counts units of ceil(payload/MSS) == i+1
 	// segments; trailing empty buckets are cut.

@@ -50,6 +50,7 @@ const (
 	stackGSO   = -40 // 4 bytes: gso_size, gso_segs
 	stackHdr   = -48 // 8 bytes: header bytes from skb->data to the end of TCP
 	stackRec   = -56 // 8 bytes: the reserved record
+	stackFlag  = -64 // 4 bytes: 1 = a packet to a watched port (counted)
 )
 
 // HeaderMax is the most header bytes a record keeps: Ethernet, IPv4 with
@@ -63,6 +64,7 @@ const (
 	recLen     = 8  // u32: skb->len, the whole packet from its MAC header
 	recCapLen  = 12 // u32: header bytes kept
 	recPayload = 16 // s32: TCP payload bytes of the whole packet
+	recFlag    = 20 // u32: 1 = to a watched port (counted), 0 = from one
 	recHeader  = 24 // HeaderMax bytes
 	recordSize = recHeader + HeaderMax
 )
@@ -131,17 +133,10 @@ func program(o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
 		asm.FnProbeReadKernel.Call(),
 		asm.JNE.Imm(asm.R0, 0, "unread"),
 	}
-	if len(f.Ports) > 0 {
-		insns = append(insns, asm.LoadMem(asm.R3, asm.R10, stackTCP+2, asm.Half))
-		for _, p := range f.Ports {
-			insns = append(insns, asm.JEq.Imm(asm.R3, int32(hostHalf(p)), "port"))
-		}
-		insns = append(insns, asm.Ja.Label("other"))
-	}
 	insns = append(insns,
 		// Header bytes up to the end of TCP: (head + transport_header -
 		// data) + doff*4; the payload is skb->len minus that.
-		asm.LoadMem(asm.R3, asm.R10, stackTCP+12, asm.Byte).WithSymbol("port"),
+		asm.LoadMem(asm.R3, asm.R10, stackTCP+12, asm.Byte),
 		asm.RSh.Imm(asm.R3, 4),
 		asm.LSh.Imm(asm.R3, 2),
 		asm.LoadMem(asm.R4, asm.R6, off(o.SkbData), asm.DWord),
@@ -151,9 +146,40 @@ func program(o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
 		asm.Add.Reg(asm.R2, asm.R3),
 		asm.LoadMem(asm.R8, asm.R6, off(o.SkbLen), asm.Word),
 		asm.Sub.Reg(asm.R8, asm.R2),
+		// Packets to a watched port are counted (flag 1); with a record,
+		// packets from one (the server's side on loopback) are recorded
+		// too but not counted (flag 0).
+		asm.StoreImm(asm.R10, stackFlag, 1, asm.Word),
 	)
+	next := "counted"
+	if recFD >= 0 {
+		next = "record"
+	}
+	if len(f.Ports) > 0 {
+		insns = append(insns, asm.LoadMem(asm.R3, asm.R10, stackTCP+2, asm.Half))
+		for _, p := range f.Ports {
+			insns = append(insns, asm.JEq.Imm(asm.R3, int32(hostHalf(p)), next))
+		}
+		if recFD >= 0 {
+			insns = append(insns, asm.LoadMem(asm.R3, asm.R10, stackTCP, asm.Half))
+			for _, p := range f.Ports {
+				insns = append(insns, asm.JEq.Imm(asm.R3, int32(hostHalf(p)), "from_port"))
+			}
+		}
+		insns = append(insns, asm.Ja.Label("other"))
+		if recFD >= 0 {
+			insns = append(insns,
+				asm.StoreImm(asm.R10, stackFlag, 0, asm.Word).WithSymbol("from_port"),
+				asm.Ja.Label("record"),
+			)
+		}
+	}
 	if recFD >= 0 {
 		insns = append(insns, record(o, recFD, inc)...)
+		insns = append(insns,
+			asm.LoadMem(asm.R3, asm.R10, stackFlag, asm.Word).WithSymbol("recorded"),
+			asm.JEq.Imm(asm.R3, 0, "other"),
+		)
 	}
 	insns = append(insns,
 		asm.JSLE.Imm(asm.R8, 0, "other").WithSymbol("counted"),
@@ -210,13 +236,14 @@ func program(o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
 	return insns, nil
 }
 
-// record writes one record of the packet into the ring buffer recFD; it
-// expects R2 = the header bytes from skb->data to the end of TCP and R8 =
-// the payload, and keeps R6-R9. A full ring counts the packet as lost.
+// record writes one record of the packet into the ring buffer recFD
+// (label "record", then on to "recorded"); it expects R2 = the header
+// bytes from skb->data to the end of TCP and R8 = the payload, and keeps
+// R6-R9. A full ring counts the packet as lost.
 func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
 	off := func(m member) int16 { return int16(m.Off) }
 	return asm.Instructions{
-		asm.StoreMem(asm.R10, stackHdr, asm.R2, asm.DWord),
+		asm.StoreMem(asm.R10, stackHdr, asm.R2, asm.DWord).WithSymbol("record"),
 		asm.LoadMapPtr(asm.R1, recFD),
 		asm.Mov.Imm(asm.R2, recordSize),
 		asm.Mov.Imm(asm.R3, 0),
@@ -229,6 +256,8 @@ func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) a
 		asm.LoadMem(asm.R2, asm.R6, off(o.SkbLen), asm.Word),
 		asm.StoreMem(asm.R1, recLen, asm.R2, asm.Word),
 		asm.StoreMem(asm.R1, recPayload, asm.R8, asm.Word),
+		asm.LoadMem(asm.R2, asm.R10, stackFlag, asm.Word),
+		asm.StoreMem(asm.R1, recFlag, asm.R2, asm.Word),
 		// The header bytes, at most HeaderMax.
 		asm.LoadMem(asm.R2, asm.R10, stackHdr, asm.DWord),
 		asm.JLE.Imm(asm.R2, HeaderMax, "rec_len"),
@@ -244,10 +273,10 @@ func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) a
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord).WithSymbol("rec_submit"),
 		asm.Mov.Imm(asm.R2, 0),
 		asm.FnRingbufSubmit.Call(),
-		asm.Ja.Label("counted"),
+		asm.Ja.Label("recorded"),
 		asm.Mov.Imm(asm.R3, 1).WithSymbol("rec_lost"),
 		inc(slotRecLost, asm.R3),
-		asm.Ja.Label("counted"),
+		asm.Ja.Label("recorded"),
 	}
 }
 

@@ -63,7 +63,7 @@ func (r *recorder) read() {
 		if r.err != nil {
 			continue // the sink failed: drain without writing
 		}
-		ts, data, wireLen, payload, ok := parseRecord(rec.RawSample)
+		ts, data, wireLen, payload, toWatched, ok := parseRecord(rec.RawSample)
 		if !ok {
 			r.err = fmt.Errorf("record of %d bytes, want %d", len(rec.RawSample), recordSize)
 			continue
@@ -73,7 +73,7 @@ func (r *recorder) read() {
 			continue
 		}
 		r.recorded++
-		if payload > 0 {
+		if payload > 0 && toWatched {
 			r.data++
 		}
 	}
@@ -92,13 +92,14 @@ func (r *recorder) stop() (recorded, data int64, err error) {
 	return r.recorded, r.data, errors.Join(r.err, ferr)
 }
 
-// parseRecord splits a record the program wrote.
-func parseRecord(b []byte) (ts int64, header []byte, wireLen, payload int, ok bool) {
+// parseRecord splits a record the program wrote; toWatched says the
+// packet went to a watched port (counted), not from one.
+func parseRecord(b []byte) (ts int64, header []byte, wireLen, payload int, toWatched, ok bool) {
 	if len(b) < recordSize {
-		return 0, nil, 0, 0, false
+		return 0, nil, 0, 0, false, false
 	}
 	ne := binary.NativeEndian
 	caplen := min(int(ne.Uint32(b[recCapLen:])), HeaderMax)
 	return int64(ne.Uint64(b[recTime:])), b[recHeader : recHeader+caplen],
-		int(ne.Uint32(b[recLen:])), int(int32(ne.Uint32(b[recPayload:]))), true
+		int(ne.Uint32(b[recLen:])), int(int32(ne.Uint32(b[recPayload:]))), ne.Uint32(b[recFlag:]) != 0, true
 }
