@@ -96,7 +96,9 @@ func TestScript(t *testing.T) {
 		params.Deadline = d
 	}
 	params.Files = alone
+	unlock := lockMachine(t)
 	testscript.RunT(serialT{t}, params)
+	unlock()
 	params.Files = shared
 	testscript.Run(t, params)
 }
@@ -152,6 +154,29 @@ func splitScripts(t *testing.T, dir string) (alone, shared []string) {
 		}
 	}
 	return alone, shared
+}
+
+// lockMachine takes a lock that every test process of this package on
+// the machine shares, so two `go test` runs at once (two people in one
+// checkout, or two checkouts) run their namespace scripts one after the
+// other: the scripts' labs have fixed names (tsl.tso-basics.tx), which two
+// at once would fight over, and each would measure the other's traffic.
+// It returns the unlock.
+func lockMachine(t *testing.T) func() {
+	t.Helper()
+	name := filepath.Join(os.TempDir(), "tsolab-cmd-test-netns.lock")
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("open the machine lock: %v", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Logf("waiting for %s: another test process runs its namespace scripts", name)
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			f.Close()
+			t.Fatalf("lock %s: %v", name, err)
+		}
+	}
+	return func() { f.Close() } // closing the file releases the lock
 }
 
 // serialT runs testscript's scripts one after another: it is testscript's
