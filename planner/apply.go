@@ -163,13 +163,15 @@ func buildOps(p *Plan) []*op {
 	return ops
 }
 
-// walk runs ops in dependency order, at most parallelism at a time. A
+// walk runs ops in dependency order, at most parallelism at a time, as
+// the state of that lineage (the owner of what it creates and deletes). A
 // failed op fails everything downstream of it, which is reported as
 // skipped, not as another error. Independent ops continue. When ctx is
 // cancelled no new op starts.
-func (p *Planner) walk(ctx context.Context, plan *Plan, w *stateWriter, res *ApplyResult) {
+func (p *Planner) walk(ctx context.Context, plan *Plan, lineage string, w *stateWriter, res *ApplyResult) {
 	ops := buildOps(plan)
 	naming := provider.NewNaming(plan.Lab)
+	naming.Owner = lineage
 	parallelism := p.opts.Parallelism
 	if parallelism < 1 {
 		parallelism = DefaultParallelism

@@ -120,6 +120,7 @@ func (p *Planner) stamp(plan *Plan, scenario string) {
 // can be made, at most parallelism at a time.
 func (p *Planner) validate(ctx context.Context, plan *Plan) hcl.Diagnostics {
 	naming := provider.NewNaming(plan.Lab)
+	naming.Owner = plan.Lineage
 	type job struct {
 		c    *Change
 		prov provider.Interface
@@ -235,7 +236,7 @@ func (p *Planner) Apply(ctx context.Context, plan *Plan) (*ApplyResult, error) {
 	} else {
 		w.st = base
 	}
-	p.walk(ctx, plan, w, res)
+	p.walk(ctx, plan, base.Lineage, w, res)
 	res.State, res.StateWrites = w.Close()
 	return res, nil
 }

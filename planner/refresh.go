@@ -52,6 +52,7 @@ func Refresh(ctx context.Context, st *State, providers map[provider.Kind]provide
 		parallelism = 1
 	}
 	naming := provider.NewNaming(st.Lab)
+	naming.Owner = st.Lineage
 	var (
 		mu  sync.Mutex
 		wg  sync.WaitGroup

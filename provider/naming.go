@@ -3,7 +3,10 @@ package provider
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // Naming derives the names of what tsolab creates for one lab, and the
@@ -12,6 +15,12 @@ import (
 type Naming struct {
 	// LabID is the lab's name, made safe for namespace names.
 	LabID string
+	// Owner is the lineage of the state (lab directory) that creates and
+	// deletes the resources; "" before a state exists. Two copies of one
+	// lab (two directories, two CI jobs) share names but not owners: a
+	// namespace carries its owner's mark (OwnerMark) and the other copy
+	// neither adopts nor deletes it.
+	Owner string
 }
 
 // NamespacePrefix is the prefix of every namespace this lab creates.
@@ -63,4 +72,40 @@ func (n Naming) Alias(a Addr) string { return "tsolab:" + n.LabID + ":" + a.Stri
 // OwnsAlias reports whether an interface alias marks a link of this lab.
 func (n Naming) OwnsAlias(alias string) bool {
 	return strings.HasPrefix(alias, "tsolab:"+n.LabID+":")
+}
+
+// OwnerMark is the ownership mark of a namespace this lab's state
+// creates, written as the alias of the namespace's lo:
+// "tsolab:LAB:state=LINEAGE"; "" without an Owner.
+func (n Naming) OwnerMark() string {
+	if n.Owner == "" {
+		return ""
+	}
+	return "tsolab:" + n.LabID + ":state=" + n.Owner
+}
+
+// ForeignOwner reports whether a namespace's ownership mark says another
+// state made it: a mark that is not this state's. An unmarked namespace
+// is not foreign (an apply interrupted before marking it, or an older
+// tsolab, made it under this lab's prefix).
+func (n Naming) ForeignOwner(mark string) bool { return mark != "" && mark != n.OwnerMark() }
+
+// MayClaim reports whether this state may take a namespace with that
+// mark as its own: one it marked, or an unmarked one.
+func (n Naming) MayClaim(mark string) bool { return !n.ForeignOwner(mark) }
+
+// ForeignOwnerDiagnostic says that the namespace ns of resource a
+// belongs to the state whose mark it carries, and how to go on.
+func (n Naming) ForeignOwnerDiagnostic(a Addr, ns, mark string) *hcl.Diagnostic {
+	ours := "this lab directory has no state yet"
+	if n.Owner != "" {
+		ours = "this lab directory's state is " + n.Owner
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  fmt.Sprintf("%s: namespace %s belongs to another copy of lab %s", a, ns, n.LabID),
+		Detail: fmt.Sprintf("Its lo carries the mark %q: another lab directory (or CI job) on this machine applied a lab of the same name, and %s. "+
+			"Two copies of one lab cannot share a machine: destroy the other one (tsolab destroy in its directory), or give this copy another name in its lab block.",
+			mark, ours),
+	}
 }

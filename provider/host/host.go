@@ -49,6 +49,13 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 		if !req.Naming.OwnsNS(ns) {
 			bad(fmt.Sprintf("namespace %q is not one of lab %s's", ns, req.Naming.LabID),
 				fmt.Sprintf("A host's namespace must be named %s; this is a bug in tsolab.", req.Naming.HostNS(req.Addr.Name)))
+		} else if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
+			d := req.Naming.ForeignOwnerDiagnostic(req.Addr, ns, mark)
+			if req.Range.Filename != "" {
+				r := req.Range
+				d.Subject = &r
+			}
+			diags = append(diags, d)
 		}
 	case config.HostLocal:
 		if ns != "" {
@@ -131,6 +138,15 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		d.errorf("create namespace", err)
 		return provider.CreateResponse{Diagnostics: d.diags}
 	}
+	// A namespace that was there already is this state's (an interrupted
+	// apply) unless another copy of the lab marked it.
+	if refused, err := netnsfs.Claim(ns, req.Naming.OwnerMark(), req.Naming.MayClaim); err != nil {
+		d.errorf("create namespace", err)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	} else if refused != "" {
+		d.diags = append(d.diags, req.Naming.ForeignOwnerDiagnostic(req.Addr, ns, refused))
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
 	err := netnsfs.Do(ns, func() error {
 		// lo is ifindex 1 in every namespace.
 		if err := netlink.LinkSetUp(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}); err != nil {
@@ -158,6 +174,11 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		}
 		if !ok {
 			return provider.ReadResponse{Gone: true}
+		}
+		// Ours no more: another copy of the lab made it anew.
+		if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
+			d.warnf("namespace %s is gone", fmt.Errorf("the namespace of that name carries another state's mark %q", mark), ns)
+			return provider.ReadResponse{Gone: true, Diagnostics: d.diags}
 		}
 	}
 	actual := req.Recorded.Clone()
@@ -258,6 +279,10 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 			Detail: fmt.Sprintf("It does not carry lab %s's prefix %s, so tsolab did not create it. Remove it by hand if it is really yours.",
 				req.Naming.LabID, provider.NamespacePrefix+req.Naming.LabID+"."),
 		})
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
+		d.warnf("left namespace %s alone", fmt.Errorf("it carries another state's mark %q: another copy of the lab made it after this one's was gone", mark), ns)
 		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
 	if err := netnsfs.Remove(ns); err != nil {

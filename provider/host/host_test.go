@@ -242,3 +242,64 @@ func TestLocalHost(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOwnership: two copies of one lab (two states, the same names) on
+// one machine. The namespace carries the state that created it; the other
+// copy's plan and apply refuse it, its refresh sees its own namespace as
+// gone, and its destroy leaves the namespace alone.
+func TestOwnership(t *testing.T) {
+	mine := netnstest.Lab(t)
+	mine.Owner = "state-a"
+	other := mine
+	other.Owner = "state-b"
+	fresh := mine
+	fresh.Owner = ""
+	ns := mine.HostNS("tx")
+	t.Cleanup(func() { netnsfs.Remove(ns) })
+	addr := provider.Addr{Kind: provider.KindHost, Name: "tx"}
+	desired := provider.Attrs{"kind": "netns", "netns": ns}
+	ctx := context.Background()
+	p := host.New()
+	foreign := []string{"host.tx: namespace " + ns + " belongs to another copy of lab " + mine.LabID}
+
+	if cr := p.Create(ctx, provider.CreateRequest{Naming: mine, Addr: addr, Desired: desired}); cr.Diagnostics.HasErrors() {
+		t.Fatalf("Create: %v", cr.Diagnostics)
+	}
+	if mark, ok, err := netnsfs.Mark(ns); err != nil || !ok || mark != "tsolab:"+mine.LabID+":state=state-a" {
+		t.Fatalf("mark of %s = %q, %v, %v: want state-a's", ns, mark, ok, err)
+	}
+	// Creating it again is completing an interrupted apply: fine for its
+	// own state.
+	if cr := p.Create(ctx, provider.CreateRequest{Naming: mine, Addr: addr, Desired: desired}); cr.Diagnostics.HasErrors() {
+		t.Errorf("Create again by its own state: %v", cr.Diagnostics)
+	}
+	for _, n := range []provider.Naming{other, fresh} {
+		v := p.Validate(ctx, provider.ValidateRequest{Naming: n, Addr: addr, Desired: desired})
+		if diff := cmp.Diff(foreign, summaries(v.Diagnostics)); diff != "" {
+			t.Errorf("Validate by state %q (-want +got):\n%s", n.Owner, diff)
+		}
+		cr := p.Create(ctx, provider.CreateRequest{Naming: n, Addr: addr, Desired: desired})
+		if diff := cmp.Diff(foreign, summaries(cr.Diagnostics)); diff != "" || cr.New != nil {
+			t.Errorf("Create by state %q: New %v, diagnostics (-want +got):\n%s", n.Owner, cr.New, diff)
+		}
+	}
+	if r := p.Read(ctx, provider.ReadRequest{Naming: other, Addr: addr, Recorded: desired}); !r.Gone || r.Diagnostics.HasErrors() {
+		t.Errorf("Read by the other state: Gone %v, %v; want gone with a warning", r.Gone, r.Diagnostics)
+	}
+	if r := p.Read(ctx, provider.ReadRequest{Naming: mine, Addr: addr, Recorded: desired}); r.Gone {
+		t.Errorf("Read by its own state: gone, want there")
+	}
+	d := p.Delete(ctx, provider.DeleteRequest{Naming: other, Addr: addr, Recorded: desired})
+	if d.Diagnostics.HasErrors() || len(d.Diagnostics) != 1 {
+		t.Errorf("Delete by the other state: %v, want one warning", d.Diagnostics)
+	}
+	if ok, _ := netnsfs.Exists(ns); !ok {
+		t.Fatalf("the other state's Delete removed %s", ns)
+	}
+	if d := p.Delete(ctx, provider.DeleteRequest{Naming: mine, Addr: addr, Recorded: desired}); d.Diagnostics.HasErrors() {
+		t.Errorf("Delete by its own state: %v", d.Diagnostics)
+	}
+	if ok, _ := netnsfs.Exists(ns); ok {
+		t.Errorf("%s still there after its own state's Delete", ns)
+	}
+}

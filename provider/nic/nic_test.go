@@ -492,3 +492,38 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestSwitchOwnership: a switch's namespace carries the state that made
+// it; another copy of the lab (another state) is refused at plan and
+// apply, sees it as gone and never deletes it.
+func TestSwitchOwnership(t *testing.T) {
+	f := newFixture(t)
+	f.n.Owner = "state-a"
+	ns := f.addSwitch("sw")
+	other := f.n
+	other.Owner = "state-b"
+	a := provider.Addr{Kind: provider.KindSwitch, Name: "sw"}
+	attrs := provider.Attrs{provider.AttrNetNS: ns, provider.AttrBridge: provider.BridgeName}
+	ctx := context.Background()
+	foreign := []string{"switch.sw: namespace " + ns + " belongs to another copy of lab " + f.n.LabID}
+	if mark, ok, err := netnsfs.Mark(ns); err != nil || !ok || mark != f.n.OwnerMark() {
+		t.Fatalf("mark of %s = %q, %v, %v: want %q", ns, mark, ok, err, f.n.OwnerMark())
+	}
+	v := f.sw.Validate(ctx, provider.ValidateRequest{Naming: other, Addr: a, Desired: attrs})
+	if diff := cmp.Diff(foreign, summaries(v.Diagnostics)); diff != "" {
+		t.Errorf("Validate by another state (-want +got):\n%s", diff)
+	}
+	cr := f.sw.Create(ctx, provider.CreateRequest{Naming: other, Addr: a, Desired: attrs})
+	if diff := cmp.Diff(foreign, summaries(cr.Diagnostics)); diff != "" {
+		t.Errorf("Create by another state (-want +got):\n%s", diff)
+	}
+	if r := f.sw.Read(ctx, provider.ReadRequest{Naming: other, Addr: a, Recorded: attrs}); !r.Gone || r.Diagnostics.HasErrors() {
+		t.Errorf("Read by another state: Gone %v, %v; want gone with a warning", r.Gone, r.Diagnostics)
+	}
+	if d := f.sw.Delete(ctx, provider.DeleteRequest{Naming: other, Addr: a, Recorded: attrs}); d.Diagnostics.HasErrors() || len(d.Diagnostics) != 1 {
+		t.Errorf("Delete by another state: %v, want one warning", d.Diagnostics)
+	}
+	if r := f.sw.Read(ctx, provider.ReadRequest{Naming: f.n, Addr: a, Recorded: attrs}); r.Gone {
+		t.Error("the switch is gone for its own state after another state's Delete")
+	}
+}

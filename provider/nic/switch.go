@@ -29,6 +29,13 @@ func (s *Switch) Validate(ctx context.Context, req provider.ValidateRequest) pro
 	d.rng = req.Range
 	if ns := req.Desired[provider.AttrNetNS]; !req.Naming.OwnsNS(ns) {
 		d.fix(fmt.Sprintf("namespace %q is not one of lab %s's", ns, req.Naming.LabID), "This is a bug in tsolab.")
+	} else if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
+		fd := req.Naming.ForeignOwnerDiagnostic(req.Addr, ns, mark)
+		if req.Range.Filename != "" {
+			r := req.Range
+			fd.Subject = &r
+		}
+		d.diags = append(d.diags, fd)
 	}
 	if err := checkIfName(req.Desired[provider.AttrBridge]); err != nil {
 		d.fix("bridge: "+err.Error(), "This is a bug in tsolab.")
@@ -47,6 +54,13 @@ func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provide
 	}
 	if _, err := netnsfs.Create(ns); err != nil {
 		d.errorf("create namespace", err)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	if refused, err := netnsfs.Claim(ns, req.Naming.OwnerMark(), req.Naming.MayClaim); err != nil {
+		d.errorf("create namespace", err)
+		return provider.CreateResponse{Diagnostics: d.diags}
+	} else if refused != "" {
+		d.diags = append(d.diags, req.Naming.ForeignOwnerDiagnostic(req.Addr, ns, refused))
 		return provider.CreateResponse{Diagnostics: d.diags}
 	}
 	c, err := openNS(ns)
@@ -100,7 +114,13 @@ func (s *Switch) observe(c *nsConn, n provider.Naming, a provider.Addr, want pro
 // it).
 func (s *Switch) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
 	d := newDiags(req.Addr)
-	c, err := openNS(req.Recorded[provider.AttrNetNS])
+	ns := req.Recorded[provider.AttrNetNS]
+	// Ours no more: another copy of the lab made it anew.
+	if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
+		d.warnf("namespace %s is gone", fmt.Errorf("the namespace of that name carries another state's mark %q", mark), ns)
+		return provider.ReadResponse{Gone: true, Diagnostics: d.diags}
+	}
+	c, err := openNS(ns)
 	if errors.Is(err, errNoNamespace) {
 		return provider.ReadResponse{Gone: true}
 	}
@@ -133,6 +153,10 @@ func (s *Switch) Delete(ctx context.Context, req provider.DeleteRequest) provide
 	if !req.Naming.OwnsNS(ns) {
 		d.fix(fmt.Sprintf("refusing to delete namespace %q", ns),
 			fmt.Sprintf("It does not carry lab %s's prefix %s, so tsolab did not create it.", req.Naming.LabID, provider.NamespacePrefix+req.Naming.LabID+"."))
+		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
+		d.warnf("left namespace %s alone", fmt.Errorf("it carries another state's mark %q: another copy of the lab made it after this one's was gone", mark), ns)
 		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
 	if err := netnsfs.Remove(ns); err != nil {
