@@ -682,13 +682,24 @@ func (linuxWake) canWrite(ep *endpoint, blocked bool) bool {
 	return free >= queued/2 && free > 0
 }
 
-// freebsdWake mirrors sosend_generic's wait: go on when sbspace reaches
-// the low-water mark (so_snd.sb_lowat).
+// freebsdWake mirrors sosend_generic's wait (sys/kern/uipc_socket.c):
+// `if (space < resid + clen && (atomic || space < so->so_snd.sb_lowat ||
+// space < clen)) sbwait()`, so a call goes on when sbspace covers what is
+// left of it or reaches the low-water mark (so_snd.sb_lowat). resid is the
+// whole remaining count of the write(2): for a call not yet started it is
+// the next write's size, not zero, so a new write that finds less than
+// sb_lowat free sleeps until an ACK frees more, leaving the send buffer
+// short of sb_hiwat meanwhile.
 type freebsdWake struct{ lowat int64 }
 
 func (w freebsdWake) canWrite(ep *endpoint, _ bool) bool {
+	a := &ep.app
 	free := ep.snd.sndBuf - (ep.snd.writeSeq - ep.snd.sndUna)
-	return free >= min(w.lowat, ep.app.callRemain) && free > 0
+	resid := a.callRemain
+	if resid == 0 {
+		resid = min(a.writeSize, a.pending)
+	}
+	return free >= min(w.lowat, resid) && free > 0
 }
 
 // ccByName picks the workload's congestion control (`cc`): Linux

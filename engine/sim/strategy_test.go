@@ -193,3 +193,34 @@ func TestEventQueueOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestFreebsdWake(t *testing.T) {
+	const buf = 100000
+	tests := []struct {
+		name                        string
+		queued, callRemain, pending int64
+		want                        bool
+	}{
+		{"mid-call, free covers the rest", buf - 1000, 1000, 50000, true},
+		{"mid-call, free below lowat and the rest", buf - 1000, 5000, 50000, false},
+		{"mid-call, free at lowat", buf - 2048, 5000, 50000, true},
+		{"new call, free below lowat: sleeps", buf - 1000, 0, 50000, false},
+		{"new call, free at lowat", buf - 2048, 0, 50000, true},
+		{"new call shorter than free", buf - 1000, 0, 800, true},
+		{"buffer full", buf, 0, 50000, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ep := &endpoint{}
+			ep.snd.sndBuf = buf
+			ep.snd.sndUna = 7
+			ep.snd.writeSeq = 7 + tt.queued
+			ep.app.writeSize = 131072
+			ep.app.callRemain = tt.callRemain
+			ep.app.pending = tt.pending
+			if got := (freebsdWake{lowat: 2048}).canWrite(ep, true); got != tt.want {
+				t.Errorf("canWrite = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

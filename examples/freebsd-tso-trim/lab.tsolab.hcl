@@ -90,8 +90,9 @@ workload "iperf" {
 # rounding short of the buffer (the receiver's reader keeps up, so only the
 # segment just appended is unread when it ACKs). The ACK's tcp_output sends
 # the writer's last refill whole at the buffer's end, and after the refill
-# the window allows less than one MSS, so the old trimming never sees a
-# length of one to two segments. docs/engine.md (seed 003) gives the exact
+# the window allows less than one MSS, so the old trimming sees a length of
+# one to two segments only when a new write found less than sb_lowat free
+# and slept (1.5% singles). docs/engine.md (seed 003) gives the exact
 # condition, what was tried, and what would have to hold instead.
 expect "throughput" {
   workload  = workload.iperf
