@@ -95,6 +95,11 @@
 // sender's file holds both directions); it counts nothing, its tp_drops
 // go to its file's statistics.
 //
+// A run whose receivers get nothing for Options.StallTimeout (10 s by
+// default: a namespace, link or peer went away mid-run) is stopped, its
+// sockets shut down, and Run returns an error saying so, instead of
+// blocking on reads no FIN will ever end.
+//
 // Checks. data_packets is compared with TCP_INFO tcpi_data_segs_out (for
 // the eBPF counter a shortfall is capture_loss, see above); the
 // interface's tx_packets with what the counter saw (for eBPF: between

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -60,6 +61,11 @@ func ParseCounter(s string) (Counter, error) {
 // bpf reports whether the counter tries the eBPF program.
 func (c Counter) bpf() bool { return c != CounterRing }
 
+// DefaultStallTimeout is Options.StallTimeout when not set: far beyond
+// any pause of a working TCP flow in a lab (its RTO backs off from 200 ms),
+// short enough that a broken run fails well inside a CI job.
+const DefaultStallTimeout = 10 * time.Second
+
 // Options configure the kernel engine.
 type Options struct {
 	// DisableCapture turns every send-unit counter off, eBPF and
@@ -69,6 +75,10 @@ type Options struct {
 	// Counter chooses how send units are counted (CounterAuto: eBPF,
 	// else the AF_PACKET ring).
 	Counter Counter
+	// StallTimeout ends a run that has received nothing for this long
+	// (the path broke: a namespace or link vanished, a peer died) with an
+	// error instead of waiting on it forever; 0 = DefaultStallTimeout.
+	StallTimeout time.Duration
 	// CaptureRingBytes sizes each capture ring; 0 = capture.DefaultRingBytes.
 	CaptureRingBytes int
 	// TempDir holds the files sendfile workloads send; "" = os.TempDir().

@@ -587,6 +587,17 @@ func (r *run) spawn(s side, fn func() error) {
 	}()
 }
 
+// stalled ends a run that received nothing for d: the workers' error
+// says so, and every connection is shut down so that they return.
+func (r *run) stalled(d time.Duration) {
+	r.mu.Lock()
+	if r.werr == nil {
+		r.werr = fmt.Errorf("nothing received for %s (the path between client and servers broke: a namespace, link or peer went away during the run?); stopped the run", d.Round(time.Second))
+	}
+	r.mu.Unlock()
+	r.abort()
+}
+
 // abort shuts every connection down so that blocked workers return.
 func (r *run) abort() {
 	for _, c := range r.conns {
@@ -660,6 +671,11 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 	var last int64
 	lastT := t0
 	lastUnits, lastUnitBytes, _ := r.sendTotals()
+	stall := r.eng.opts.StallTimeout
+	if stall <= 0 {
+		stall = DefaultStallTimeout
+	}
+	lastProgress := t0
 	for {
 		select {
 		case <-done:
@@ -672,6 +688,13 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 			var total int64
 			for _, c := range r.conns {
 				total += c.received.Load()
+			}
+			if total != last {
+				lastProgress = now
+			} else if now.Sub(lastProgress) >= stall {
+				r.stalled(now.Sub(lastProgress))
+				<-done
+				return series
 			}
 			dt := now.Sub(lastT).Seconds()
 			s := engine.Sample{T: now.Sub(t0).Seconds(), ThroughputBps: float64(total-last) * 8 / dt}
