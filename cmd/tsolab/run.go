@@ -248,23 +248,49 @@ func (c *cli) selectScenarios(lab *config.Lab, dir string, names []string, kind 
 
 func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, scenarios []*config.Scenario, eng engine.Engine, kind config.EngineKind, f *runFlags, test bool, results *engine.Results) error {
 	naming := provider.NewNaming(lab.Name)
-	for _, sc := range scenarios {
-		if c.stream != nil {
-			c.stream.scenarioStart(sc.Name, string(kind))
-		}
-		if kind == config.EngineKernel {
-			if test {
-				if err := c.applyScenario(ctx, dir, lab, sc, f.out); err != nil {
-					return err
+	// Repeated runs go in rounds: every scenario once, then again, so a
+	// disturbance of the machine for a while (a cron job, another tenant)
+	// lands on runs of every scenario rather than on all runs of one,
+	// where the comparison between scenarios would take it for their
+	// difference. On the kernel engine each switch is an in-place update.
+	type cell struct {
+		values []float64 // the -confidence metric of each run so far
+		done   bool      // -confidence reached
+	}
+	cells := map[[2]string]*cell{}
+	for rep := range f.repeat {
+		ran := false
+		for _, sc := range scenarios {
+			var todo []*config.Workload
+			for _, w := range sc.Workloads {
+				k := [2]string{sc.Name, w.Name}
+				if cells[k] == nil {
+					cells[k] = &cell{}
 				}
-			} else if err := c.checkApplied(ctx, dir, lab, sc, f.out); err != nil {
-				return err
+				if !cells[k].done {
+					todo = append(todo, w)
+				}
 			}
-		}
-		for _, w := range sc.Workloads {
-			metric := mainMetric(w)
-			var values []float64
-			for rep := range f.repeat {
+			if len(todo) == 0 {
+				continue
+			}
+			ran = true
+			if c.stream != nil {
+				c.stream.scenarioStart(sc.Name, string(kind))
+			}
+			if kind == config.EngineKernel {
+				switch {
+				case test:
+					if err := c.applyScenario(ctx, dir, lab, sc, f.out, rep, f.repeat); err != nil {
+						return err
+					}
+				case rep == 0:
+					if err := c.checkApplied(ctx, dir, lab, sc, f.out); err != nil {
+						return err
+					}
+				}
+			}
+			for _, w := range todo {
 				if err := ctx.Err(); err != nil {
 					return fmt.Errorf("interrupted: %w", err)
 				}
@@ -278,15 +304,75 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 					return fmt.Errorf("scenario %s, workload %s: %w", sc.Name, w.Name, err)
 				}
 				results.Runs = append(results.Runs, *res)
-				values = append(values, res.Metrics[metric])
-				if f.confidence > 0 && len(values) >= outcome.MinRunsForCI && outcome.Summarize(values).RelativeWidth() <= f.confidence {
-					break
+				cl := cells[[2]string{sc.Name, w.Name}]
+				cl.values = append(cl.values, res.Metrics[mainMetric(w)])
+				if f.confidence > 0 && len(cl.values) >= outcome.MinRunsForCI && outcome.Summarize(cl.values).RelativeWidth() <= f.confidence {
+					cl.done = true
 				}
 			}
-			if f.confidence > 0 {
-				c.reportConfidence(&results.Runs[len(results.Runs)-1], sc.Name, w.Name, metric, values, f.confidence)
+		}
+		if !ran {
+			break
+		}
+	}
+	if f.confidence > 0 {
+		for _, sc := range scenarios {
+			for _, w := range sc.Workloads {
+				last := lastRun(results, sc.Name, w.Name)
+				c.reportConfidence(last, sc.Name, w.Name, mainMetric(w), cells[[2]string{sc.Name, w.Name}].values, f.confidence)
 			}
 		}
+	}
+	return nil
+}
+
+// lastRun is the latest run of a workload in a scenario.
+func lastRun(results *engine.Results, scenario, workload string) *engine.WorkloadResult {
+	for i := len(results.Runs) - 1; i >= 0; i-- {
+		if r := &results.Runs[i]; r.Scenario == scenario && r.Workload == workload {
+			return r
+		}
+	}
+	return nil
+}
+
+// applyScenario makes the lab match sc, showing the plan (an in-place
+// update when only offloads change between scenarios); from the second
+// round of repeated runs on, one line per switch instead of the plan.
+func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, o outputFlags, rep, repeat int) error {
+	brief := rep > 0
+	if c.stream == nil {
+		if brief {
+			fmt.Fprintf(c.stdout, "=== scenario %s (run %d of %d)\n", sc.Name, rep+1, repeat)
+		} else {
+			fmt.Fprintf(c.stdout, "\n=== scenario %s\n", sc.Name)
+		}
+	}
+	v := c.view(o, lab.Sources)
+	p := newPlanner(dir, lab, sc, v)
+	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
+	if err != nil {
+		return err
+	}
+	if !brief || plan.Diagnostics.HasErrors() {
+		v.Plan(plan)
+	}
+	v.Diagnostics(plan.Diagnostics)
+	if plan.Diagnostics.HasErrors() {
+		return fmt.Errorf("scenario %s cannot be applied (see above)", sc.Name)
+	}
+	if !plan.HasChanges() {
+		return nil
+	}
+	res, err := p.Apply(ctx, plan)
+	if err != nil {
+		return err
+	}
+	if !brief || len(res.Failed) > 0 || res.Diagnostics.HasErrors() {
+		v.Applied(res)
+	}
+	if len(res.Failed) > 0 || res.Diagnostics.HasErrors() {
+		return fmt.Errorf("scenario %s: apply failed (see above)", sc.Name)
 	}
 	return nil
 }
@@ -345,37 +431,6 @@ func (c *cli) reportConfidence(last *engine.WorkloadResult, scenario, workload, 
 	if c.stream == nil {
 		fmt.Fprintf(c.stderr, "%s / %s: %s\n", scenario, workload, note)
 	}
-}
-
-// applyScenario makes the lab match sc, showing the plan (an in-place
-// update when only offloads change between scenarios).
-func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, o outputFlags) error {
-	if c.stream == nil {
-		fmt.Fprintf(c.stdout, "\n=== scenario %s\n", sc.Name)
-	}
-	v := c.view(o, lab.Sources)
-	p := newPlanner(dir, lab, sc, v)
-	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
-	if err != nil {
-		return err
-	}
-	v.Plan(plan)
-	v.Diagnostics(plan.Diagnostics)
-	if plan.Diagnostics.HasErrors() {
-		return fmt.Errorf("scenario %s cannot be applied (see above)", sc.Name)
-	}
-	if !plan.HasChanges() {
-		return nil
-	}
-	res, err := p.Apply(ctx, plan)
-	if err != nil {
-		return err
-	}
-	v.Applied(res)
-	if len(res.Failed) > 0 || res.Diagnostics.HasErrors() {
-		return fmt.Errorf("scenario %s: apply failed (see above)", sc.Name)
-	}
-	return nil
 }
 
 // checkApplied refuses to run when the lab differs from sc: run measures
