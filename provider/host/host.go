@@ -130,22 +130,8 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		}
 		return provider.CreateResponse{New: newAttrs, Diagnostics: d.diags}
 	}
-	if !req.Naming.OwnsNS(ns) {
-		d.errorf("refusing to create namespace %q", errors.New("it does not carry the lab's prefix"), ns)
-		return provider.CreateResponse{Diagnostics: d.diags}
-	}
-	if _, err := netnsfs.Create(ns); err != nil {
-		d.errorf("create namespace", err)
-		return provider.CreateResponse{Diagnostics: d.diags}
-	}
-	// A namespace that was there already is this state's (an interrupted
-	// apply) unless another copy of the lab marked it.
-	if refused, err := netnsfs.Claim(ns, req.Naming.OwnerMark(), req.Naming.MayClaim); err != nil {
-		d.errorf("create namespace", err)
-		return provider.CreateResponse{Diagnostics: d.diags}
-	} else if refused != "" {
-		d.diags = append(d.diags, req.Naming.ForeignOwnerDiagnostic(req.Addr, ns, refused))
-		return provider.CreateResponse{Diagnostics: d.diags}
+	if diags := CreateNamespace(req.Naming, req.Addr, ns); diags.HasErrors() {
+		return provider.CreateResponse{Diagnostics: diags}
 	}
 	err := netnsfs.Do(ns, func() error {
 		// lo is ifindex 1 in every namespace.
@@ -176,9 +162,8 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 			return provider.ReadResponse{Gone: true}
 		}
 		// Ours no more: another copy of the lab made it anew.
-		if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
-			d.warnf("namespace %s is gone", fmt.Errorf("the namespace of that name carries another state's mark %q", mark), ns)
-			return provider.ReadResponse{Gone: true, Diagnostics: d.diags}
+		if w := ForeignNamespace(req.Naming, req.Addr, ns, "read"); w != nil {
+			return provider.ReadResponse{Gone: true, Diagnostics: hcl.Diagnostics{w}}
 		}
 	}
 	actual := req.Recorded.Clone()
@@ -281,14 +266,54 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 		})
 		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
-	if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
-		d.warnf("left namespace %s alone", fmt.Errorf("it carries another state's mark %q: another copy of the lab made it after this one's was gone", mark), ns)
-		return provider.DeleteResponse{Diagnostics: d.diags}
+	if w := ForeignNamespace(req.Naming, req.Addr, ns, "delete"); w != nil {
+		return provider.DeleteResponse{Diagnostics: hcl.Diagnostics{w}}
 	}
 	if err := netnsfs.Remove(ns); err != nil {
 		d.errorf("delete namespace", err)
 	}
 	return provider.DeleteResponse{Diagnostics: d.diags}
+}
+
+// CreateNamespace makes ns, the namespace of resource a, for n's state,
+// completing one an interrupted apply of that state left. It refuses a
+// name without the lab's prefix, and a namespace another copy of the lab
+// owns (see provider.Naming.OwnerMark). Hosts use it, and so do switches
+// (provider/nic), whose bridges live in namespaces of their own.
+func CreateNamespace(n provider.Naming, a provider.Addr, ns string) hcl.Diagnostics {
+	d := newDiags(a)
+	if !n.OwnsNS(ns) {
+		d.errorf("refusing to create namespace %q", errors.New("it does not carry the lab's prefix"), ns)
+		return d.diags
+	}
+	if _, err := netnsfs.Create(ns); err != nil {
+		d.errorf("create namespace", err)
+		return d.diags
+	}
+	if refused, err := netnsfs.Claim(ns, n.OwnerMark(), n.MayClaim); err != nil {
+		d.errorf("create namespace", err)
+	} else if refused != "" {
+		d.diags = append(d.diags, n.ForeignOwnerDiagnostic(a, ns, refused))
+	}
+	return d.diags
+}
+
+// ForeignNamespace returns a warning when ns exists and another copy of
+// the lab owns it, so that n's state must neither take it for its own
+// (op "read": it is gone for this state) nor remove it (op "delete": it
+// is left alone); nil otherwise.
+func ForeignNamespace(n provider.Naming, a provider.Addr, ns, op string) *hcl.Diagnostic {
+	mark, ok, err := netnsfs.Mark(ns)
+	if err != nil || !ok || !n.ForeignOwner(mark) {
+		return nil
+	}
+	what := "namespace %s is gone for this lab's state"
+	if op == "delete" {
+		what = "left namespace %s alone"
+	}
+	d := newDiags(a)
+	d.warnf(what, fmt.Errorf("it carries another state's mark %q: another copy of the lab made it", mark), ns)
+	return d.diags[0]
 }
 
 func isLocal(a provider.Attrs) bool {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/vishvananda/netlink"
 
 	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
@@ -48,20 +50,8 @@ func (s *Switch) Validate(ctx context.Context, req provider.ValidateRequest) pro
 func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
 	d := newDiags(req.Addr)
 	ns, brName := req.Desired[provider.AttrNetNS], req.Desired[provider.AttrBridge]
-	if !req.Naming.OwnsNS(ns) {
-		d.errorf("refusing to create namespace %q", errors.New("it does not carry the lab's prefix"), ns)
-		return provider.CreateResponse{Diagnostics: d.diags}
-	}
-	if _, err := netnsfs.Create(ns); err != nil {
-		d.errorf("create namespace", err)
-		return provider.CreateResponse{Diagnostics: d.diags}
-	}
-	if refused, err := netnsfs.Claim(ns, req.Naming.OwnerMark(), req.Naming.MayClaim); err != nil {
-		d.errorf("create namespace", err)
-		return provider.CreateResponse{Diagnostics: d.diags}
-	} else if refused != "" {
-		d.diags = append(d.diags, req.Naming.ForeignOwnerDiagnostic(req.Addr, ns, refused))
-		return provider.CreateResponse{Diagnostics: d.diags}
+	if diags := host.CreateNamespace(req.Naming, req.Addr, ns); diags.HasErrors() {
+		return provider.CreateResponse{Diagnostics: diags}
 	}
 	c, err := openNS(ns)
 	if err != nil {
@@ -116,9 +106,8 @@ func (s *Switch) Read(ctx context.Context, req provider.ReadRequest) provider.Re
 	d := newDiags(req.Addr)
 	ns := req.Recorded[provider.AttrNetNS]
 	// Ours no more: another copy of the lab made it anew.
-	if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
-		d.warnf("namespace %s is gone", fmt.Errorf("the namespace of that name carries another state's mark %q", mark), ns)
-		return provider.ReadResponse{Gone: true, Diagnostics: d.diags}
+	if w := host.ForeignNamespace(req.Naming, req.Addr, ns, "read"); w != nil {
+		return provider.ReadResponse{Gone: true, Diagnostics: hcl.Diagnostics{w}}
 	}
 	c, err := openNS(ns)
 	if errors.Is(err, errNoNamespace) {
@@ -155,9 +144,8 @@ func (s *Switch) Delete(ctx context.Context, req provider.DeleteRequest) provide
 			fmt.Sprintf("It does not carry lab %s's prefix %s, so tsolab did not create it.", req.Naming.LabID, provider.NamespacePrefix+req.Naming.LabID+"."))
 		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
-	if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
-		d.warnf("left namespace %s alone", fmt.Errorf("it carries another state's mark %q: another copy of the lab made it after this one's was gone", mark), ns)
-		return provider.DeleteResponse{Diagnostics: d.diags}
+	if w := host.ForeignNamespace(req.Naming, req.Addr, ns, "delete"); w != nil {
+		return provider.DeleteResponse{Diagnostics: hcl.Diagnostics{w}}
 	}
 	if err := netnsfs.Remove(ns); err != nil {
 		d.errorf("delete", err)
