@@ -5,8 +5,14 @@
 // deleted.
 //
 // It owns namespaces carrying the lab's prefix and the sysctls it writes.
-// It never removes a namespace without the lab's prefix, never writes a
-// sysctl outside net.*, and never touches links: provider/nic does.
+// A namespace it creates also records the state that made it (its lo's
+// alias, provider.Naming.OwnerMark), so that two copies of one lab on a
+// machine never take or remove each other's: CreateNamespace and
+// ForeignNamespace hold that rule for hosts and for the switches'
+// namespaces (provider/nic). It never removes a namespace without the
+// lab's prefix or with another state's mark, never writes a sysctl
+// outside net.*, and never touches links other than lo's alias:
+// provider/nic does.
 // The namespace mechanics (creating, entering without leaving a thread
 // behind) live in the sub-package netnsfs, shared with provider/nic.
 package host
