@@ -2,8 +2,8 @@
 // running Linux kernel: real TCP sockets inside the lab's network
 // namespaces, measured with per-thread CPU clocks, TCP_INFO, interface
 // counters and a send-unit counter on the sender's NIC: an eBPF program
-// at net:net_dev_queue (package devqueue), or an AF_PACKET ring (package
-// capture).
+// where the device layer gets the skbs (package devqueue), or an
+// AF_PACKET ring (package capture).
 //
 // It owns the workloads (stream, rr, sendfile), their measurement and the
 // assembly of an engine.WorkloadResult. It must not provision or change
@@ -39,28 +39,24 @@
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
-// attaches a BTF-typed raw tracepoint program to net_dev_queue, which
-// __dev_queue_xmit fires before the qdisc and before validate_xmit_skb
-// cuts GSO skbs in software. A TSO or GSO super-packet counts once with
-// its whole payload; data_packets is the sum of its gso_segs (the
-// segments it becomes on the wire). The program keeps the sender NIC's
-// packets by ifindex and network-namespace inode, the measured direction
-// by TCP destination port (the servers'), and aggregates in a per-CPU
-// map: counts, bytes, single-MSS units and the MSS histogram, read once
-// at the end (and each second for the series). The map has no ring to
-// overflow; capture_loss counts the packets whose headers the program
-// could not read plus the data segments TCP_INFO (tcpi_data_segs_out)
-// says were sent and the counter did not see. Paced flows show a few of
-// those (~0.1-0.5%, whole skbs, with no recursion misses; an fentry
-// program on __dev_queue_xmit misses the same ones), unpaced streams
-// none. Measured (see package devqueue): they are not read timing (the
-// TCP_INFO read at the end already equals one after a drain, the deficit
-// appears mid-run), not the port filter and not the map; the skbs were
-// transmitted, since the AF_PACKET ring on the same device sees every
-// byte by sequence number, while every tracepoint probe tried
-// (net_dev_queue, net_dev_start_xmit, perf) misses the same skbs and the
-// pure ACK that follows each. The kernel mechanism that skips the probes
-// is not found; CounterBoth shows the ring's view beside the counter.
+// attaches a program at TCX egress of the sender's NIC (sch_handle_egress,
+// early in __dev_queue_xmit; on kernels without TCX, a BTF-typed raw
+// tracepoint program on net_dev_queue a few lines later), before the
+// qdisc and before validate_xmit_skb cuts GSO skbs in software. A TSO or
+// GSO super-packet counts once with its whole payload; data_packets is
+// the sum of its gso_segs (the segments it becomes on the wire). The
+// program keeps the sender NIC's packets by ifindex and network-namespace
+// inode, the measured direction by TCP destination port (the servers'),
+// and aggregates in a per-CPU map: counts, bytes, single-MSS units and the
+// MSS histogram, read once at the end (and each second for the series).
+// The map has no ring to overflow; capture_loss counts the packets whose
+// headers the program could not read plus the data segments TCP_INFO
+// (tcpi_data_segs_out) says were sent and the counter did not see. At
+// TCX that is none; the tracepoint fallback missed ~0.1-0.5% on paced
+// flows on this VM, where tracing programs do not run while one kind of
+// thread is current and a pacing timer's softirq can send on top of it
+// (measured in package devqueue). CounterBoth shows the ring's view
+// beside the counter.
 //
 // What it shows on Linux >= 4.19: TCP builds GSO skbs whatever the
 // device's tso, gso and sg flags say ("tcp: switch to GSO being always

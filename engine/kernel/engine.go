@@ -19,7 +19,7 @@ import (
 type Counter int
 
 const (
-	// CounterAuto counts with eBPF at net_dev_queue (package devqueue)
+	// CounterAuto counts with eBPF where the device layer gets the skbs (package devqueue)
 	// and falls back to the AF_PACKET ring, with a Note naming why, when
 	// the program cannot be loaded (no BTF, no CAP_BPF/CAP_PERFMON).
 	CounterAuto Counter = iota

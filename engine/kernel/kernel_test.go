@@ -148,7 +148,7 @@ func TestStreamTSOOffCountsBeforeGSO(t *testing.T) {
 		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
 		Connections: 1, WriteSize: 65536, Duration: time.Second,
 	}, kernel.Options{Counter: kernel.CounterBPF})
-	if n := sourceNote(t, res); !strings.Contains(n, "eBPF at net:net_dev_queue") {
+	if n := sourceNote(t, res); !strings.Contains(n, "send units counted by eBPF on tx0 (tx0) at TCX egress") {
 		t.Errorf("source note %q, want the eBPF counter", n)
 	}
 	if avg := res.Metrics[engine.MetricAvgSendBytes]; avg <= float64(4*res.MSS) {

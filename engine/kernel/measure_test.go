@@ -103,7 +103,7 @@ func TestMeasurementFromBPF(t *testing.T) {
 		{
 			name:      "eBPF alone, interface counter within range",
 			taps:      []tapResult{{Interface: "tx0", Units: units, TxPackets: 75}},
-			wantNotes: []string{"send units counted by eBPF at net:net_dev_queue on tx0"},
+			wantNotes: []string{"send units counted by eBPF on tx0 at TCX egress, early in __dev_queue_xmit"},
 			badNotes:  []string{"interface counted", "AF_PACKET", "TCP_INFO"},
 		},
 		{

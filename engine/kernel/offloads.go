@@ -101,7 +101,7 @@ func (r *run) gsoNotes(offloads map[string]map[string]bool) []string {
 		}
 		seen[ep.SenderNIC] = true
 		if !o["tso"] {
-			notes = append(notes, fmt.Sprintf("%s has TSO off: TCP still builds GSO super-packets (always, since Linux 4.19) and the device layer cuts them in software before the capture's tap, so send_units counts the units the driver received, not the skbs TCP built (the eBPF counter at net_dev_queue did not run)", ep.SenderNIC))
+			notes = append(notes, fmt.Sprintf("%s has TSO off: TCP still builds GSO super-packets (always, since Linux 4.19) and the device layer cuts them in software before the capture's tap, so send_units counts the units the driver received, not the skbs TCP built (the eBPF counter at the device layer did not run)", ep.SenderNIC))
 		}
 	}
 	return notes

@@ -71,7 +71,7 @@ type tap struct {
 
 // Where a capture file's packets come from, as its interface block says.
 const (
-	sourceBPF  = "eBPF at net:net_dev_queue: send units as TCP handed them to the device, before software GSO"
+	sourceBPF  = "eBPF at the device layer's entry (__dev_queue_xmit): send units as TCP handed them to the device, before software GSO"
 	sourceRing = "AF_PACKET TPACKET_V3 ring"
 )
 
@@ -485,7 +485,13 @@ func (r *run) startBPF(mss int) error {
 			}
 		}
 		if err == nil {
-			t.dq, err = devqueue.Open(opts)
+			// Open attaches at the device's TCX egress, which it names by
+			// its index in the calling thread's namespace.
+			err = inNamespace(t.ns, func() error {
+				var err error
+				t.dq, err = devqueue.Open(opts)
+				return err
+			})
 		}
 		if err != nil {
 			for _, t := range r.taps {

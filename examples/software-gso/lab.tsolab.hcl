@@ -9,7 +9,7 @@
 # shows the cut. rate_held and gso_not_costlier hold for both engines.
 #
 # The kernel engine counts send units where TCP hands them to the device
-# layer, before software GSO (eBPF at net:net_dev_queue), so it can show
+# layer, before software GSO (eBPF at TCX egress), so it can show
 # the seed's mechanism directly: with TSO off TCP hands over ~45-MSS
 # super-packets (measured 65 KB units at 1 Gb/s pacing, gso on and off)
 # and the device layer cuts them to MSS for the wire. super_packets
@@ -76,8 +76,8 @@ expect "gso_not_costlier" {
 }
 
 # Measured on Linux 6.18: avg_send_bytes 65100 (45 MSS) in both
-# scenarios; data_packets plus the few segments the counter missed
-# (capture_loss, ~0.3% on this paced flow) = bytes / 1448 on the wire.
+# scenarios; data_packets (plus capture_loss: 0 at TCX egress, ~0.3% of
+# this paced flow with the tracepoint fallback) = bytes / 1448 on the wire.
 expect "super_packets" {
   workload  = workload.sendfile
   when      = matrix.gso

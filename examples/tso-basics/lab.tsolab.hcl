@@ -55,7 +55,7 @@ expect "tso_cuts_sender_cpu" {
 }
 
 # Send units are counted where TCP hands them to the device layer
-# (eBPF at net:net_dev_queue, before software GSO). On Linux >= 4.19 TCP
+# (eBPF at TCX egress, before software GSO). On Linux >= 4.19 TCP
 # builds GSO super-packets whatever the NIC offers ("tcp: switch to GSO
 # being always on"), so with TSO off the units are as large as with it
 # on (~53 kB on Linux 6.18, ~37 MSS at MTU 1500, ~6 at 9000); TSO only

@@ -3,8 +3,11 @@ package devqueue
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -55,6 +58,7 @@ type Counter struct {
 	m    *ebpf.Map
 	prog *ebpf.Program
 	lnk  link.Link
+	hook Hook
 	mss  int
 	rec  *recorder // nil without Options.Headers
 }
@@ -69,11 +73,12 @@ var kernelBTF = sync.OnceValues(func() (offsets, error) {
 	return loadOffsets(spec)
 })
 
-// Open loads the program for opts, attaches it to net_dev_queue and
-// starts counting. BPF is not namespaced: Open may run on any thread.
-// It fails when the kernel has no BTF, the process lacks CAP_BPF and
-// CAP_PERFMON (or CAP_SYS_ADMIN), or the verifier refuses the program;
-// the error says which.
+// Open loads the program for opts, attaches it (see attach) and starts
+// counting. It must run on a thread in the device's network namespace
+// (opts.NetNS): the TCX hook names the device by its index there. It
+// fails when the thread is elsewhere, the kernel has no BTF, the process
+// lacks CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (or CAP_SYS_ADMIN), or
+// the verifier refuses the program; the error says which.
 func Open(opts Options) (*Counter, error) {
 	if opts.Ifindex <= 0 || opts.NetNS == 0 || opts.NetNS > 1<<32-1 {
 		return nil, fmt.Errorf("devqueue: need the device's ifindex and network namespace inode (got %d, %d)", opts.Ifindex, opts.NetNS)
@@ -111,47 +116,87 @@ func Open(opts Options) (*Counter, error) {
 			rb.Close()
 		}
 	}
-	insns, err := program(off, filter{
-		Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS),
-	}, m.FD(), recFD)
-	if err != nil {
-		closeMaps()
-		return nil, fmt.Errorf("devqueue: %w", err)
-	}
-	at, to := ebpf.AttachTraceRawTp, "net_dev_queue"
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Name:         "tsl_dev_queue",
-		Type:         ebpf.Tracing,
-		AttachType:   at,
-		AttachTo:     to,
-		Instructions: insns,
-		// bpf_probe_read_kernel is offered to GPL-compatible programs only.
-		License: "Dual MIT/GPL",
-	})
-	if err != nil {
-		closeMaps()
-		return nil, fmt.Errorf("devqueue: load the tp_btf/net_dev_queue program: %w", err)
-	}
-	c := &Counter{m: m, prog: prog, mss: opts.MSS}
+	f := filter{Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS)}
+	c := &Counter{m: m, mss: opts.MSS}
 	if rb != nil {
 		// The reader runs before the program can write.
 		if c.rec, err = startRecorder(rb, opts.Headers); err != nil {
-			prog.Close()
 			closeMaps()
 			return nil, fmt.Errorf("devqueue: %w", err)
 		}
 	}
-	c.lnk, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: at})
+	c.hook, c.prog, c.lnk, err = attach(off, f, m.FD(), recFD)
 	if err != nil {
 		if c.rec != nil {
 			c.rec.stop()
 		}
-		prog.Close()
 		m.Close()
-		return nil, fmt.Errorf("devqueue: attach to net_dev_queue: %w", err)
+		return nil, fmt.Errorf("devqueue: %w", err)
 	}
 	return c, nil
 }
+
+// attach loads the program and attaches it at TCX egress of the device
+// (f.Ifindex in the calling thread's namespace, which must be f.NetNS);
+// on a kernel without TCX or without the kfunc the TCX program needs, on
+// the net_dev_queue tracepoint instead.
+func attach(o offsets, f filter, mapFD, recFD int) (Hook, *ebpf.Program, link.Link, error) {
+	// The namespace check and the attach on one thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
+		return 0, nil, nil, fmt.Errorf("this thread's network namespace: %w", err)
+	}
+	if st.Ino != uint64(f.NetNS) {
+		return 0, nil, nil, fmt.Errorf("Open runs in network namespace %d, want the device's %d: call it on a thread in that namespace", st.Ino, f.NetNS)
+	}
+	if o.CastToKernCtx != 0 {
+		prog, lnk, err := load(HookTCX, o, f, mapFD, recFD, func(p *ebpf.Program) (link.Link, error) {
+			return link.AttachTCX(link.TCXOptions{Interface: int(f.Ifindex), Program: p, Attach: ebpf.AttachTCXEgress})
+		})
+		if !errors.Is(err, ebpf.ErrNotSupported) {
+			return HookTCX, prog, lnk, err
+		}
+	}
+	prog, lnk, err := load(HookTracepoint, o, f, mapFD, recFD, func(p *ebpf.Program) (link.Link, error) {
+		return link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
+	})
+	return HookTracepoint, prog, lnk, err
+}
+
+// load builds and loads the program for hook h and attaches it with at.
+func load(h Hook, o offsets, f filter, mapFD, recFD int, at func(*ebpf.Program) (link.Link, error)) (*ebpf.Program, link.Link, error) {
+	insns, err := program(h, o, f, mapFD, recFD)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec := &ebpf.ProgramSpec{
+		Name:         "tsl_dev_queue",
+		Instructions: insns,
+		// bpf_probe_read_kernel is offered to GPL-compatible programs only.
+		License: "Dual MIT/GPL",
+	}
+	switch h {
+	case HookTCX:
+		spec.Type, spec.AttachType = ebpf.SchedCLS, ebpf.AttachTCXEgress
+	case HookTracepoint:
+		spec.Type, spec.AttachType, spec.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, "net_dev_queue"
+	}
+	prog, err := ebpf.NewProgram(spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load the %v program: %w", h, err)
+	}
+	lnk, err := at(prog)
+	if err != nil {
+		prog.Close()
+		return nil, nil, fmt.Errorf("attach the %v program: %w", h, err)
+	}
+	return prog, lnk, nil
+}
+
+// Hook says where the counter counts.
+func (c *Counter) Hook() Hook { return c.hook }
 
 // Totals is the running count of send units and their payload (the
 // per-second series reads it while the program runs).
@@ -191,6 +236,7 @@ func (c *Counter) read() ([]uint64, error) {
 
 // Result is what a stopped counter counted.
 type Result struct {
+	Hook         Hook  // where it counted
 	SendUnits    int64 // TCP data skbs to a watched port handed to the device layer
 	PayloadBytes int64 // their summed TCP payload
 	// WireSegments is the segments those units become on the wire: the
@@ -243,6 +289,7 @@ func (c *Counter) Stop() (Result, error) {
 		return Result{}, err
 	}
 	r := resultOf(v)
+	r.Hook = c.hook
 	r.Missed = missed
 	r.Recorded, r.RecordedData = recorded, recordedData
 	return r, recErr

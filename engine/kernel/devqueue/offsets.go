@@ -24,6 +24,10 @@ type offsets struct {
 	NetInum            member // net.ns.inum
 	ShinfoGSOSize      member // skb_shared_info.gso_size
 	ShinfoGSOSegs      member // skb_shared_info.gso_segs
+	// CastToKernCtx is the BTF ID of the kfunc bpf_cast_to_kern_ctx, which
+	// turns a TCX program's __sk_buff into the kernel's sk_buff; 0 when
+	// this kernel has none (then only the tracepoint hook works).
+	CastToKernCtx btf.TypeID
 }
 
 // member is where a struct member lives: byte offset and size in bytes.
@@ -57,6 +61,12 @@ func loadOffsets(spec *btf.Spec) (offsets, error) {
 	get(&o.NetInum, "net", "ns", "inum")
 	get(&o.ShinfoGSOSize, "skb_shared_info", "gso_size")
 	get(&o.ShinfoGSOSegs, "skb_shared_info", "gso_segs")
+	var cast *btf.Func
+	if err := spec.TypeByName("bpf_cast_to_kern_ctx", &cast); err == nil {
+		if id, err := spec.TypeID(cast); err == nil {
+			o.CastToKernCtx = id
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return o, err
 	}

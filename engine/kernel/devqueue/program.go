@@ -2,6 +2,7 @@ package devqueue
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -69,12 +70,54 @@ const (
 	recordSize = recHeader + HeaderMax
 )
 
-// program builds the tp_btf net_dev_queue program for one filter, with
+// Hook is where the program runs. Both places see every skb the device
+// layer gets, before the qdisc and before validate_xmit_skb cuts GSO skbs.
+type Hook int
+
+const (
+	// HookTCX is a TCX egress program on the device (sch_handle_egress,
+	// early in __dev_queue_xmit). It reaches the kernel's sk_buff through
+	// the kfunc bpf_cast_to_kern_ctx and always lets the packet go on
+	// (TCX_NEXT).
+	HookTCX Hook = iota
+	// HookTracepoint is a tp_btf program on net:net_dev_queue, a few
+	// lines later in __dev_queue_xmit. Tracing programs do not run in
+	// every context (see the package documentation): the fallback for
+	// kernels without TCX.
+	HookTracepoint
+)
+
+// Where says in a sentence where a hook counts, for notes.
+func (h Hook) Where() string {
+	switch h {
+	case HookTCX:
+		return "TCX egress, early in __dev_queue_xmit"
+	case HookTracepoint:
+		return "the net:net_dev_queue tracepoint"
+	}
+	return h.String()
+}
+
+func (h Hook) String() string {
+	switch h {
+	case HookTCX:
+		return "tcx-egress"
+	case HookTracepoint:
+		return "tp_btf/net_dev_queue"
+	}
+	return fmt.Sprintf("Hook(%d)", int(h))
+}
+
+// tcxNext is the TCX verdict that passes the packet on to the next
+// program, or the stack.
+const tcxNext = -1
+
+// program builds the counting program for one hook and filter, with
 // the counter map's file descriptor and, when recFD >= 0, the ring buffer
 // every TCP packet to a watched port is recorded into (its headers, its
 // length and time). Registers kept across helper calls: R6 the skb, R7
 // skb->head, R8 the payload, R9 the map value.
-func program(o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
+func program(h Hook, o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
 	if f.MSS == 0 || f.MSS > math.MaxInt32 {
 		return nil, fmt.Errorf("MSS %d out of range", f.MSS)
 	}
@@ -87,9 +130,26 @@ func program(o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
 	inc := func(slot int, src asm.Register) asm.Instruction {
 		return asm.AddAtomic.Mem(asm.R9, src, asm.DWord, word(slot))
 	}
-	insns := asm.Instructions{
+	var insns asm.Instructions
+	ret := int32(0)
+	switch h {
+	case HookTracepoint:
 		// R6 = the skb (the tracepoint's only argument).
-		asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord),
+		insns = append(insns, asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord))
+	case HookTCX:
+		if o.CastToKernCtx == 0 {
+			return nil, errors.New("this kernel has no bpf_cast_to_kern_ctx kfunc for a TCX program")
+		}
+		// R6 = bpf_cast_to_kern_ctx(__sk_buff): the kernel's sk_buff.
+		insns = append(insns,
+			asm.Instruction{OpCode: asm.OpCode(asm.JumpClass).SetJumpOp(asm.Call), Src: asm.PseudoKfuncCall, Constant: int64(o.CastToKernCtx)},
+			asm.Mov.Reg(asm.R6, asm.R0),
+		)
+		ret = tcxNext
+	default:
+		return nil, fmt.Errorf("unknown hook %v", h)
+	}
+	insns = append(insns, asm.Instructions{
 		// The device: ifindex, then the namespace it lives in.
 		asm.LoadMem(asm.R2, asm.R6, off(o.SkbDev), asm.DWord),
 		asm.LoadMem(asm.R3, asm.R2, off(o.DevIfindex), asm.Word),
@@ -132,7 +192,7 @@ func program(o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
 		asm.Mov.Imm(asm.R2, 16),
 		asm.FnProbeReadKernel.Call(),
 		asm.JNE.Imm(asm.R0, 0, "unread"),
-	}
+	}...)
 	insns = append(insns,
 		// Header bytes up to the end of TCP: (head + transport_header -
 		// data) + doff*4; the payload is skb->len minus that.
@@ -230,7 +290,7 @@ func program(o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
 		asm.Ja.Label("exit"),
 		asm.Mov.Imm(asm.R3, 1).WithSymbol("other"),
 		inc(slotOther, asm.R3),
-		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
+		asm.Mov.Imm(asm.R0, ret).WithSymbol("exit"),
 		asm.Return(),
 	)
 	return insns, nil
