@@ -2,7 +2,7 @@
 # Compare tsolab's kernel-engine stream with iperf3 on the same two
 # namespaces joined by a veth pair (MTU 1500), TSO on and off, and the
 # cost of tsolab's send-unit counters: the default one (eBPF at
-# net_dev_queue, "+count") and the AF_PACKET ring ("+ring"). Prints the
+# TCX egress, "+count") and the AF_PACKET ring ("+ring"). Prints the
 # medians and the ratios.
 #
 #   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P CONNECTIONS]
@@ -86,6 +86,6 @@ for tso in on off; do
 		"$(col '100*(1-c/t)')" "$(col '100*(1-r/t)')" "$(worst 5 6)" "$(worst 7 8)"
 done
 echo "ratio = tsolab/iperf3 (target >= 95%); cnt_cost = 1 - with/without the default counter"
-echo "(eBPF at net_dev_queue; target <= 5%); ring_cost = the same for the AF_PACKET ring;"
+echo "(eBPF at TCX egress; target <= 5%); ring_cost = the same for the AF_PACKET ring;"
 echo "*_loss = worst capture_loss/(counted+lost) over the rounds (target < 1%)"
 grep -v "^note: capture on\|capture disabled\|^note: send units counted by" "$work/notes" | sort -u | sed 's/^/  /' || true
