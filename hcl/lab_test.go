@@ -396,3 +396,36 @@ func TestExamplesLoad(t *testing.T) {
 		})
 	}
 }
+
+// -name replaces the lab block's name (Options.Name), under the same
+// rule: it becomes part of namespace names.
+func TestNameOverride(t *testing.T) {
+	const src = "lab \"twice\" {}\nhost \"tx\" {}\n"
+	tests := []struct {
+		name, override, want, wantErr string
+	}{
+		{"none", "", "twice", ""},
+		{"another copy", "twice-ci-42", "twice-ci-42", ""},
+		{"not a name", "a b", "", `-name "a b" cannot name a lab`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lab, diags := loadString(src, Options{Name: tt.override})
+			if tt.wantErr != "" {
+				if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.wantErr) {
+					t.Fatalf("diagnostics %v, want an error with %q", diags, tt.wantErr)
+				}
+				if r := diags[0].Subject; r == nil || r.Start.Line != 1 {
+					t.Errorf("the error points at %v, want the lab block on line 1", r)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			if lab.Name != tt.want {
+				t.Errorf("lab name %q, want %q", lab.Name, tt.want)
+			}
+		})
+	}
+}

@@ -33,6 +33,10 @@ type Options struct {
 	// Env is the process environment (os.Environ()); TSOLAB_VAR_name=value
 	// entries set variables, read like Vars.
 	Env []string
+	// Name, when set (-name), replaces the lab block's name, which names
+	// everything the lab creates (tsl.NAME.HOST): two copies of one lab,
+	// say two CI jobs on one runner, can then live side by side.
+	Name string
 }
 
 // Load reads every *.tsolab.hcl file of dir, in name order, and returns

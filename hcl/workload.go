@@ -184,6 +184,14 @@ func (l *loader) loadLab() {
 		return
 	}
 	l.lab.Name = b.name
+	if n := l.opts.Name; n != "" {
+		if namespaceSafe(n) {
+			l.lab.Name = n
+		} else {
+			l.errorf(b.def, "Invalid lab name",
+				"-name %q cannot name a lab: use letters, digits, - and _, starting with a letter (it becomes part of namespace names), like %q.", n, suggestName(n))
+		}
+	}
 	l.lab.Engine = config.EngineKernel
 	e := &evaluator{l: l, ctx: l.context(nil)}
 	if s, ok := e.str(b, "description"); ok {

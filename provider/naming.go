@@ -105,7 +105,7 @@ func (n Naming) ForeignOwnerDiagnostic(a Addr, ns, mark string) *hcl.Diagnostic 
 		Severity: hcl.DiagError,
 		Summary:  fmt.Sprintf("%s: namespace %s belongs to another copy of lab %s", a, ns, n.LabID),
 		Detail: fmt.Sprintf("Its lo carries the mark %q: another lab directory (or CI job) on this machine applied a lab of the same name, and %s. "+
-			"Two copies of one lab cannot share a machine: destroy the other one (tsolab destroy in its directory), or give this copy another name in its lab block. "+
+			"Two copies of one lab cannot share a machine: destroy the other one (tsolab destroy in its directory), or run this copy under another name (-name NAME, or rename its lab block). "+
 			"If that copy's state is lost (its .tsolab/state.json deleted), nothing owns the namespace any more: remove it by hand (ip netns delete %s).",
 			mark, ours, ns),
 	}

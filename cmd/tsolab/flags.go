@@ -39,11 +39,18 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 type varFlags struct {
 	vars     stringList // -var name=value
 	varFiles stringList // -var-file FILE
+	name     string     // -name NAME
 }
 
 func (v *varFlags) register(fs *flag.FlagSet) {
 	fs.Var(&v.vars, "var", "set a variable: -var name=value (repeatable)")
 	fs.Var(&v.varFiles, "var-file", "read variables from an HCL file of name = value lines (repeatable)")
+}
+
+// registerName adds -name, for the commands whose lab makes or names
+// something (not report, which reads results).
+func (v *varFlags) registerName(fs *flag.FlagSet) {
+	fs.StringVar(&v.name, "name", "", "use `NAME` instead of the lab block's name, which names everything the lab creates (tsl.NAME.HOST): two copies of one lab on one machine, e.g. parallel CI jobs, each with its own -name")
 }
 
 // values returns the -var flags as a map, or an error naming the bad one.

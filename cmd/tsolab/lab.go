@@ -24,7 +24,7 @@ func (c *cli) loadLab(dir string, vf *varFlags) *config.Lab {
 		fmt.Fprintf(c.stderr, "Error: %s is not a lab directory: give a directory holding *.tsolab.hcl files\n", dir)
 		return nil
 	}
-	lab, diags := hcl.Load(dir, hcl.Options{Vars: vars, VarFiles: vf.varFiles, Env: c.env})
+	lab, diags := hcl.Load(dir, hcl.Options{Vars: vars, VarFiles: vf.varFiles, Env: c.env, Name: vf.name})
 	var sources map[string][]byte
 	if lab != nil {
 		sources = lab.Sources
@@ -59,6 +59,7 @@ func (c *cli) validate(args []string) int {
 	fs := newFlagSet("validate", c.stderr, "validate [options] [DIR]")
 	var vf varFlags
 	vf.register(fs)
+	vf.registerName(fs)
 	dir, ok := c.parseDir(fs, args)
 	if !ok {
 		return exitError

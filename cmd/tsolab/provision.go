@@ -124,6 +124,7 @@ func (c *cli) plan(args []string) int {
 	var vf varFlags
 	var o outputFlags
 	vf.register(fs)
+	vf.registerName(fs)
 	o.register(fs)
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
 	out := fs.String("out", "", "save the plan to FILE for a later `tsolab apply FILE`")
@@ -169,6 +170,7 @@ func (c *cli) apply(args []string) int {
 	var vf varFlags
 	var o outputFlags
 	vf.register(fs)
+	vf.registerName(fs)
 	o.register(fs)
 	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
 	scenario := fs.String("scenario", "", "the matrix cell to apply, e.g. tso=false (default: the first)")
@@ -185,12 +187,12 @@ func (c *cli) apply(args []string) int {
 		// A saved plan: apply exactly it, no question asked (it was reviewed).
 		var fixed []string
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "scenario" || f.Name == "var" || f.Name == "var-file" {
+			if f.Name == "scenario" || f.Name == "var" || f.Name == "var-file" || f.Name == "name" {
 				fixed = append(fixed, "-"+f.Name)
 			}
 		})
 		if len(fixed) > 0 {
-			fmt.Fprintf(c.stderr, "Error: %s cannot change a saved plan: %s fixed its scenario and variables when it was made. Run tsolab plan with %s and -out FILE, then apply that file.\n",
+			fmt.Fprintf(c.stderr, "Error: %s cannot change a saved plan: %s fixed its scenario, variables and name when it was made. Run tsolab plan with %s and -out FILE, then apply that file.\n",
 				strings.Join(fixed, ", "), target, strings.Join(fixed, ", "))
 			return exitError
 		}
@@ -304,6 +306,7 @@ func (c *cli) graph(args []string) int {
 	fs := newFlagSet("graph", c.stderr, "graph [options] [DIR]")
 	var vf varFlags
 	vf.register(fs)
+	vf.registerName(fs)
 	scenario := fs.String("scenario", "", "the matrix cell to draw (default: the first)")
 	dir, ok := c.parseDir(fs, args)
 	if !ok {

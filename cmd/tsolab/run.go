@@ -46,6 +46,7 @@ type runFlags struct {
 
 func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	f.vars.register(fs)
+	f.vars.registerName(fs)
 	fs.BoolVar(&f.out.noColor, "no-color", false, "no ANSI colors")
 	fs.StringVar(&f.engine, "engine", "", `"kernel" (real namespaces and sockets) or "sim" (the model); default: the lab's engine`)
 	fs.Var(&f.scenarios, "scenario", "run only this matrix cell, e.g. tso=false (repeatable; default: all for test, the applied one for run)")
