@@ -11,10 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
 // Provider manages provider.KindNIC resources. Its only memory between
@@ -134,6 +137,9 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 	if err != nil {
 		d.errorf("create", err)
 		return provider.CreateResponse{Diagnostics: d.diags}
+	}
+	if diag := foreignNS(req.Naming, req.Addr, s, ""); diag != nil {
+		return provider.CreateResponse{Diagnostics: hcl.Diagnostics{diag}}
 	}
 	c, err := p.open(s.ns)
 	if err != nil {
@@ -584,6 +590,9 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		d.errorf("read", err)
 		return provider.ReadResponse{Diagnostics: d.diags}
 	}
+	if w := foreignNS(req.Naming, req.Addr, s, "read"); w != nil {
+		return provider.ReadResponse{Gone: true, Diagnostics: hcl.Diagnostics{w}}
+	}
 	c, err := p.open(s.ns)
 	if errors.Is(err, errNoNamespace) {
 		return provider.ReadResponse{Gone: true}
@@ -636,6 +645,9 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 	if err != nil {
 		d.errorf("update", err)
 		return provider.UpdateResponse{Diagnostics: d.diags}
+	}
+	if diag := foreignNS(req.Naming, req.Addr, s, ""); diag != nil {
+		return provider.UpdateResponse{Diagnostics: hcl.Diagnostics{diag}}
 	}
 	c, err := p.open(s.ns)
 	if err != nil {
@@ -718,6 +730,9 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 	if err != nil {
 		d.errorf("delete", err)
 		return provider.DeleteResponse{Diagnostics: d.diags}
+	}
+	if w := foreignNS(req.Naming, req.Addr, s, "delete"); w != nil {
+		return provider.DeleteResponse{Diagnostics: hcl.Diagnostics{w}}
 	}
 	c, err := p.open(s.ns)
 	if errors.Is(err, errNoNamespace) {
@@ -862,4 +877,27 @@ func (p *Provider) open(ns string) (*nsConn, error) {
 	}
 	c.table = caps.table
 	return c, nil
+}
+
+// foreignNS checks the NIC's namespaces (its host's and, for a veth, its
+// peer's) against another copy of the lab owning them now: for op "read"
+// and "delete" it returns host.ForeignNamespace's warning (the NIC is
+// gone for this state; nothing is touched), for a change (op "") the
+// error that names the owner and the fix; nil when both are this state's.
+func foreignNS(n provider.Naming, a provider.Addr, s spec, op string) *hcl.Diagnostic {
+	for _, ns := range []string{s.ns, s.peerNS} {
+		if ns == "" {
+			continue
+		}
+		if op != "" {
+			if w := host.ForeignNamespace(n, a, ns, op); w != nil {
+				return w
+			}
+			continue
+		}
+		if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && n.ForeignOwner(mark) {
+			return n.ForeignOwnerDiagnostic(a, ns, mark)
+		}
+	}
+	return nil
 }
