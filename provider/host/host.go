@@ -286,6 +286,12 @@ func CreateNamespace(n provider.Naming, a provider.Addr, ns string) hcl.Diagnost
 		d.errorf("refusing to create namespace %q", errors.New("it does not carry the lab's prefix"), ns)
 		return d.diags
 	}
+	unlock, err := netnsfs.LockClaims()
+	if err != nil {
+		d.errorf("create namespace", err)
+		return d.diags
+	}
+	defer unlock()
 	if _, err := netnsfs.Create(ns); err != nil {
 		d.errorf("create namespace", err)
 		return d.diags

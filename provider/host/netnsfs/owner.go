@@ -2,8 +2,10 @@ package netnsfs
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // Mark returns the mark of the named namespace: the alias (IFLA_IFALIAS)
@@ -61,4 +63,25 @@ func Claim(name, mark string, accept func(held string) bool) (refused string, er
 		return "", nil
 	}
 	return "", SetMark(name, mark)
+}
+
+// lockPath is the machine-wide lock LockClaims takes: in /run, which
+// holds per-boot state, and not in Dir, whose every entry `ip netns list`
+// shows as a namespace.
+const lockPath = "/run/tsolab-netns.lock"
+
+// LockClaims takes a lock that every tsolab process on the machine shares
+// around creating and claiming a namespace (Create, then Claim), so that
+// two applies started at once cannot both find a namespace unmarked and
+// both take it. It returns the unlock.
+func LockClaims() (unlock func(), err error) {
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", lockPath, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	return func() { f.Close() }, nil // closing releases the lock
 }
