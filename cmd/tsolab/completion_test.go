@@ -60,7 +60,7 @@ func TestCompletionBash(t *testing.T) {
 		{"tsolab test -ke", []string{"-keep"}},
 		{"tsolab run -ke", nil},
 		{"tsolab test -engine ", []string{"kernel", "sim"}},
-		{"tsolab report -", []string{"-baseline", "-lab", "-o", "-strict", "-var", "-var-file"}},
+		{"tsolab report -", []string{"-baseline", "-lab", "-name", "-o", "-strict", "-var", "-var-file"}},
 		{"tsolab test -rep", []string{"-repeat", "-report"}},
 		{"tsolab test -report r", []string{"run.json"}},
 		{"tsolab report -lab l", []string{"lab1"}},

@@ -12,7 +12,7 @@ import (
 
 // reportCmd renders a results file as an HTML report:
 //
-//	tsolab report [-baseline OLD.json] [-lab DIR [-var k=v]] [-strict] -o report.html RESULTS.json
+//	tsolab report [-baseline OLD.json] [-lab DIR [-var k=v] [-name NAME]] [-strict] -o report.html RESULTS.json
 //
 // A results file holds the lab's name, not its directory (it is meant to
 // travel: a CI artifact, a baseline kept in git), so the metrics and
@@ -23,6 +23,7 @@ func (c *cli) reportCmd(args []string) int {
 	fs := newFlagSet("report", c.stderr, "report [options] -o FILE RESULTS.json")
 	var vars varFlags
 	vars.register(fs)
+	vars.registerName(fs)
 	var out, baselineFile, labDirFlag string
 	var strict bool
 	fs.StringVar(&out, "o", "", "write the HTML report to FILE (- for stdout); required")
@@ -42,8 +43,8 @@ func (c *cli) reportCmd(args []string) int {
 		fmt.Fprintln(c.stderr, "Error: -o FILE is required: where to write the report")
 		return exitError
 	}
-	if labDirFlag == "" && (len(vars.vars) > 0 || len(vars.varFiles) > 0 || strict) {
-		fmt.Fprintln(c.stderr, "Error: -var, -var-file and -strict apply to the lab's expectations: give -lab DIR too")
+	if labDirFlag == "" && (len(vars.vars) > 0 || len(vars.varFiles) > 0 || vars.name != "" || strict) {
+		fmt.Fprintln(c.stderr, "Error: -var, -var-file, -name and -strict apply to the lab's expectations: give -lab DIR too")
 		return exitError
 	}
 	results, err := readResults(pos[0])
@@ -64,7 +65,7 @@ func (c *cli) reportCmd(args []string) int {
 			return exitError
 		}
 		if results.Lab != "" && lab.Name != results.Lab {
-			fmt.Fprintf(c.stderr, "Error: %s holds results of lab %q, but %s is lab %q: give the lab the results came from\n", pos[0], results.Lab, labDirFlag, lab.Name)
+			fmt.Fprintf(c.stderr, "Error: %s holds results of lab %q, but %s is lab %q: give the lab the results came from (or -name %s if they were run under that name)\n", pos[0], results.Lab, labDirFlag, lab.Name, results.Lab)
 			return exitError
 		}
 		verdicts, diags := outcome.Evaluate(lab, results, in.Baseline)
