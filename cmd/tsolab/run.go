@@ -405,7 +405,7 @@ func (c *cli) progress(scenario, workload string, rep, repeat int, atMost bool) 
 	}
 	p := &progressLine{c: c, tty: isTerminal(c.stderr), scenario: scenario, workload: workload, label: label, start: time.Now()}
 	if c.stream != nil {
-		p.run = jsonRun{Scenario: scenario, Workload: workload, Repetition: rep, Repeat: repeat}
+		p.run = jsonRun{Scenario: scenario, Workload: workload, Repetition: rep, Repeat: repeat, AtMost: atMost}
 		c.stream.workloadStart(p.run)
 		return p
 	}

@@ -29,7 +29,10 @@ type jsonRun struct {
 	Scenario   string `json:"scenario"`
 	Workload   string `json:"workload"`
 	Repetition int    `json:"repetition"` // 0-based
-	Repeat     int    `json:"repeat"`     // runs per scenario and workload (-repeat)
+	Repeat     int    `json:"repeat"`     // runs per scenario and workload (-repeat); with -confidence the most
+	// AtMost says Repeat is a cap: -confidence stops a workload's runs
+	// once its interval is tight enough.
+	AtMost bool `json:"at_most,omitempty"`
 }
 
 type jsonProgress struct {
