@@ -77,7 +77,8 @@ type Options struct {
 	Counter Counter
 	// StallTimeout ends a run that has received nothing for this long
 	// (the path broke: a namespace or link vanished, a peer died) with an
-	// error instead of waiting on it forever; 0 = DefaultStallTimeout.
+	// error instead of waiting on it forever; 0 = DefaultStallTimeout, or
+	// the time ten 64 KB units take at the lab's slowest rate when longer.
 	StallTimeout time.Duration
 	// CaptureRingBytes sizes each capture ring; 0 = capture.DefaultRingBytes.
 	CaptureRingBytes int

@@ -297,3 +297,30 @@ func TestSenderNIC(t *testing.T) {
 
 func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 func mustAddr(s string) netip.Addr     { return netip.MustParseAddr(s) }
+
+// The stall timeout grows for labs so slow that ten 64 KB units take
+// longer than the default.
+func TestDefaultStall(t *testing.T) {
+	tests := []struct {
+		name    string
+		nicRate config.Rate
+		pacing  config.Rate
+		want    time.Duration
+	}{
+		{"no shaping", 0, 0, DefaultStallTimeout},
+		{"1 Gb/s", 1e9, 0, DefaultStallTimeout},
+		{"256 kbit/s link", 256e3, 0, 20480 * time.Millisecond},
+		{"paced at 128 kbit/s on a fast link", 1e9, 128e3, 40960 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &run{
+				w:   &config.Workload{Rate: tt.pacing},
+				req: engine.RunRequest{Scenario: &config.Scenario{NICs: []*config.NIC{{Name: "tx0", Rate: tt.nicRate}, {Name: "rx0"}}}},
+			}
+			if got := r.defaultStall(); got != tt.want {
+				t.Errorf("defaultStall() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -593,6 +593,24 @@ func (r *run) spawn(s side, fn func() error) {
 	}()
 }
 
+// defaultStall is DefaultStallTimeout, or longer for a lab shaped or
+// paced so slowly that ten full segments take more than that.
+func (r *run) defaultStall() time.Duration {
+	slowest := r.w.Rate
+	for _, n := range r.req.Scenario.NICs {
+		if n.Rate > 0 && (slowest == 0 || n.Rate < slowest) {
+			slowest = n.Rate
+		}
+	}
+	d := DefaultStallTimeout
+	if slowest > 0 {
+		if t := time.Duration(10 * 65536 * 8 * float64(time.Second) / float64(slowest)); t > d {
+			d = t
+		}
+	}
+	return d
+}
+
 // stalled ends a run that received nothing for d: the workers' error
 // says so, and every connection is shut down so that they return.
 func (r *run) stalled(d time.Duration) {
@@ -679,7 +697,7 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 	lastUnits, lastUnitBytes, _ := r.sendTotals()
 	stall := r.eng.opts.StallTimeout
 	if stall <= 0 {
-		stall = DefaultStallTimeout
+		stall = r.defaultStall()
 	}
 	lastProgress := t0
 	for {
