@@ -49,8 +49,7 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 		if !req.Naming.OwnsNS(ns) {
 			bad(fmt.Sprintf("namespace %q is not one of lab %s's", ns, req.Naming.LabID),
 				fmt.Sprintf("A host's namespace must be named %s; this is a bug in tsolab.", req.Naming.HostNS(req.Addr.Name)))
-		} else if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
-			d := req.Naming.ForeignOwnerDiagnostic(req.Addr, ns, mark)
+		} else if d := ForeignNamespace(req.Naming, req.Addr, ns, ""); d != nil {
 			if req.Range.Filename != "" {
 				r := req.Range
 				d.Subject = &r
@@ -304,14 +303,18 @@ func CreateNamespace(n provider.Naming, a provider.Addr, ns string) hcl.Diagnost
 	return d.diags
 }
 
-// ForeignNamespace returns a warning when ns exists and another copy of
-// the lab owns it, so that n's state must neither take it for its own
-// (op "read": it is gone for this state) nor remove it (op "delete": it
-// is left alone); nil otherwise.
+// ForeignNamespace returns a diagnostic when ns exists and another copy
+// of the lab owns it, so that n's state must neither take it for its own
+// (op "read": a warning, it is gone for this state), nor remove it (op
+// "delete": a warning, it is left alone), nor change or plan anything in
+// it (op "": the error naming the owner and the fix); nil otherwise.
 func ForeignNamespace(n provider.Naming, a provider.Addr, ns, op string) *hcl.Diagnostic {
 	mark, ok, err := netnsfs.Mark(ns)
 	if err != nil || !ok || !n.ForeignOwner(mark) {
 		return nil
+	}
+	if op == "" {
+		return n.ForeignOwnerDiagnostic(a, ns, mark)
 	}
 	what := "namespace %s is gone for this lab's state"
 	if op == "delete" {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/provider/host"
-	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
 // Provider manages provider.KindNIC resources. Its only memory between
@@ -889,14 +888,8 @@ func foreignNS(n provider.Naming, a provider.Addr, s spec, op string) *hcl.Diagn
 		if ns == "" {
 			continue
 		}
-		if op != "" {
-			if w := host.ForeignNamespace(n, a, ns, op); w != nil {
-				return w
-			}
-			continue
-		}
-		if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && n.ForeignOwner(mark) {
-			return n.ForeignOwnerDiagnostic(a, ns, mark)
+		if d := host.ForeignNamespace(n, a, ns, op); d != nil {
+			return d
 		}
 	}
 	return nil

@@ -31,8 +31,7 @@ func (s *Switch) Validate(ctx context.Context, req provider.ValidateRequest) pro
 	d.rng = req.Range
 	if ns := req.Desired[provider.AttrNetNS]; !req.Naming.OwnsNS(ns) {
 		d.fix(fmt.Sprintf("namespace %q is not one of lab %s's", ns, req.Naming.LabID), "This is a bug in tsolab.")
-	} else if mark, ok, err := netnsfs.Mark(ns); err == nil && ok && req.Naming.ForeignOwner(mark) {
-		fd := req.Naming.ForeignOwnerDiagnostic(req.Addr, ns, mark)
+	} else if fd := host.ForeignNamespace(req.Naming, req.Addr, ns, ""); fd != nil {
 		if req.Range.Filename != "" {
 			r := req.Range
 			fd.Subject = &r
