@@ -479,8 +479,19 @@ func captureFiles(dir string, repeat int) func(kernel.CaptureTarget) (io.WriteCl
 		if err != nil {
 			return nil, "", fmt.Errorf("-capture: %w", err)
 		}
-		return f, path, nil
+		return captureFile{f}, path, nil
 	}
+}
+
+// captureFile is a -capture file the kernel engine can take back
+// (kernel.CaptureDiscarder) when a failed run never wrote it.
+type captureFile struct{ *os.File }
+
+var _ kernel.CaptureDiscarder = captureFile{}
+
+func (f captureFile) Discard() error {
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // safeName keeps letters, digits and . _ - = , + @ of a name and turns

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 type pcapCount struct {
 	Frames, Data int64 // every frame; those with TCP payload
 	Dropped      uint64
+	Comment      string // of the interface statistics block
 }
 
 // readPcapng decodes a capture file independently of the engine:
@@ -66,7 +68,7 @@ func readPcapng(t *testing.T, path string) pcapCount {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Dropped = intf.Statistics.PacketsDropped
+	c.Dropped, c.Comment = intf.Statistics.PacketsDropped, intf.Statistics.Comment
 	return c
 }
 
@@ -192,5 +194,83 @@ func TestCaptureRefusedWithoutCapture(t *testing.T) {
 	}}).Run(context.Background(), engine.RunRequest{Scenario: p.Scenario, Workload: w, Naming: p.Naming})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("DisableCapture")) {
 		t.Errorf("Run error = %v, want one naming DisableCapture", err)
+	}
+}
+
+// discardable is a capture file the engine may take back, as -capture's.
+type discardable struct{ *os.File }
+
+func (f discardable) Discard() error {
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// A run that fails keeps the capture files that hold packets, finished so
+// that readers open them and marked as cut short, and its error names
+// them; the path here breaks mid-run as in TestStalledRunEnds.
+func TestCaptureOfFailedRun(t *testing.T) {
+	p := newPair(t, 1500)
+	dir := t.TempDir()
+	w := &config.Workload{
+		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
+		Connections: 1, WriteSize: 65536, Bytes: 1 << 40,
+	}
+	p.Scenario.Workloads = []*config.Workload{w}
+	var files []string
+	opts := kernel.Options{StallTimeout: 2 * time.Second, Capture: func(ct kernel.CaptureTarget) (io.WriteCloser, string, error) {
+		name := filepath.Join(dir, ct.NIC+".pcapng")
+		files = append(files, name)
+		f, err := os.Create(name)
+		return discardable{f}, name, err
+	}}
+	_, err := kernel.New(opts).Run(context.Background(), engine.RunRequest{
+		Scenario: p.Scenario, Workload: w, Naming: p.Naming, Progress: breakPath(t, p),
+	})
+	if err == nil || !strings.Contains(err.Error(), "nothing received for") {
+		t.Fatalf("Run after the path broke: err = %v, want one saying nothing was received", err)
+	}
+	if len(files) != 2 {
+		t.Fatalf("capture files opened: %v, want the sender's and the receiver's", files)
+	}
+	for _, name := range files {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("the error does not name the capture file %s: %v", name, err)
+		}
+		c := readPcapng(t, name)
+		if c.Data == 0 {
+			t.Errorf("%s holds no data packet from the second before the path broke", name)
+		}
+		if got := c.Comment; !strings.Contains(got, "the run failed") || !strings.Contains(got, "nothing received for") {
+			t.Errorf("%s: statistics comment %q, want it to say the run failed and why", name, got)
+		}
+	}
+}
+
+// A capture file that no source wrote (the run failed before its counter
+// started: here the receiver's file cannot be created) is taken back, so
+// a failed run leaves no empty file.
+func TestCaptureNotStartedIsDiscarded(t *testing.T) {
+	p := newPair(t, 1500)
+	dir := t.TempDir()
+	opts := kernel.Options{Capture: func(ct kernel.CaptureTarget) (io.WriteCloser, string, error) {
+		if ct.Direction.String() == "in" {
+			return nil, "", errors.New("disk full")
+		}
+		name := filepath.Join(dir, ct.NIC+".pcapng")
+		f, err := os.Create(name)
+		return discardable{f}, name, err
+	}}
+	w := &config.Workload{
+		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
+		Connections: 1, WriteSize: 65536, Bytes: 1_000_000,
+	}
+	p.Scenario.Workloads = []*config.Workload{w}
+	_, err := kernel.New(opts).Run(context.Background(), engine.RunRequest{Scenario: p.Scenario, Workload: w, Naming: p.Naming})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Run = %v, want the capture file's error", err)
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 0 {
+		t.Errorf("the failed run left %v in the capture directory, want nothing", left)
 	}
 }

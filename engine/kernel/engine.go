@@ -91,9 +91,20 @@ type Options struct {
 	// (incoming TCP from a ring; not on loopback, where the sender's file
 	// holds both directions). It is called as the counters open and
 	// returns where to write the file and its name for
-	// WorkloadResult.Captures; the engine closes the writer. It cannot be
-	// combined with DisableCapture.
+	// WorkloadResult.Captures; the engine closes the writer. A run that
+	// fails finishes the files that hold packets (their statistics block
+	// names the failure, and the run's error names the files) and
+	// discards the others (CaptureDiscarder). It cannot be combined with
+	// DisableCapture.
 	Capture func(CaptureTarget) (w io.WriteCloser, name string, err error)
+}
+
+// CaptureDiscarder is a capture writer that can take its file back: the
+// engine calls Discard instead of Close on a file a failed run never
+// wrote, so no empty file is left behind.
+type CaptureDiscarder interface {
+	io.WriteCloser
+	Discard() error
 }
 
 // CaptureTarget says what one capture file will hold, for

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,14 +126,14 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 		close(r.startc)
 		r.abort()
 		r.wg.Wait()
-		return nil, err
+		return nil, r.fail(err)
 	}
 	cpu0, err := takeCPUSnapshot()
 	if err != nil {
 		close(r.startc)
 		r.abort()
 		r.wg.Wait()
-		return nil, fmt.Errorf("CPU accounting: %w", err)
+		return nil, r.fail(fmt.Errorf("CPU accounting: %w", err))
 	}
 	t0 = time.Now()
 	close(r.startc)
@@ -144,21 +145,17 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 	t1 := r.lastEnd
 	cpu1, cpuErr := takeCPUSnapshot()
 	if ctx.Err() != nil {
-		r.stopCaptures()
-		return nil, ctx.Err()
+		return nil, r.fail(ctx.Err())
 	}
 	if r.werr != nil {
-		r.stopCaptures()
-		return nil, r.werr
+		return nil, r.fail(r.werr)
 	}
 	infos, err := r.tcpInfos()
 	if err != nil {
-		r.stopCaptures()
-		return nil, err
+		return nil, r.fail(err)
 	}
-	capErr := r.stopCaptures()
-	if capErr != nil {
-		return nil, capErr
+	if err := r.stopCaptures(""); err != nil {
+		return nil, r.fail(err)
 	}
 	if cpuErr != nil {
 		return nil, fmt.Errorf("CPU accounting: %w", cpuErr)
@@ -416,12 +413,13 @@ func (r *run) startFile(t *tap, source string) error {
 	return nil
 }
 
-// finishFile ends a tap's capture file with what its source saw and lost.
-func (t *tap) finishFile(seen, dropped int64) error {
+// finishFile ends a tap's capture file with what its source saw and
+// lost, and why it ends early when the run failed (failed != "").
+func (t *tap) finishFile(seen, dropped int64, failed string) error {
 	if t.pcap == nil {
 		return nil
 	}
-	err := t.pcap.Finish(seen, dropped, t.pcapStart, time.Now())
+	err := t.pcap.Finish(seen, dropped, t.pcapStart, time.Now(), failed)
 	t.pcap = nil
 	if cerr := t.out.Close(); err == nil {
 		err = cerr
@@ -455,12 +453,12 @@ func (r *run) openRing(t *tap, t0 time.Time) error {
 }
 
 // stopRing stops a tap's ring and finishes its capture file.
-func (t *tap) stopRing() error {
+func (t *tap) stopRing(failed string) error {
 	res, err := t.c.Stop()
 	t.c = nil
 	t.res = res
 	if !t.fileBPF {
-		if ferr := t.finishFile(res.Seen, res.Dropped); ferr != nil && err == nil {
+		if ferr := t.finishFile(res.Seen, res.Dropped, failed); ferr != nil && err == nil {
 			err = ferr
 		}
 	}
@@ -525,8 +523,9 @@ func (r *run) sendTotals() (units, bytes int64, ok bool) {
 }
 
 // stopCaptures stops every counter and ring and reads the interface
-// counters again.
-func (r *run) stopCaptures() error {
+// counters again; failed, when not "", says why the run ended early and
+// goes into its capture files.
+func (r *run) stopCaptures(failed string) error {
 	var first error
 	for _, t := range r.taps {
 		if n, err := txPackets(t.ns, t.ifname); err == nil {
@@ -543,7 +542,7 @@ func (r *run) stopCaptures() error {
 				first = fmt.Errorf("eBPF send-unit counter on %s: %w", t.key, err)
 			}
 			if t.fileBPF {
-				if err := t.finishFile(res.Recorded+res.RecordLost, res.RecordLost); err != nil && first == nil {
+				if err := t.finishFile(res.Recorded+res.RecordLost, res.RecordLost, failed); err != nil && first == nil {
 					first = err
 				}
 			}
@@ -551,7 +550,7 @@ func (r *run) stopCaptures() error {
 		if t.c == nil {
 			continue
 		}
-		if err := t.stopRing(); err != nil && first == nil {
+		if err := t.stopRing(failed); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -559,11 +558,43 @@ func (r *run) stopCaptures() error {
 		if t.c == nil {
 			continue
 		}
-		if err := t.stopRing(); err != nil && first == nil {
+		if err := t.stopRing(failed); err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
+}
+
+// fail ends a run that failed with err: it stops the counters and rings,
+// finishes the capture files that hold packets (their statistics block
+// says the run failed, and why), discards the ones never started, and
+// returns err naming the files kept.
+func (r *run) fail(err error) error {
+	r.stopCaptures(err.Error())
+	var kept []string
+	for _, t := range append(append([]*tap(nil), r.taps...), r.recv...) {
+		switch {
+		case t.out == nil && t.file != "":
+			kept = append(kept, t.file)
+		case t.out != nil:
+			t.discardFile()
+		}
+	}
+	if len(kept) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (the capture files hold what was seen up to the failure: %s)", err, strings.Join(kept, ", "))
+}
+
+// discardFile closes a capture file no source wrote, and removes it when
+// its writer can (CaptureDiscarder).
+func (t *tap) discardFile() {
+	if d, ok := t.out.(CaptureDiscarder); ok {
+		d.Discard()
+	} else {
+		t.out.Close()
+	}
+	t.out, t.file, t.pcap = nil, "", nil
 }
 
 // spawn starts a worker on a locked thread. It waits for startc, then
@@ -640,10 +671,10 @@ func (r *run) closeAll() {
 			t.dq.Stop()
 		}
 		if t.c != nil {
-			t.stopRing()
+			t.stopRing("the run was abandoned")
 		}
 		if t.out != nil {
-			t.out.Close()
+			t.discardFile()
 		}
 	}
 	for _, c := range r.conns {

@@ -27,27 +27,9 @@ func TestStalledRunEnds(t *testing.T) {
 	p.Scenario.Workloads = []*config.Workload{w}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var once bool
 	start := time.Now()
 	_, err := kernel.New(kernel.Options{StallTimeout: 2 * time.Second}).Run(ctx, engine.RunRequest{
-		Scenario: p.Scenario, Workload: w, Naming: p.Naming,
-		Progress: func(engine.Progress) {
-			if once {
-				return
-			}
-			once = true
-			// One second in: cut the path.
-			err := netnsfs.Do(p.Naming.HostNS("rx"), func() error {
-				l, err := netlink.LinkByName("rx0")
-				if err != nil {
-					return err
-				}
-				return netlink.LinkSetDown(l)
-			})
-			if err != nil {
-				t.Errorf("set rx0 down: %v", err)
-			}
-		},
+		Scenario: p.Scenario, Workload: w, Naming: p.Naming, Progress: breakPath(t, p),
 	})
 	took := time.Since(start)
 	if err == nil || !strings.Contains(err.Error(), "nothing received for") {
@@ -57,4 +39,27 @@ func TestStalledRunEnds(t *testing.T) {
 		t.Errorf("the run took %v to end (context %v), want about 1 s + StallTimeout", took, ctx.Err())
 	}
 	t.Logf("ended after %v: %v", took.Round(100*time.Millisecond), err)
+}
+
+// breakPath returns a Progress callback that cuts the path at the first
+// report, one second into the run: the receiver's link goes down, as when
+// a namespace or link vanishes.
+func breakPath(t *testing.T, p *pair) func(engine.Progress) {
+	var once bool
+	return func(engine.Progress) {
+		if once {
+			return
+		}
+		once = true
+		err := netnsfs.Do(p.Naming.HostNS("rx"), func() error {
+			l, err := netlink.LinkByName("rx0")
+			if err != nil {
+				return err
+			}
+			return netlink.LinkSetDown(l)
+		})
+		if err != nil {
+			t.Errorf("set rx0 down: %v", err)
+		}
+	}
 }

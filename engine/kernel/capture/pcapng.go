@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"runtime"
@@ -69,17 +70,19 @@ func (p *Pcapng) Frame(ts time.Time, data []byte, wireLen int) error {
 // Finish writes the interface statistics of the stopped source (
 // isb_ifrecv: what it was offered, drops included, a ring's tp_packets;
 // isb_ifdrop: what it could not keep, tp_drops) and flushes. It does not
-// close the underlying writer.
-func (p *Pcapng) Finish(seen, dropped int64, start, end time.Time) error {
-	err := p.w.WriteInterfaceStats(0, pcapgo.NgInterfaceStatistics{
-		LastUpdate:      end,
-		StartTime:       start,
-		EndTime:         end,
-		PacketsReceived: uint64(seen),
-		PacketsDropped:  uint64(dropped),
-	})
+// close the underlying writer. failed, when not "", says why the run
+// ended early; it becomes the block's comment (tshark -r FILE and
+// capinfos show it).
+func (p *Pcapng) Finish(seen, dropped int64, start, end time.Time, failed string) error {
+	comment := ""
+	if failed != "" {
+		comment = "tsolab: the run failed, so this capture ends early: " + failed
+	}
+	// pcapgo's NgWriter writes no comment in a statistics block, so the
+	// block is written here, after what NgWriter buffered.
+	err := p.w.Flush()
 	if err == nil {
-		err = p.w.Flush()
+		_, err = p.buf.Write(statisticsBlock(uint64(seen), uint64(dropped), start, end, comment))
 	}
 	if err == nil {
 		err = p.buf.Flush()
@@ -88,4 +91,40 @@ func (p *Pcapng) Finish(seen, dropped int64, start, end time.Time) error {
 		return fmt.Errorf("pcapng: %w", err)
 	}
 	return nil
+}
+
+// statisticsBlock encodes a pcapng Interface Statistics Block for
+// interface 0 (RFC draft-ietf-opsawg-pcapng, section 4.6): little-endian
+// as NgWriter writes the section, timestamps in nanoseconds as the
+// interface's if_tsresol says.
+func statisticsBlock(recv, drop uint64, start, end time.Time, comment string) []byte {
+	le := binary.LittleEndian
+	ns := func(t time.Time) []byte {
+		v := uint64(t.UnixNano())
+		return le.AppendUint32(le.AppendUint32(nil, uint32(v>>32)), uint32(v))
+	}
+	var opts []byte
+	option := func(code uint16, value []byte) {
+		opts = le.AppendUint16(opts, code)
+		opts = le.AppendUint16(opts, uint16(len(value)))
+		opts = append(opts, value...)
+		for len(opts)%4 != 0 {
+			opts = append(opts, 0)
+		}
+	}
+	if comment != "" {
+		option(1, []byte(comment)) // opt_comment
+	}
+	option(2, ns(start))                  // isb_starttime
+	option(3, ns(end))                    // isb_endtime
+	option(4, le.AppendUint64(nil, recv)) // isb_ifrecv
+	option(5, le.AppendUint64(nil, drop)) // isb_ifdrop
+	option(0, nil)                        // opt_endofopt
+	total := uint32(4 + 4 + 4 + 8 + len(opts) + 4)
+	b := le.AppendUint32(nil, 5) // block type: Interface Statistics
+	b = le.AppendUint32(b, total)
+	b = le.AppendUint32(b, 0) // interface 0
+	b = append(b, ns(end)...)
+	b = append(b, opts...)
+	return le.AppendUint32(b, total)
 }

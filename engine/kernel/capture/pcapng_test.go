@@ -43,7 +43,7 @@ func TestPcapngReadsBack(t *testing.T) {
 		}
 	}
 	end := start.Add(time.Second)
-	if err := p.Finish(5, 3, start, end); err != nil {
+	if err := p.Finish(5, 3, start, end, ""); err != nil {
 		t.Fatal(err)
 	}
 
@@ -81,5 +81,33 @@ func TestPcapngReadsBack(t *testing.T) {
 	wantStats := pcapgo.NgInterfaceStatistics{LastUpdate: end, StartTime: start, EndTime: end, PacketsReceived: 5, PacketsDropped: 3}
 	if diff := cmp.Diff(wantStats, intf.Statistics); diff != "" {
 		t.Errorf("interface statistics (-want +got):\n%s", diff)
+	}
+}
+
+// A run that failed says so, and why, in the statistics block's comment,
+// which tshark and capinfos show.
+func TestPcapngFailedRun(t *testing.T) {
+	var file bytes.Buffer
+	p, err := NewPcapng(&file, "tx0", "tsolab nic tx0", Outgoing, "eBPF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(1700000000, 0)
+	if err := p.Finish(0, 0, start, start.Add(time.Second), "nothing received for 10s"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcapgo.NewNgReader(&file, pcapgo.NgReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.ReadPacketData(); !errors.Is(err, io.EOF) {
+		t.Fatalf("reading an empty capture: %v, want EOF", err)
+	}
+	intf, err := r.Interface(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "tsolab: the run failed, so this capture ends early: nothing received for 10s"; intf.Statistics.Comment != want {
+		t.Errorf("statistics comment %q, want %q", intf.Statistics.Comment, want)
 	}
 }
