@@ -214,7 +214,8 @@ nic "b0" {
 		// Links.
 		{name: "connect and peer", src: "nic \"n0\" {\n  host = host.a\n  connect = switch.sw\n  »peer = nic.n1\n}\nnic \"n1\" { host = host.b }", want: []string{"Error: Conflicting link attributes"}},
 		{name: "connect and device", src: "host \"m\" { kind = \"local\" }\nnic \"n0\" {\n  host = host.m\n  connect = switch.sw\n  »device = \"enp3s0\"\n}", want: []string{"Error: Conflicting link attributes"}},
-		{name: "device on a namespace host", src: "nic \"n0\" {\n  host = host.a\n  »device = \"enp3s0\"\n}", want: []string{"Error: Device on a namespace host"}},
+		{name: "device moved into a namespace host", src: "nic \"n0\" {\n  host = host.a\n  device = \"enp3s0f1\"\n}"},
+		{name: "device adopted twice", src: "nic \"n0\" {\n  host = host.a\n  device = \"enp3s0f1\"\n}\nnic \"n1\" {\n  host = host.b\n  »device = \"enp3s0f1\"\n}", want: []string{"Error: Device adopted twice"}},
 		{name: "device on the local host", src: "host \"m\" { kind = \"local\" }\nnic \"n0\" {\n  host = host.m\n  device = \"enp3s0\"\n}"},
 		{name: "a namespace host may adopt its own lo", src: "nic \"l\" {\n  host = host.a\n  device = \"lo\"\n}"},
 		{name: "bad device name", src: "host \"m\" { kind = \"local\" }\nnic \"n0\" {\n  host = host.m\n  device = »\"enp3s0/1\"\n}", want: []string{"Error: Invalid device name"}},

@@ -218,7 +218,8 @@ func link(n *config.NIC) string {
 }
 
 func (l *loader) checkLinks(sc *config.Scenario) {
-	peerOf := map[string]*config.NIC{} // NIC name -> the NIC whose peer it is
+	peerOf := map[string]*config.NIC{}  // NIC name -> the NIC whose peer it is
+	adopted := map[string]*config.NIC{} // device -> the NIC adopting it
 	for _, n := range sc.NICs {
 		b := l.blockOf(kindNIC, n.Name)
 		var set []string
@@ -234,11 +235,16 @@ func (l *loader) checkLinks(sc *config.Scenario) {
 				n.Name, set[0], set[1])
 			n.Connect, n.Peer, n.Device = firstOnly(n, set[0])
 		}
-		host := sc.Host(n.Host)
-		if n.Device != "" && n.Device != "lo" && host != nil && host.Kind != config.HostLocal {
-			l.attrFail(b, "device", "Device on a namespace host",
-				"device adopts an existing interface of this machine, so the NIC's host must be kind = \"local\" (only \"lo\", which every namespace has, may be adopted in a namespace host); host %q is a namespace tsolab creates. Set kind = \"local\" on host %q, or link the NIC with connect or peer.",
-				n.Host, n.Host)
+		if n.Device != "" && n.Device != "lo" {
+			// One device of the machine is one NIC: adopted on the local
+			// host, or moved into one namespace host.
+			if first := adopted[n.Device]; first != nil {
+				l.attrFail(b, "device", "Device adopted twice",
+					"device %q is already nic %q's (%s); a device of this machine can be one NIC only. Adopt another device, or link this NIC with connect or peer.",
+					n.Device, first.Name, rangeLoc(l.blockOf(kindNIC, first.Name).attrs["device"].SrcRange))
+			} else {
+				adopted[n.Device] = n
+			}
 		}
 		if n.Peer == "" {
 			continue

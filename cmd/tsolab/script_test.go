@@ -11,7 +11,10 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
 func TestMain(m *testing.M) {
@@ -83,6 +86,9 @@ func TestScript(t *testing.T) {
 				return netadmin, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"standin-pair": standinPair,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", wd+"/../../examples")
@@ -190,4 +196,38 @@ func (serialT) Verbose() bool { return testing.Verbose() }
 
 func (t serialT) Run(name string, f func(testscript.T)) {
 	t.T.Run(name, func(t *testing.T) { f(serialT{t}) })
+}
+
+// standinPair is the script command `standin-pair A B`: it makes a veth
+// pair A–B in the machine's namespace, standing for two ports of the
+// machine cabled to each other, and removes it when the script ends
+// (deleting either end takes both), wherever it is then: back in the
+// machine's namespace, or still in a lab's if its destroy has not run.
+func standinPair(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: standin-pair A B")
+	}
+	for _, name := range args {
+		if !strings.HasPrefix(name, "tsl") {
+			ts.Fatalf("standin-pair: %q does not start with tsl: test devices are named so", name)
+		}
+	}
+	a := netlink.NewLinkAttrs()
+	a.Name = args[0]
+	ts.Check(netlink.LinkAdd(&netlink.Veth{LinkAttrs: a, PeerName: args[1], PeerTxQLen: -1}))
+	ts.Defer(func() {
+		namespaces, _ := netnsfs.List("tsl")
+		for _, ns := range append([]string{""}, namespaces...) {
+			h, err := netnsfs.Netlink(ns)
+			if err != nil {
+				continue
+			}
+			for _, name := range args {
+				if l, err := h.LinkByName(name); err == nil {
+					h.LinkDel(l)
+				}
+			}
+			h.Close()
+		}
+	})
 }

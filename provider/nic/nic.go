@@ -44,7 +44,7 @@ const (
 )
 
 // Validate checks what the planner will ask of this machine: the device
-// to adopt exists (on a local host), offloads the device has [fixed] at
+// to adopt exists (and, for a namespace host, can move there), offloads the device has [fixed] at
 // the other value, and delay needing netem.
 func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) provider.ValidateResponse {
 	d := newDiags(req.Addr)
@@ -85,15 +85,15 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 		feats = caps.sinkFeatures
 	case linkDevice:
 		devKind = "device " + s.target
+		if s.movesDevice() {
+			feats = p.validateMove(s, d)
+			break
+		}
 		if s.ns != "" {
-			// lo exists in every namespace, so a namespace host may adopt
+			// lo exists in every namespace, so a namespace host adopts
 			// its own loopback (its offloads matter to loopback
 			// workloads, seed 004); the namespace may not exist yet, and
 			// every lo can change tso, gso and the checksum flags.
-			if s.target != "lo" {
-				d.fixAt("device", fmt.Sprintf("device = %q needs a local host", s.target),
-					`Adopt a real device only on a host with kind = "local"; a namespace host gets veths (connect or peer), or adopts "lo".`)
-			}
 			break
 		}
 		c, err := p.open("")
@@ -126,8 +126,8 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 	return provider.ValidateResponse{Diagnostics: d.diags}
 }
 
-// Create makes the NIC's link (or adopts the device, or waits for the
-// far end of a pair) and configures it. A link of its own left by an
+// Create makes the NIC's link (or adopts the device, moving it into a
+// namespace host, or waits for the far end of a pair) and configures it. A link of its own left by an
 // interrupted apply is completed; a link of that name without the lab's
 // alias is an error.
 func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
@@ -160,6 +160,12 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 	case linkNone:
 		link = p.createSink(c, s, req.Naming, alias, d)
 	case linkDevice:
+		if s.movesDevice() {
+			if link = p.moveIn(c, s, template, d); link == nil {
+				return provider.CreateResponse{Diagnostics: d.diags}
+			}
+			break
+		}
 		link, err = c.linkByName(s.target)
 		if err == nil && link == nil {
 			err = errors.New("no such device")
@@ -722,7 +728,9 @@ func restoreDropped(c *nsConn, link netlink.Link, s spec, prior provider.Attrs, 
 
 // Delete removes the NIC's link (both ends of the veth go together) if it
 // carries this NIC's alias; an adopted device gets its original MTU and
-// offloads back and loses what tsolab added, and is never deleted.
+// offloads back and loses what tsolab added (a device moved into a
+// namespace host goes back to the machine's namespace with its addresses),
+// and is never deleted.
 func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provider.DeleteResponse {
 	d := newDiags(req.Addr)
 	s, err := parseSpec(req.Recorded)
@@ -732,6 +740,10 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 	}
 	if w := foreignNS(req.Naming, req.Addr, s, "delete"); w != nil {
 		return provider.DeleteResponse{Diagnostics: hcl.Diagnostics{w}}
+	}
+	if s.movesDevice() {
+		p.moveOut(s, req.Recorded, d)
+		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
 	c, err := p.open(s.ns)
 	if errors.Is(err, errNoNamespace) {

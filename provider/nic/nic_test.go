@@ -477,8 +477,8 @@ func TestValidate(t *testing.T) {
 			[]string{`nic.a0: unknown offload "tsx" (known: tso, gso, gro, lro, sg, tx_csum, rx_csum)`}},
 		{"no such device", provider.Attrs{"host": "me", "netns": "", "ifname": "nosuch0", "address": "", "link": "device:nosuch0"},
 			[]string{`nic.a0: device "nosuch0": no such device`}},
-		{"device on a namespace host", provider.Attrs{"host": "a", "netns": "tsl.val.a", "ifname": "eth9", "address": "", "link": "device:eth9"},
-			[]string{`nic.a0: device = "eth9" needs a local host`}},
+		{"no such device to move", provider.Attrs{"host": "a", "netns": "tsl.val.a", "ifname": "nosuch9", "address": "", "link": "device:nosuch9"},
+			[]string{`nic.a0: device "nosuch9": no such device in the machine's namespace`}},
 		{"long name", with(sw, provider.Attrs{"ifname": "a-very-long-name0"}),
 			[]string{`nic.a0: interface name "a-very-long-name0" is longer than 15 bytes`}},
 	}
