@@ -109,6 +109,39 @@ func (h *Human) Plan(p *planner.Plan) {
 	h.write(b.String())
 }
 
+// adopted reports the device an adopting NIC's change is about, and the
+// namespace it lives in there ("" = the machine's own).
+func adopted(c *planner.Change) (dev, ns string, ok bool) {
+	a := c.After
+	if c.Action == planner.Delete {
+		a = c.Before
+	}
+	kind, dev, _ := strings.Cut(a[provider.AttrLink], ":")
+	if c.Addr.Kind != provider.KindNIC || kind != provider.LinkDevice {
+		return "", "", false
+	}
+	return dev, a[provider.AttrNetNS], true
+}
+
+// adoptionWhy says what a change does to an adopted device, which tsolab
+// never creates or deletes: it takes it (moving it into a namespace host)
+// and gives it back.
+func adoptionWhy(a planner.Action, why, dev, ns string) string {
+	moved := ns != "" && dev != "lo"
+	reason := strings.TrimPrefix(why, "will be created") // why an earlier one is gone
+	switch {
+	case a == planner.Create && moved:
+		return fmt.Sprintf("will adopt device %s, moving it into %s%s", dev, ns, reason)
+	case a == planner.Create:
+		return fmt.Sprintf("will adopt device %s%s", dev, reason)
+	case a == planner.Delete && moved:
+		return fmt.Sprintf("will give device %s back, moving it to the machine's namespace", dev)
+	case a == planner.Delete:
+		return fmt.Sprintf("will give device %s back as it was", dev)
+	}
+	return why
+}
+
 // change renders one change: a comment saying what happens and why, the
 // symbol and address, then one line per attribute.
 func (h *Human) change(b *strings.Builder, p *planner.Plan, c *planner.Change) {
@@ -132,6 +165,9 @@ func (h *Human) change(b *strings.Builder, p *planner.Plan, c *planner.Change) {
 		}
 	case planner.Delete:
 		why = "will be destroyed"
+	}
+	if dev, ns, ok := adopted(c); ok {
+		why = adoptionWhy(c.Action, why, dev, ns)
 	}
 	fmt.Fprintf(b, "  # %s %s\n", addr, why)
 	if c.Action == planner.Delete && p.Mode == planner.ModeNormal {

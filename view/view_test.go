@@ -358,3 +358,39 @@ func TestJSONState(t *testing.T) {
 		t.Errorf("@message = %q, want %q", m.Message, want)
 	}
 }
+
+// A NIC that adopts a device says so: tsolab takes the device (moving it
+// into a namespace host) and gives it back, and never creates or deletes
+// it.
+func TestHumanPlanAdoption(t *testing.T) {
+	moved := provider.Attrs{"host": "a", "netns": "tsl.t.a", "ifname": "enp3s0f1", "link": "device:enp3s0f1"}
+	local := provider.Attrs{"host": "m", "netns": "", "ifname": "enp3s0f0", "link": "device:enp3s0f0"}
+	lo := provider.Attrs{"host": "a", "netns": "tsl.t.a", "ifname": "lo", "link": "device:lo"}
+	gone := provider.Attrs{"host": "b", "netns": "tsl.t.b", "ifname": "enp4s0", "link": "device:enp4s0"}
+	st := &planner.State{FormatVersion: 1, Lineage: "l", Lab: "t", Resources: []planner.ResourceState{
+		{Addr: addr("nic.old"), Status: planner.StatusReady, Attrs: gone},
+	}}
+	r := &planner.Refreshed{Resources: map[provider.Addr]planner.Observed{addr("nic.old"): {Actual: gone}}}
+	desired := []provider.Resource{
+		{Addr: addr("nic.port"), Attrs: moved},
+		{Addr: addr("nic.uplink"), Attrs: local},
+		{Addr: addr("nic.lo"), Attrs: lo},
+	}
+	var b bytes.Buffer
+	view.NewHuman(&b, view.HumanOptions{}).Plan(planner.Diff(desired, st, r))
+	var got []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "  # nic.") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"  # nic.port will adopt device enp3s0f1, moving it into tsl.t.a",
+		"  # nic.uplink will adopt device enp3s0f0",
+		"  # nic.lo will adopt device lo",
+		"  # nic.old will give device enp4s0 back, moving it to the machine's namespace",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("plan comments (-want +got):\n%s", diff)
+	}
+}
