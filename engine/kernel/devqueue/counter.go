@@ -256,7 +256,8 @@ type Result struct {
 	// With Options.Headers: Recorded is the packets handed to the sink
 	// without error, RecordedData those with TCP payload to a watched port
 	// (the send units the sink got), RecordLost those the full ring buffer
-	// could not take.
+	// could not take or that came too late for it (written after Stop
+	// drained it, which only a tracepoint program can do).
 	Recorded, RecordedData, RecordLost int64
 	// Histogram bucket i counts units of ceil(payload/MSS) == i+1
 	// segments; trailing empty buckets are cut.
@@ -292,6 +293,16 @@ func (c *Counter) Stop() (Result, error) {
 	r.Hook = c.hook
 	r.Missed = missed
 	r.Recorded, r.RecordedData = recorded, recordedData
+	if c.rec != nil {
+		// A record the program wrote after the ring was drained is
+		// counted as lost, so that every packet it set out to record is
+		// recorded or lost. Only the tracepoint can do that: detaching
+		// a TCX program waits for the ones running, a tracepoint's
+		// detach does not.
+		if late := int64(v[slotRecTried]) - recorded - r.RecordLost; late > 0 {
+			r.RecordLost += late
+		}
+	}
 	return r, recErr
 }
 

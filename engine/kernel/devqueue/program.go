@@ -26,6 +26,7 @@ const (
 	slotClamped        // units too large for the histogram (in its last bucket)
 	slotUnread         // packets whose headers probe_read could not read
 	slotRecLost        // packets not recorded: the record ring was full
+	slotRecTried       // packets the program set out to record
 	headerSlots
 )
 
@@ -304,6 +305,8 @@ func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) a
 	off := func(m member) int16 { return int16(m.Off) }
 	return asm.Instructions{
 		asm.StoreMem(asm.R10, stackHdr, asm.R2, asm.DWord).WithSymbol("record"),
+		asm.Mov.Imm(asm.R3, 1),
+		inc(slotRecTried, asm.R3),
 		asm.LoadMapPtr(asm.R1, recFD),
 		asm.Mov.Imm(asm.R2, recordSize),
 		asm.Mov.Imm(asm.R3, 0),
