@@ -92,6 +92,10 @@ type CaptureFile struct {
 	// Dropped is what the ring could not store (tp_drops, also in the
 	// file's interface statistics): the file misses that many frames.
 	Dropped int64 `json:"dropped"`
+	// Cut is what the file's size cap (-capture-max) kept out: the last
+	// Cut packets the capture saw are not in it, and DataPackets counts
+	// what the capture saw, the file's Frames being the first ones.
+	Cut int64 `json:"cut,omitempty"`
 }
 
 // Sample is one point of a workload's time series.

@@ -42,6 +42,7 @@ type runFlags struct {
 	strict     bool
 	noCapture  bool
 	capture    string
+	captureMax string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, test bool) {
@@ -59,6 +60,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.BoolVar(&f.strict, "strict", false, "count inconclusive comparisons (no significant difference) as failures")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "kernel engine: do not capture packets (send-unit metrics are then 0)")
 	fs.StringVar(&f.capture, "capture", "", "kernel engine: write the captured TCP headers of every run to pcapng files DIR/SCENARIO/WORKLOAD[-rN]/NIC.pcapng (docs/report.md)")
+	fs.StringVar(&f.captureMax, "capture-max", "", "with -capture: stop writing a capture file's packets once it holds SIZE (\"500MB\"); the counts stay whole and the file says how many it left out")
 	if test {
 		fs.BoolVar(&f.keep, "keep", false, "keep the lab applied after the test instead of destroying it")
 	}
@@ -191,7 +193,7 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 			fmt.Fprintln(c.stderr, "Error: -no-capture applies to the kernel engine only; the sim engine captures nothing")
 			return kind, nil
 		}
-		if f.capture != "" {
+		if f.capture != "" || f.captureMax != "" {
 			fmt.Fprintln(c.stderr, "Error: -capture applies to the kernel engine only: the sim engine models packets and sends none to capture (use -engine kernel)")
 			return kind, nil
 		}
@@ -204,6 +206,18 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 				return kind, nil
 			}
 			opts.Capture = captureFiles(f.capture, f.repeat)
+		}
+		if f.captureMax != "" {
+			max, err := config.ParseSize(f.captureMax)
+			switch {
+			case f.capture == "":
+				fmt.Fprintln(c.stderr, "Error: -capture-max caps the files of -capture DIR: give -capture too")
+				return kind, nil
+			case err != nil || max <= 0:
+				fmt.Fprintf(c.stderr, "Error: -capture-max %q is not a size like 500MB or 2GiB\n", f.captureMax)
+				return kind, nil
+			}
+			opts.CaptureMaxBytes = max
 		}
 		return config.EngineKernel, kernel.New(opts)
 	}

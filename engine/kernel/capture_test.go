@@ -122,9 +122,7 @@ func TestCaptureFiles(t *testing.T) {
 			var targets []kernel.CaptureTarget
 			opts := kernel.Options{Counter: tt.counter, Capture: func(ct kernel.CaptureTarget) (io.WriteCloser, string, error) {
 				targets = append(targets, ct)
-				name := filepath.Join(dir, fmt.Sprintf("%s-%s.pcapng", ct.NIC, ct.Direction))
-				f, err := os.Create(name)
-				return f, name, err
+				return createIn(dir, fmt.Sprintf("%s-%s", ct.NIC, ct.Direction))
 			}}
 			res := runWorkload(t, p, &config.Workload{
 				Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
@@ -200,6 +198,16 @@ func TestCaptureRefusedWithoutCapture(t *testing.T) {
 // discardable is a capture file the engine may take back, as -capture's.
 type discardable struct{ *os.File }
 
+// createIn creates the capture file DIR/NAME.pcapng.
+func createIn(dir, name string) (io.WriteCloser, string, error) {
+	path := filepath.Join(dir, name+".pcapng")
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, path, err
+	}
+	return discardable{f}, path, nil
+}
+
 func (f discardable) Discard() error {
 	f.Close()
 	return os.Remove(f.Name())
@@ -218,10 +226,9 @@ func TestCaptureOfFailedRun(t *testing.T) {
 	p.Scenario.Workloads = []*config.Workload{w}
 	var files []string
 	opts := kernel.Options{StallTimeout: 2 * time.Second, Capture: func(ct kernel.CaptureTarget) (io.WriteCloser, string, error) {
-		name := filepath.Join(dir, ct.NIC+".pcapng")
+		w, name, err := createIn(dir, ct.NIC)
 		files = append(files, name)
-		f, err := os.Create(name)
-		return discardable{f}, name, err
+		return w, name, err
 	}}
 	_, err := kernel.New(opts).Run(context.Background(), engine.RunRequest{
 		Scenario: p.Scenario, Workload: w, Naming: p.Naming, Progress: breakPath(t, p),
@@ -256,9 +263,7 @@ func TestCaptureNotStartedIsDiscarded(t *testing.T) {
 		if ct.Direction.String() == "in" {
 			return nil, "", errors.New("disk full")
 		}
-		name := filepath.Join(dir, ct.NIC+".pcapng")
-		f, err := os.Create(name)
-		return discardable{f}, name, err
+		return createIn(dir, ct.NIC)
 	}}
 	w := &config.Workload{
 		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
@@ -272,5 +277,39 @@ func TestCaptureNotStartedIsDiscarded(t *testing.T) {
 	left, _ := os.ReadDir(dir)
 	if len(left) != 0 {
 		t.Errorf("the failed run left %v in the capture directory, want nothing", left)
+	}
+}
+
+// CaptureMaxBytes caps each file: the packets after the cap are counted
+// (captures[].cut) but not written, captures[].frames is what the file
+// holds, and the file's statistics block says how many it left out.
+func TestCaptureMax(t *testing.T) {
+	p := newPair(t, 1500)
+	p.setFeatures(t, "tx", "tx0", map[string]bool{featSG: true, featTSO: false, featGSO: false})
+	dir := t.TempDir()
+	const max = 16 << 10
+	opts := kernel.Options{CaptureMaxBytes: max, Capture: func(ct kernel.CaptureTarget) (io.WriteCloser, string, error) {
+		return createIn(dir, ct.NIC)
+	}}
+	res := runWorkload(t, p, &config.Workload{
+		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
+		Connections: 1, WriteSize: 65536, Bytes: 20_000_000,
+	}, opts)
+	if len(res.Captures) != 2 {
+		t.Fatalf("captures %+v, want the sender's and the receiver's", res.Captures)
+	}
+	for _, f := range res.Captures {
+		c := readPcapng(t, f.File)
+		st, err := os.Stat(f.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d frames in %d bytes, %d cut; comment %q", f.File, c.Frames, st.Size(), f.Cut, c.Comment)
+		if f.Cut == 0 || c.Frames != f.Frames || st.Size() > max+1024 {
+			t.Errorf("%s: %d frames in the file (captures says %d), %d cut, %d bytes: want it cut at %d bytes and the count to match", f.File, c.Frames, f.Frames, f.Cut, st.Size(), max)
+		}
+		if want := fmt.Sprintf("the last %d of the", f.Cut); !strings.Contains(c.Comment, want) {
+			t.Errorf("%s: statistics comment %q, want it to say %q", f.File, c.Comment, want)
+		}
 	}
 }

@@ -97,6 +97,10 @@ type Options struct {
 	// discards the others (CaptureDiscarder). It cannot be combined with
 	// DisableCapture.
 	Capture func(CaptureTarget) (w io.WriteCloser, name string, err error)
+	// CaptureMaxBytes caps each capture file: packets after the first
+	// that would take it beyond are counted but not written
+	// (CaptureFile.Cut); 0 = no cap.
+	CaptureMaxBytes int64
 }
 
 // CaptureDiscarder is a capture writer that can take its file back: the

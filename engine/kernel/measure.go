@@ -48,6 +48,7 @@ type tapResult struct {
 	// the send units (FileBPF) or the ring's frames.
 	File    string
 	FileBPF bool
+	Cut     int64 // packets the file's size cap kept out (Options.CaptureMaxBytes)
 }
 
 // measurement is everything a run measured, before it becomes metrics.
@@ -280,11 +281,11 @@ func (m measurement) captureFiles(notes []string) ([]engine.CaptureFile, []strin
 		if t.FileBPF && t.Units != nil {
 			f := engine.CaptureFile{
 				NIC: t.NIC, Interface: t.Ifname, Direction: t.Dir.String(), File: t.File,
-				Frames: t.Units.Recorded, DataPackets: t.Units.RecordedData, Dropped: t.Units.RecordLost,
+				Frames: t.Units.Recorded - t.Cut, DataPackets: t.Units.RecordedData, Dropped: t.Units.RecordLost, Cut: t.Cut,
 			}
 			files = append(files, f)
-			notes = append(notes, fmt.Sprintf("capture file %s: %d packets of %s outgoing as TCP handed them to the device (recorded by the eBPF counter, before software GSO, as tcpdump on a TSO NIC sees them), %d of them TCP data to the servers: the send units, so they match send_units; the record ring lost %d (in the file's interface statistics and captures[].dropped)",
-				f.File, f.Frames, t.Interface, f.DataPackets, f.Dropped))
+			notes = append(notes, fmt.Sprintf("capture file %s: %d packets of %s outgoing as TCP handed them to the device (recorded by the eBPF counter, before software GSO, as tcpdump on a TSO NIC sees them), %d of them TCP data to the servers: the send units, so they match send_units; the record ring lost %d (in the file's interface statistics and captures[].dropped)%s",
+				f.File, t.Units.Recorded, t.Interface, f.DataPackets, f.Dropped, cutNote(f)))
 			continue
 		}
 		var data int64
@@ -293,23 +294,32 @@ func (m measurement) captureFiles(notes []string) ([]engine.CaptureFile, []strin
 		}
 		f := engine.CaptureFile{
 			NIC: t.NIC, Interface: t.Ifname, Direction: t.Dir.String(), File: t.File,
-			Frames: t.Result.Written, DataPackets: data, Dropped: t.Result.Dropped,
+			Frames: t.Result.Written - t.Cut, DataPackets: data, Dropped: t.Result.Dropped, Cut: t.Cut,
 		}
 		files = append(files, f)
-		loss := fmt.Sprintf("the ring dropped %d (tp_drops, in the file's interface statistics and captures[].dropped)", f.Dropped)
+		loss := fmt.Sprintf("the ring dropped %d (tp_drops, in the file's interface statistics and captures[].dropped)%s", f.Dropped, cutNote(f))
 		switch {
 		case t.Dir == capture.Incoming:
 			notes = append(notes, fmt.Sprintf("capture file %s: %d frames of %s incoming, %d of them TCP data to the servers, as the receiver's device handed them up (after GRO when it aggregates); %s",
-				f.File, f.Frames, t.Interface, f.DataPackets, loss))
+				f.File, t.Result.Written, t.Interface, f.DataPackets, loss))
 		case t.Units != nil:
 			notes = append(notes, fmt.Sprintf("capture file %s: %d frames of %s outgoing, %d of them TCP data to the servers; the ring runs beside the eBPF counter and sees TSO super-packets whole but software-GSO units already cut to MSS, so with TSO on these data packets match send_units, with TSO off (software GSO) data_packets; %s; capture_loss is the eBPF counter's loss, not the file's",
-				f.File, f.Frames, t.Interface, f.DataPackets, loss))
+				f.File, t.Result.Written, t.Interface, f.DataPackets, loss))
 		default:
 			notes = append(notes, fmt.Sprintf("capture file %s: %d frames of %s outgoing, %d of them TCP data to the servers: the ring counted the send units, so they are send_units; %s, which is capture_loss",
-				f.File, f.Frames, t.Interface, f.DataPackets, loss))
+				f.File, t.Result.Written, t.Interface, f.DataPackets, loss))
 		}
 	}
 	return files, notes
+}
+
+// cutNote says, for a file its size cap cut, how much of what the note
+// counts is in it.
+func cutNote(f engine.CaptureFile) string {
+	if f.Cut == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the file reached -capture-max and holds only the first %d of them (captures[].frames; %d left out, captures[].cut)", f.Frames, f.Cut)
 }
 
 // disagree reports whether a and b differ by more than tolerance.

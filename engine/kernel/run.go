@@ -68,6 +68,7 @@ type tap struct {
 	out       io.WriteCloser
 	file      string
 	pcapStart time.Time
+	cut       int64 // packets the file's size cap kept out
 }
 
 // Where a capture file's packets come from, as its interface block says.
@@ -216,6 +217,7 @@ func (t *tap) result() tapResult {
 		TxPackets: t.txAfter - t.txBefore,
 		File:      t.file,
 		FileBPF:   t.fileBPF,
+		Cut:       t.cut,
 	}
 }
 
@@ -409,6 +411,7 @@ func (r *run) startFile(t *tap, source string) error {
 	if t.pcap, err = capture.NewPcapng(t.out, t.ifname, comment, t.dir, source); err != nil {
 		return fmt.Errorf("capture file %s: %w", t.file, err)
 	}
+	t.pcap.SetLimit(r.eng.opts.CaptureMaxBytes)
 	t.pcapStart = time.Now()
 	return nil
 }
@@ -420,6 +423,7 @@ func (t *tap) finishFile(seen, dropped int64, failed string) error {
 		return nil
 	}
 	err := t.pcap.Finish(seen, dropped, t.pcapStart, time.Now(), failed)
+	t.cut = t.pcap.Cut()
 	t.pcap = nil
 	if cerr := t.out.Close(); err == nil {
 		err = cerr

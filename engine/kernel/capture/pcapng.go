@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -22,7 +23,19 @@ import (
 type Pcapng struct {
 	buf *bufio.Writer
 	w   *pcapgo.NgWriter
+	// limit is the file size after which frames are counted but no
+	// longer written (SetLimit; 0 = none); size is the size so far.
+	limit, size int64
+	cut         int64 // frames not written because of limit
 }
+
+// SetLimit caps the file at about max bytes: once a frame would take it
+// beyond, that frame and every later one is counted (Cut) but not
+// written, and the statistics block says so. 0 means no cap.
+func (p *Pcapng) SetLimit(max int64) { p.limit = max }
+
+// Cut is how many frames the size cap kept out of the file.
+func (p *Pcapng) Cut() int64 { return p.cut }
 
 // pcapngBuffer batches the file's writes: a frame is ~160 bytes and a
 // TSO-off stream on veth stores several hundred thousand a second.
@@ -53,8 +66,13 @@ func NewPcapng(w io.Writer, ifname, comment string, dir Direction, source string
 	if err != nil {
 		return nil, fmt.Errorf("pcapng header: %w", err)
 	}
-	return &Pcapng{buf: buf, w: nw}, nil
+	return &Pcapng{buf: buf, w: nw, size: int64(buf.Buffered())}, nil
 }
+
+// epbSize is the size of the enhanced packet block NgWriter writes for
+// a frame of n captured bytes and no options: 28 bytes of fields, the
+// data padded to 32 bits, the 4-byte trailer.
+func epbSize(n int) int64 { return int64(28 + (n+3)&^3 + 4) }
 
 // Frame writes one frame; NgWriter copies data into its buffer before it
 // returns.
@@ -62,6 +80,12 @@ func (p *Pcapng) Frame(ts time.Time, data []byte, wireLen int) error {
 	if wireLen < len(data) {
 		wireLen = len(data)
 	}
+	n := epbSize(len(data))
+	if p.cut > 0 || p.limit > 0 && p.size+n > p.limit {
+		p.cut++
+		return nil
+	}
+	p.size += n
 	return p.w.WritePacket(gopacket.CaptureInfo{
 		Timestamp: ts, CaptureLength: len(data), Length: wireLen,
 	}, data)
@@ -74,15 +98,19 @@ func (p *Pcapng) Frame(ts time.Time, data []byte, wireLen int) error {
 // ended early; it becomes the block's comment (tshark -r FILE and
 // capinfos show it).
 func (p *Pcapng) Finish(seen, dropped int64, start, end time.Time, failed string) error {
-	comment := ""
-	if failed != "" {
-		comment = "tsolab: the run failed, so this capture ends early: " + failed
+	var notes []string
+	if p.cut > 0 {
+		notes = append(notes, fmt.Sprintf("tsolab: the file reached its size cap of %d bytes (-capture-max): the last %d of the %d packets seen are not in it", p.limit, p.cut, seen-dropped))
 	}
+	if failed != "" {
+		notes = append(notes, "tsolab: the run failed, so this capture ends early: "+failed)
+	}
+	comment := strings.Join(notes, "; ")
 	// pcapgo's NgWriter writes no comment in a statistics block, so the
 	// block is written here, after what NgWriter buffered.
 	err := p.w.Flush()
 	if err == nil {
-		_, err = p.buf.Write(statisticsBlock(uint64(seen), uint64(dropped), start, end, comment))
+		_, err = p.buf.Write(statisticsBlock(uint64(seen), uint64(dropped), start, end, comment, p.cut))
 	}
 	if err == nil {
 		err = p.buf.Flush()
@@ -97,7 +125,7 @@ func (p *Pcapng) Finish(seen, dropped int64, start, end time.Time, failed string
 // interface 0 (RFC draft-ietf-opsawg-pcapng, section 4.6): little-endian
 // as NgWriter writes the section, timestamps in nanoseconds as the
 // interface's if_tsresol says.
-func statisticsBlock(recv, drop uint64, start, end time.Time, comment string) []byte {
+func statisticsBlock(recv, drop uint64, start, end time.Time, comment string, cut int64) []byte {
 	le := binary.LittleEndian
 	ns := func(t time.Time) []byte {
 		v := uint64(t.UnixNano())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +110,53 @@ func TestPcapngFailedRun(t *testing.T) {
 	}
 	if want := "tsolab: the run failed, so this capture ends early: nothing received for 10s"; intf.Statistics.Comment != want {
 		t.Errorf("statistics comment %q, want %q", intf.Statistics.Comment, want)
+	}
+}
+
+// A size cap keeps every frame after the first that does not fit out of
+// the file, and the statistics block says how many.
+func TestPcapngLimit(t *testing.T) {
+	var file bytes.Buffer
+	p, err := NewPcapng(&file, "rx0", "tsolab nic rx0", Incoming, "AF_PACKET TPACKET_V3 ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(1700000000, 0)
+	f := frame(true, 40000, 5201, 32)
+	// Room for the headers and two frames, not three.
+	p.SetLimit(int64(p.buf.Buffered()) + 2*epbSize(len(f)) + epbSize(len(f))/2)
+	for i := range 5 {
+		if err := p.Frame(start.Add(time.Duration(i)*time.Millisecond), f, len(f)+1448); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p.Cut() != 3 {
+		t.Errorf("Cut = %d, want 3", p.Cut())
+	}
+	if err := p.Finish(5, 0, start, start.Add(time.Second), ""); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcapgo.NewNgReader(&file, pcapgo.NgReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		_, _, err := r.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	intf, err := r.Interface(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the last 3 of the 5 packets seen are not in it"
+	if n != 2 || !strings.Contains(intf.Statistics.Comment, want) {
+		t.Errorf("%d frames, statistics comment %q; want 2 and one saying %q", n, intf.Statistics.Comment, want)
 	}
 }

@@ -17,16 +17,16 @@ const Buckets = 1024
 // Slots of the map value (one per CPU), in 64-bit words. The histogram
 // follows the header.
 const (
-	slotUnits   = iota // send units (data skbs to a watched port)
-	slotBytes          // their TCP payload bytes
-	slotSegs           // wire segments: gso_segs, or 1 for a non-GSO skb
-	slotGSO            // units that were GSO skbs (gso_size > 0)
-	slotSingle         // units of exactly one MSS
-	slotOther          // other packets on the device (ACKs, other ports, not TCP)
-	slotClamped        // units too large for the histogram (in its last bucket)
-	slotUnread         // packets whose headers probe_read could not read
-	slotRecLost        // packets not recorded: the record ring was full
-	slotRecTried       // packets the program set out to record
+	slotUnits    = iota // send units (data skbs to a watched port)
+	slotBytes           // their TCP payload bytes
+	slotSegs            // wire segments: gso_segs, or 1 for a non-GSO skb
+	slotGSO             // units that were GSO skbs (gso_size > 0)
+	slotSingle          // units of exactly one MSS
+	slotOther           // other packets on the device (ACKs, other ports, not TCP)
+	slotClamped         // units too large for the histogram (in its last bucket)
+	slotUnread          // packets whose headers probe_read could not read
+	slotRecLost         // packets not recorded: the record ring was full
+	slotRecTried        // packets the program set out to record
 	headerSlots
 )
 
