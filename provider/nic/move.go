@@ -159,6 +159,7 @@ func (p *Provider) moveOut(s spec, rec provider.Attrs, d *diags) {
 		return
 	}
 	defer m.Close()
+	released := false // release already gave back the MTU and offloads
 	c, err := p.open(s.ns)
 	switch {
 	case errors.Is(err, errNoNamespace):
@@ -174,6 +175,7 @@ func (p *Provider) moveOut(s spec, rec provider.Attrs, d *diags) {
 		}
 		if l != nil {
 			p.release(c, l, s, rec, d)
+			released = true
 			if err := c.nl.LinkSetNsFd(l, int(m.fd)); err != nil {
 				d.errorf("move %s back to the machine's namespace", err, s.target)
 				return
@@ -188,7 +190,9 @@ func (p *Provider) moveOut(s spec, rec provider.Attrs, d *diags) {
 	if l == nil {
 		return
 	}
-	restoreDropped(m, l, spec{ifname: s.target}, rec, d)
+	if !released {
+		restoreDropped(m, l, spec{ifname: s.target}, rec, d)
+	}
 	for _, a := range strings.Split(rec[restoreAddrs], ",") {
 		pfx, err := netip.ParsePrefix(a)
 		if err != nil {
