@@ -54,7 +54,16 @@ func TestAdoptDevice(t *testing.T) {
 			as, _ := netlink.AddrList(l, netlink.FAMILY_V4)
 			return l.Attrs().MTU, f["tx-tcp-segmentation"], f["rx-gro"], len(as)
 		}
+		up := func() bool {
+			l, err := netlink.LinkByName("eth9")
+			if err != nil {
+				t.Errorf("eth9: %v", err)
+				return false
+			}
+			return l.Attrs().Flags&net.FlagUp != 0
+		}
 		origMTU, origTSO, origGRO, _ := state()
+		origUp := up()
 
 		ctx := context.Background()
 		p := nic.New()
@@ -70,11 +79,12 @@ func TestAdoptDevice(t *testing.T) {
 		want["restore.offload.tso"] = strconv.FormatBool(origTSO)
 		want["restore.offload.gro"] = strconv.FormatBool(origGRO)
 		want["restore.address"] = "10.82.0.1/24"
+		want["restore.up"] = strconv.FormatBool(origUp)
 		if diff := cmp.Diff(want, cr.New); diff != "" {
 			t.Errorf("Create New (-want +got):\n%s", diff)
 		}
-		if mtu, tso, gro, _ := state(); mtu != 9000 || tso || !gro {
-			t.Errorf("after Create: mtu %d tso %v gro %v, want 9000 false true", mtu, tso, gro)
+		if mtu, tso, gro, _ := state(); mtu != 9000 || tso || !gro || !up() {
+			t.Errorf("after Create: mtu %d tso %v gro %v up %v, want 9000 false true true", mtu, tso, gro, up())
 		}
 		if r := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: cr.New}); r.Gone || !r.Actual.Equal(cr.New) {
 			t.Errorf("Read: gone=%v actual %v, want %v", r.Gone, r.Actual, cr.New)
@@ -91,6 +101,7 @@ func TestAdoptDevice(t *testing.T) {
 		wantU := less.Clone()
 		wantU["restore.offload.tso"] = strconv.FormatBool(origTSO)
 		wantU["restore.address"] = "10.82.0.1/24"
+		wantU["restore.up"] = strconv.FormatBool(origUp)
 		if diff := cmp.Diff(wantU, ur.New); diff != "" {
 			t.Errorf("Update New (-want +got):\n%s", diff)
 		}
@@ -104,6 +115,11 @@ func TestAdoptDevice(t *testing.T) {
 		mtu, tso, gro, addrs := state() // state fails the test if eth9 is gone
 		if mtu != origMTU || tso != origTSO || gro != origGRO || addrs != 0 {
 			t.Errorf("after Delete: mtu %d tso %v gro %v, %d addresses; want %d %v %v, none", mtu, tso, gro, addrs, origMTU, origTSO, origGRO)
+		}
+		// The stand-in starts down, as an unused port may be: tsolab
+		// brought it up and must put it down again.
+		if up() != origUp {
+			t.Errorf("after Delete: up %v, want the original %v", up(), origUp)
 		}
 		return nil
 	})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -23,9 +22,9 @@ import (
 //
 // A move between namespaces takes the device down and drops its
 // addresses, routes and qdiscs; its MTU and features go with it. So
-// before moving, Create records (besides the MTU and offloads that
-// recordOriginals keeps for every adopted device) the addresses it had
-// and whether it was up, and Delete puts those back once it has moved the
+// before moving, Create records (besides whether it was up and the MTU
+// and offloads, which recordOriginals keeps for every adopted device) the
+// addresses it had, and Delete puts those back once it has moved the
 // device home.
 const (
 	restoreAddrs = provider.PrefixRestore + "addresses" // the device's addresses in the machine's namespace, comma-separated
@@ -130,7 +129,6 @@ func (p *Provider) moveIn(c *nsConn, s spec, out provider.Attrs, d *diags) netli
 		list = append(list, a.String())
 	}
 	out[restoreAddrs] = strings.Join(list, ",")
-	out[restoreUp] = strconv.FormatBool(l.Attrs().Flags&net.FlagUp != 0)
 	if err := m.nl.LinkSetNsFd(l, int(c.fd)); err != nil {
 		d.errorf("move %s into %s", err, s.target, nsName(c.name))
 		return nil
@@ -202,9 +200,14 @@ func (p *Provider) moveOut(s spec, rec provider.Attrs, d *diags) {
 			d.errorf("restore address %s on %s", err, a, s.target)
 		}
 	}
-	if rec[restoreUp] == "true" && l.Attrs().Flags&net.FlagUp == 0 {
+	switch up := l.Attrs().Flags&net.FlagUp != 0; {
+	case rec[restoreUp] == "true" && !up:
 		if err := m.nl.LinkSetUp(l); err != nil {
 			d.errorf("set %s up", err, s.target)
+		}
+	case rec[restoreUp] == "false" && up:
+		if err := m.nl.LinkSetDown(l); err != nil {
+			d.errorf("set %s down", err, s.target)
 		}
 	}
 }

@@ -373,14 +373,18 @@ func (p *Provider) createSink(c *nsConn, s spec, n provider.Naming, alias string
 	return link
 }
 
-// recordOriginals stores in out, for an adopted device, the MTU and
-// offloads it has now for every one want manages that prior (the state
-// recorded so far) has no original for yet.
+// recordOriginals stores in out, for an adopted device, whether it is up
+// (tsolab brings it up) and the MTU and offloads it has now for every one
+// want manages, unless prior (the state recorded so far) has the original
+// already.
 func recordOriginals(c *nsConn, link netlink.Link, s spec, out, prior provider.Attrs, d *diags) {
 	for k, v := range prior {
 		if strings.HasPrefix(k, provider.PrefixRestore) {
 			out[k] = v
 		}
+	}
+	if _, ok := out[restoreUp]; !ok {
+		out[restoreUp] = strconv.FormatBool(link.Attrs().Flags&net.FlagUp != 0)
 	}
 	if _, ok := out[restoreMTU]; !ok && s.mtu > 0 {
 		out[restoreMTU] = strconv.Itoa(link.Attrs().MTU)
@@ -803,7 +807,8 @@ func deletePort(s spec, alias string, d *diags) {
 	}
 }
 
-// release gives an adopted device back as it was.
+// release gives an adopted device back as it was, down again if it was
+// down before tsolab.
 func (p *Provider) release(c *nsConn, link netlink.Link, s spec, rec provider.Attrs, d *diags) {
 	if a := rec[restoreAddress]; a != "" {
 		if pfx, err := netip.ParsePrefix(a); err == nil {
@@ -818,6 +823,11 @@ func (p *Provider) release(c *nsConn, link netlink.Link, s spec, rec provider.At
 		}
 	}
 	restoreDropped(c, link, spec{ifname: s.ifname}, rec, d)
+	if rec[restoreUp] == "false" && link.Attrs().Flags&net.FlagUp != 0 {
+		if err := c.nl.LinkSetDown(link); err != nil {
+			d.errorf("set %s down", err, s.ifname)
+		}
+	}
 }
 
 func isNotFound(err error) bool { return errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENOENT) }
