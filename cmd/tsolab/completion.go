@@ -20,7 +20,7 @@ import (
 // (each one's -h), so the scripts never drift from the CLI.
 func (c *cli) completion(args []string) int {
 	fs := newFlagSet("completion", c.stderr, "completion bash|zsh|fish")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return exitError
 	}
@@ -97,7 +97,7 @@ func (c *cli) completionSpec() []cmdSpec {
 			continue
 		}
 		var help bytes.Buffer
-		quiet := &cli{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &help, env: c.env}
+		quiet := &cli{stdin: strings.NewReader(""), stdout: &help, stderr: io.Discard, env: c.env}
 		cmds[n].run(quiet, []string{"-h"})
 		s.flags, s.args = parseHelp(help.String())
 		out = append(out, s)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,8 +45,8 @@ type varFlags struct {
 }
 
 func (v *varFlags) register(fs *flag.FlagSet) {
-	fs.Var(&v.vars, "var", "set a variable: -var name=value (repeatable)")
-	fs.Var(&v.varFiles, "var-file", "read variables from an HCL file of name = value lines (repeatable)")
+	fs.Var(&v.vars, "var", "set a variable: -var `name=value` (repeatable)")
+	fs.Var(&v.varFiles, "var-file", "read variables from `FILE`, an HCL file of name = value lines (repeatable)")
 }
 
 // registerName adds -name, for the commands whose lab makes or names
@@ -67,20 +69,39 @@ func (v *varFlags) values() (map[string]string, error) {
 }
 
 // newFlagSet makes a flag set that reports errors instead of exiting.
+// Parsed with c.parse, its help goes to stdout when asked for (-h) and
+// to stderr after a mistake.
 func newFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: tsolab %s\n\nOptions:\n", usage)
+		fmt.Fprintf(fs.Output(), "Usage: tsolab %s\n\nOptions:\n", usage)
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
+// parse parses args with parseInterspersed. Asked for help (-h, -help),
+// it prints the help on stdout and marks the command helped, so it exits
+// 0; a mistake in the flags prints the error and the help on stderr.
+func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	pos, err := parseInterspersed(fs, args)
+	fs.SetOutput(c.stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		c.helped = true
+		c.stdout.Write(out.Bytes())
+	} else {
+		c.stderr.Write(out.Bytes())
+	}
+	return pos, err
+}
+
 // parseDir parses args (flags anywhere) and returns the one lab directory
 // or plan file they name, "." when none; false after printing the problem.
 func (c *cli) parseDir(fs *flag.FlagSet, args []string) (string, bool) {
-	pos, err := parseInterspersed(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return "", false
 	}

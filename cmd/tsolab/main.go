@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 // Exit codes.
@@ -23,6 +24,9 @@ type cli struct {
 	// stream, while run or test has -json -, is the one JSON-lines view
 	// every message of the command goes to.
 	stream *runStream
+	// helped is set when the command's flags asked for its help (-h):
+	// the help went to stdout and the command exits 0.
+	helped bool
 }
 
 type command struct {
@@ -54,39 +58,76 @@ func main() {
 
 func (c *cli) main(args []string) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
-		c.usage(cmds)
-		if len(args) == 0 {
-			return exitError
-		}
+	if len(args) == 0 {
+		c.usage(c.stdout, cmds)
 		return exitOK
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		c.usage(c.stdout, cmds)
+		return exitOK
+	case "help":
+		return c.help(cmds, args[1:])
+	case "-version", "--version":
+		return c.version(args[1:])
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(c.stderr, "tsolab: unknown command %q\n\n", args[0])
-		c.usage(cmds)
+		c.usage(c.stderr, cmds)
 		return exitError
 	}
-	return cmd.run(c, args[1:])
+	code := cmd.run(c, args[1:])
+	if c.helped {
+		return exitOK
+	}
+	return code
 }
 
-func (c *cli) usage(cmds map[string]command) {
+// help is `tsolab help [COMMAND]`: the command list, or a command's
+// options (what COMMAND -h prints).
+func (c *cli) help(cmds map[string]command, args []string) int {
+	if len(args) == 0 {
+		c.usage(c.stdout, cmds)
+		return exitOK
+	}
+	cmd, ok := cmds[args[0]]
+	if len(args) > 1 || !ok {
+		fmt.Fprintf(c.stderr, "tsolab: no help for %q: give one command\n\n", strings.Join(args, " "))
+		c.usage(c.stderr, cmds)
+		return exitError
+	}
+	cmd.run(c, []string{"-h"})
+	return exitOK
+}
+
+func (c *cli) usage(w io.Writer, cmds map[string]command) {
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintln(c.stderr, "Usage: tsolab COMMAND [options] [DIR]")
-	fmt.Fprintln(c.stderr, "\nCommands:")
+	fmt.Fprintln(w, "Usage: tsolab COMMAND [options] [DIR]")
+	fmt.Fprintln(w, "\nCommands:")
 	for _, n := range names {
-		fmt.Fprintf(c.stderr, "  %-10s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(c.stderr, "\nRun tsolab COMMAND -h for a command's options.")
+	fmt.Fprintln(w, "\nRun tsolab help COMMAND (or tsolab COMMAND -h) for a command's options;")
+	fmt.Fprintln(w, "tsolab -version prints the version.")
 }
 
 const version = "0.1.0-dev"
 
 func (c *cli) version(args []string) int {
+	fs := newFlagSet("version", c.stderr, "version")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return exitError
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(c.stderr, "Error: version takes no arguments, got %q\n", pos)
+		return exitError
+	}
 	fmt.Fprintln(c.stdout, "tsolab", version)
 	return exitOK
 }

@@ -83,6 +83,27 @@ func (c *cli) pickScenario(lab *config.Lab, name string) *config.Scenario {
 	return nil
 }
 
+// scenarioLine says which scenario a plan is for, and, when the lab has
+// more than one, which others there are and how to pick one.
+func scenarioLine(lab *config.Lab, sc *config.Scenario, picked bool) string {
+	n := len(lab.Scenarios)
+	switch {
+	case n == 1:
+		return fmt.Sprintf("Lab %q, scenario %s (its only one).\n", lab.Name, sc.Name)
+	case picked:
+		return fmt.Sprintf("Lab %q, scenario %s (-scenario; the lab has %d).\n", lab.Name, sc.Name, n)
+	}
+	names := make([]string, n)
+	for i, s := range lab.Scenarios {
+		names[i] = s.Name
+	}
+	list := strings.Join(names, ", ")
+	if n > 6 {
+		list = strings.Join(names[:6], ", ") + ", …"
+	}
+	return fmt.Sprintf("Lab %q, scenario %s: the first of %d (%s).\nPick another with -scenario NAME.\n", lab.Name, sc.Name, n, list)
+}
+
 func newPlanner(dir string, lab *config.Lab, sc *config.Scenario, v view.View) *planner.Planner {
 	opts := planner.Options{Dir: dir, Lab: lab.Name, Providers: providers(), OnEvent: v.Event}
 	if sc != nil {
@@ -109,6 +130,9 @@ func (c *cli) planLab(ctx context.Context, dir string, vf *varFlags, scenario st
 		fmt.Fprintln(c.stderr, "Error:", err)
 		return nil, nil, nil
 	}
+	if !o.json {
+		fmt.Fprintln(c.stdout, scenarioLine(lab, sc, scenario != ""))
+	}
 	v.Plan(plan)
 	if len(plan.Diagnostics) > 0 {
 		v.Diagnostics(plan.Diagnostics)
@@ -127,7 +151,7 @@ func (c *cli) plan(args []string) int {
 	vf.registerName(fs)
 	o.register(fs)
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
-	out := fs.String("out", "", "save the plan to FILE for a later `tsolab apply FILE`")
+	out := fs.String("out", "", "save the plan to `FILE`, for a later tsolab apply FILE that makes exactly its changes")
 	scenario := fs.String("scenario", "", "the matrix cell to plan, e.g. tso=false (default: the first)")
 	dir, ok := c.parseDir(fs, args)
 	if !ok {

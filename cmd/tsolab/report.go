@@ -30,7 +30,7 @@ func (c *cli) reportCmd(args []string) int {
 	fs.StringVar(&baselineFile, "baseline", "", "an earlier results file: adds the baseline column, the change and its confidence interval")
 	fs.StringVar(&labDirFlag, "lab", "", "the lab directory the results came from: judge its expectations and show the verdicts (default: no verdicts)")
 	fs.BoolVar(&strict, "strict", false, "with -lab: count inconclusive verdicts as failures in the summary")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return exitError
 	}
