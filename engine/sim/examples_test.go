@@ -8,19 +8,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/hcl"
 	"github.com/tsolab/tsolab/outcome"
 )
 
 // runLab runs every workload of every scenario of a lab on the model.
-func runLab(t *testing.T, dir string) (*engine.Results, []byte) {
+func runLab(t *testing.T, dir string) (*config.Lab, *engine.Results, []byte) {
 	t.Helper()
 	lab, diags := hcl.Load(dir, hcl.Options{})
 	if diags.HasErrors() {
-		if !ownExamples[filepath.Base(dir)] {
-			t.Skipf("lab %s does not load (its owner's to fix): %v", dir, diags)
-		}
 		t.Fatalf("hcl.Load(%s): %v", dir, diags)
 	}
 	e := New(Options{})
@@ -38,44 +36,55 @@ func runLab(t *testing.T, dir string) (*engine.Results, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, js
+	return lab, res, js
 }
 
-// ownExamples are the labs written for the model; every other example
-// must also run on it, but a lab that does not load is its owner's to fix.
-var ownExamples = map[string]bool{"freebsd-tso-trim": true, "neterion-2005": true, "super-tso-patches": true}
+// knownFailing are the verdicts the model gets wrong today, by example,
+// expectation and scenario, with why. TestExamples asserts each one FAILS,
+// so a model that gets it right turns it into a test failure: remove the
+// entry then.
+var knownFailing = map[string]string{
+	"loopback-tbench/tso_costs_on_loopback/tso=true": "issue 11: with 100 KB responses the model gives TSO on ~5% more " +
+		"transactions/s, where seed 004 measured it ~2% slower (TestLoopbackTbench shows the seed's direction only " +
+		"with responses of one loopback segment)",
+}
 
 // TestExamples loads every example lab, runs each scenario on the model
-// twice (the JSON must be identical) and judges its expectations, which
-// must all pass.
+// twice (the JSON must be identical) and judges its expectations: every
+// verdict must PASS, except the knownFailing ones, which must FAIL.
 func TestExamples(t *testing.T) {
 	dirs, err := filepath.Glob("../../examples/*")
 	if err != nil {
 		t.Fatal(err)
 	}
+	seen := map[string]bool{}
 	for _, dir := range dirs {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			res, js1 := runLab(t, dir)
-			_, js2 := runLab(t, dir)
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			lab, res, js1 := runLab(t, dir)
+			_, _, js2 := runLab(t, dir)
 			if !bytes.Equal(js1, js2) {
 				t.Errorf("two runs gave different JSON (%d and %d bytes)", len(js1), len(js2))
 			}
-			lab, _ := hcl.Load(dir, hcl.Options{})
 			verdicts, diags := outcome.Evaluate(lab, res, nil)
 			if diags.HasErrors() {
 				t.Fatalf("outcome.Evaluate: %v", diags)
 			}
-			for _, v := range verdicts {
-				if v.Status != outcome.Pass && ownExamples[filepath.Base(dir)] {
-					t.Errorf("%s in %s: %s: %s (%s) %s", v.Expect, v.Scenario, v.Status, v.Expression, v.Message, v.Detail)
-				}
+			if len(verdicts) == 0 {
+				t.Fatalf("no verdicts: the lab has no expectation the model judges")
 			}
 			for _, v := range verdicts {
-				if v.Status != outcome.Pass && !ownExamples[filepath.Base(dir)] {
-					t.Logf("on the model: %s in %s: %s: %s", v.Expect, v.Scenario, v.Status, v.Expression)
+				key := name + "/" + v.Expect + "/" + v.Scenario
+				why, known := knownFailing[key]
+				seen[key] = true
+				switch {
+				case known && v.Status != outcome.Fail:
+					t.Errorf("%s is listed as failing on the model (%s) but is %s now: remove it from knownFailing", key, why, v.Status)
+				case !known && v.Status != outcome.Pass:
+					t.Errorf("%s in %s: %s: %s (%s) %s", v.Expect, v.Scenario, v.Status, v.Expression, v.Message, v.Detail)
 				}
 			}
 			for _, r := range res.Runs {
@@ -84,5 +93,27 @@ func TestExamples(t *testing.T) {
 					r.StopReasons, r.Acks, r.Scenario, r.Workload, m["throughput_bps"]/1e9, m["send_units"], m["avg_send_bytes"], m["single_mss_fraction"], m["data_packets"], m["cpu_tx_pct"], m["cpu_rx_pct"], m["transactions_per_s"], m["retransmits"])
 			}
 		})
+	}
+	for key := range knownFailing {
+		if !seen[key] {
+			t.Errorf("knownFailing lists %s, which no example judged", key)
+		}
+	}
+}
+
+// TestSoftwareGSOCut is seed 002 on examples/software-gso: at a fixed
+// 1000 Mb/s, software GSO on the SG+CSUM NIC cuts the sender's CPU
+// (linux-2.6.27: 29.3% -> 15.6% of a core). The lab itself does not claim
+// it, because kernels since 4.19 build GSO whatever the flag says.
+func TestSoftwareGSOCut(t *testing.T) {
+	_, res, _ := runLab(t, "../../examples/software-gso")
+	cpu := map[string]float64{}
+	for _, r := range res.Runs {
+		cpu[r.Scenario] = r.Metrics[engine.MetricCPUTxPct]
+	}
+	on, off := cpu["gso=true"], cpu["gso=false"]
+	t.Logf("cpu_tx_pct: gso on %.1f, off %.1f", on, off)
+	if !(on > 0 && on < off) {
+		t.Errorf("software GSO: cpu_tx_pct %.1f with gso on, %.1f off; seed 002 has it cut", on, off)
 	}
 }

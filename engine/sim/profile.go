@@ -221,7 +221,7 @@ func newProfile(name string, opts map[string]string) (*profile, error) {
 			name:   name,
 			goal:   largeMSS2612{winDivisor: 8},
 			output: &linuxOutput{test: wholeSkbTest{}, deferral: noDefer{}, split: cutToLargeMSS{}, largeMSS: true},
-			push:   clobberingPush{},
+			push:   legacyPush{clobberNonagle: true, validateAlways: true},
 			acks:   &linuxAcks{decByPcount: false, ato: 40e6},
 			newCC:  func() congestion { return &reno{} },
 			wake:   linuxWake{},
@@ -633,26 +633,29 @@ type pushPolicy interface {
 	push(ep *endpoint, now int64, nonagle nagleMode, cpu *core)
 }
 
-// clobberingPush mirrors __tcp_push_pending_frames of 2.6.12: when the
-// send head is not the last buffer, nonagle becomes TCP_NAGLE_PUSH for the
-// whole tcp_write_xmit pass (the tail buffer escapes Nagle, fixed by patch
-// 9/9), and tcp_cwnd_validate runs whether or not anything was sent (fixed
-// by patch 6/9).
-type clobberingPush struct{}
+// legacyPush mirrors __tcp_push_pending_frames of 2.6.12 with its two
+// bugs as switches, so each fix can be applied on its own:
+// clobberNonagle (fixed by patch 9/9): when the send head is not the last
+// buffer, nonagle becomes TCP_NAGLE_PUSH for the whole tcp_write_xmit
+// pass, so the tail buffer escapes Nagle; validateAlways (fixed by patch
+// 6/9): tcp_cwnd_validate runs whether or not anything was sent.
+type legacyPush struct{ clobberNonagle, validateAlways bool }
 
-func (clobberingPush) push(ep *endpoint, now int64, nonagle nagleMode, cpu *core) {
+func (p legacyPush) push(ep *endpoint, now int64, nonagle nagleMode, cpu *core) {
 	s := &ep.snd
 	if s.wq.unsent() {
-		if !s.wq.isLast(s.wq.sendHead) {
+		if p.clobberNonagle && !s.wq.isLast(s.wq.sendHead) {
 			nonagle = naglePush
 		}
 		ep.output(now, nonagle, cpu)
 	}
-	s.cwndValidate(now)
+	if p.validateAlways {
+		s.cwndValidate(now)
+	}
 }
 
-// plainPush mirrors __tcp_push_pending_frames after patch 9/9: call
-// tcp_write_xmit with nonagle as given; it validates the cwnd when it
+// plainPush mirrors __tcp_push_pending_frames after patches 6/9 and 9/9:
+// call tcp_write_xmit with nonagle as given; it validates the cwnd when it
 // sends.
 type plainPush struct{}
 

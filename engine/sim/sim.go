@@ -36,6 +36,9 @@ type Engine struct {
 	maxSim       int64
 	checks       bool     // tests: verify the invariants after every step
 	lastCheck    *checker // tests: the checker of the last run
+	// editProfile, when set (tests only), changes each host's profile
+	// after it is built: one strategy swapped to see its effect alone.
+	editProfile func(*profile)
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -223,6 +226,9 @@ func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error)
 		prof, err := newProfile(stack, hc.StackOptions)
 		if err != nil {
 			return nil, fmt.Errorf("host.%s: %w", name, err)
+		}
+		if e.editProfile != nil {
+			e.editProfile(prof)
 		}
 		cpuName := hc.CPU
 		if cpuName == "" {

@@ -43,17 +43,21 @@ workload "tbench" {
 
 expect "floor" {
   workload  = workload.tbench
-  condition = result.transactions_per_s >= 1000 && result.latency_p50_us <= result.latency_p99_us
+  condition = result.transactions_per_s >= 1000
   message   = "the loopback should answer at least 1000 transactions/s"
 }
 
 # Measured on Linux 6.18 (2-core VM), 6 pairs of runs: on/off = 0.93-1.03
-# (33-41k transactions/s), i.e. like seed 004 usually a few % slower.
-expect "tso_buys_nothing_on_loopback" {
+# (33-41k transactions/s), i.e. like seed 004 usually a few % slower. The
+# sim engine's linux-2.6.27 profile does not show it with these 100 KB
+# responses (TSO on comes out ~5% faster; issue 11): engine/sim's
+# TestExamples asserts that this expectation fails there, so a model fix
+# shows.
+expect "tso_costs_on_loopback" {
   workload  = workload.tbench
   when      = matrix.tso
-  condition = result.transactions_per_s <= scenario({ tso = false }).transactions_per_s * 1.10
-  message   = "TSO/GSO on loopback should not speed tbench up (seed 004: it cost ~2%)"
+  condition = result.transactions_per_s < scenario({ tso = false }).transactions_per_s
+  message   = "seed 004: TSO/GSO on loopback made tbench slower (354.6 against 361.4 MB/s)"
 }
 
 expect "tso_costs_little_on_loopback" {

@@ -5,8 +5,11 @@
 # On Linux >= 4.19 TCP always builds GSO skbs ("tcp: switch to GSO being
 # always on"), whatever the device's gso flag says; the flag then only
 # governs other protocols. So on this machine's kernel gso=true and
-# gso=false cost the same, while the sim engine's linux-2.6.27 profile
-# shows the cut. rate_held and gso_not_costlier hold for both engines.
+# gso=false cost the same (measured on Linux 6.18: cpu_tx 2-10 % either
+# way), and the lab claims no CPU difference: a kernel cannot show the
+# seed's cut by the flag. The sim engine's linux-2.6.27 profile shows it
+# (cpu_tx_pct 29.3 -> 15.6), and engine/sim's TestSoftwareGSOCut asserts
+# that on this lab. rate_held and super_packets hold for both engines.
 #
 # The kernel engine counts send units where TCP hands them to the device
 # layer, before software GSO (eBPF at TCX egress), so it can show
@@ -63,16 +66,6 @@ expect "rate_held" {
   workload  = workload.sendfile
   condition = result.throughput_bps >= 0.9e9
   message   = "the paced sendfile should carry its 1000 Mb/s"
-}
-
-# Measured on Linux 6.18 (2-core VM): cpu_tx 2-10 % either way; the sim's
-# 2.6.27 profile has GSO well below. At a few percent of a core, one run's
-# noise is about a percentage point, hence the absolute allowance of 2.
-expect "gso_not_costlier" {
-  workload  = workload.sendfile
-  when      = matrix.gso
-  condition = result.cpu_tx_pct <= scenario({ gso = false }).cpu_tx_pct * 1.5 + 2
-  message   = "software GSO should never cost the sender more CPU at a fixed rate"
 }
 
 # Measured on Linux 6.18: avg_send_bytes 65100 (45 MSS) in both
