@@ -239,7 +239,8 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 	holds, diags := boolValue(ex.Condition, j.ctx(pickMedian, used), "condition")
 	if diags.HasErrors() && j.notRun != "" {
 		v.Status = Inconclusive
-		v.Detail = fmt.Sprintf("not judged: the condition compares with scenario %s, which did not run here (tsolab test runs every scenario; -scenario %s adds it)", j.notRun, j.notRun)
+		v.NotRun = j.notRun
+		v.Detail = fmt.Sprintf("not judged: the condition compares with scenario %s, which did not run here (a tsolab test that runs both judges it)", j.notRun)
 		return v, nil
 	}
 	if diags.HasErrors() {

@@ -163,7 +163,7 @@ func TestEvaluate(t *testing.T) {
 				{Scenario: "tso=true,mtu=1500", Status: Pass, Detail: oneRun},
 				{
 					Scenario: "tso=true,mtu=9000", Status: Inconclusive,
-					Detail: "not judged: the condition compares with scenario tso=false,mtu=9000, which did not run here (tsolab test runs every scenario; -scenario tso=false,mtu=9000 adds it)",
+					Detail: "not judged: the condition compares with scenario tso=false,mtu=9000, which did not run here (a tsolab test that runs both judges it)",
 				},
 				{Scenario: "tso=false,mtu=1500", Status: Fail, Detail: oneRun},
 			},
@@ -488,6 +488,24 @@ func BenchmarkEvaluate(b *testing.B) {
 	for b.Loop() {
 		if _, diags := Evaluate(lab, res, nil); diags.HasErrors() {
 			b.Fatal(diags)
+		}
+	}
+}
+
+// TestNotRunNamesTheScenario: a verdict not judged because its sibling did
+// not run names that scenario, for the CLI's command that judges it, and
+// only that verdict does.
+func TestNotRunNamesTheScenario(t *testing.T) {
+	lab := testLab()
+	addExpect(t, lab, "e", "bulk", "", "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct")
+	got, _ := Evaluate(lab, results(seed001()[:3]...), nil)
+	want := map[string]string{"tso=true,mtu=1500": "", "tso=true,mtu=9000": "tso=false,mtu=9000", "tso=false,mtu=1500": ""}
+	if len(got) != len(want) {
+		t.Fatalf("got %d verdicts, want %d", len(got), len(want))
+	}
+	for _, v := range got {
+		if v.NotRun != want[v.Scenario] {
+			t.Errorf("scenario %s: NotRun = %q, want %q", v.Scenario, v.NotRun, want[v.Scenario])
 		}
 	}
 }

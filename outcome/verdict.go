@@ -59,6 +59,11 @@ type Verdict struct {
 	// Sides are the values of the two operands of the top-level binary
 	// operation when both are numbers (LHS first); nil otherwise.
 	Sides []Side
+	// NotRun, for an Inconclusive verdict that was not judged, is the
+	// scenario the condition compares with, which did not run (tsolab run,
+	// or test -scenario); "" otherwise. The CLI turns it into the command
+	// that judges the verdict.
+	NotRun string
 	// Detail says how the verdict was reached: "1 run: no confidence
 	// interval", "no significant difference (p=0.43, n=5+5)", or the
 	// error for Status Error.

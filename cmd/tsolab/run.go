@@ -158,6 +158,9 @@ func (c *cli) runOrTest(args []string, test bool) int {
 			return exitError
 		}
 		c.writeDiags(lab.Sources, diags)
+		if hint := judgeCommand(name, args, lab, kind, scenarioNames(scenarios), verdicts); hint != "" {
+			fmt.Fprintf(c.stdout, "\nNot judged: a scenario the condition compares with did not run. To judge it, run:\n    %s\n", hint)
+		}
 	}
 	if f.junitFile != "" {
 		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts) })
@@ -177,6 +180,14 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		c.stream.summary(verdicts, f.strict, code)
 	}
 	return code
+}
+
+func scenarioNames(scenarios []*config.Scenario) []string {
+	out := make([]string, len(scenarios))
+	for i, sc := range scenarios {
+		out[i] = sc.Name
+	}
+	return out
 }
 
 // newEngine picks the engine (-engine, else the lab's) and builds it with
