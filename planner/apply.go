@@ -66,6 +66,9 @@ type ApplyResult struct {
 	// Failed lists resources whose operation failed, in the order they failed.
 	Failed  []provider.Addr
 	Skipped []Skipped
+	// Interrupted: the context was cancelled (Ctrl-C, SIGTERM) before
+	// every operation started; the ones not started are in Skipped.
+	Interrupted bool
 	// Diagnostics hold each failure's root cause once.
 	Diagnostics hcl.Diagnostics
 	// State is the state as written at the end.
@@ -75,14 +78,20 @@ type ApplyResult struct {
 }
 
 // Summary is "Apply complete! Resources: 1 added, 2 changed, 0 destroyed."
-// (or "Destroy complete! ..."), or "Apply failed: ..." (or "Destroy
-// failed: ...") saying how many operations failed and were skipped.
+// (or "Destroy complete! ..."), "Apply failed: ..." (or "Destroy
+// failed: ...") saying how many operations failed and were skipped, or
+// "Apply interrupted: ..." saying how many were not started: one outcome,
+// never "complete" for an apply that stopped half-way.
 func (r *ApplyResult) Summary() string {
+	verb := "Apply"
+	if r.Mode == ModeDestroy {
+		verb = "Destroy"
+	}
+	if r.Interrupted && len(r.Failed) == 0 {
+		return fmt.Sprintf("%s interrupted: %d operation(s) not started. Resources: %d added, %d changed, %d destroyed.",
+			verb, len(r.Skipped), r.Added, r.Changed, r.Destroyed)
+	}
 	if len(r.Failed) > 0 {
-		verb := "Apply"
-		if r.Mode == ModeDestroy {
-			verb = "Destroy"
-		}
 		return fmt.Sprintf("%s failed: %d operation(s) failed, %d skipped because something they depend on failed. Resources: %d added, %d changed, %d destroyed.",
 			verb, len(r.Failed), len(r.Skipped), r.Added, r.Changed, r.Destroyed)
 	}
@@ -286,6 +295,7 @@ func (p *Planner) walk(ctx context.Context, plan *Plan, lineage string, w *state
 		}
 	}
 	if err := ctx.Err(); err != nil && (len(res.Skipped) > 0) {
+		res.Interrupted = true
 		res.Diagnostics = append(res.Diagnostics, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Apply interrupted",

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -406,10 +408,22 @@ func TestLockContention(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = p.Apply(context.Background(), plan)
-	want := fmt.Sprintf("another tsolab holds the lock on %s (pid %d)", labName, os.Getpid())
 	var le *planner.LockError
-	if !errors.As(err, &le) || err.Error() != want {
-		t.Fatalf("Apply while locked: got %v, want %q", err, want)
+	if !errors.As(err, &le) {
+		t.Fatalf("Apply while locked: got %v, want a *planner.LockError", err)
+	}
+	// The error says who holds the lock, where, since when, and the fix.
+	host, _ := os.Hostname()
+	for _, want := range []string{
+		fmt.Sprintf("lock on lab %q", labName),
+		fmt.Sprintf("pid %d (%s", os.Getpid(), filepath.Base(os.Args[0])),
+		" on " + host + ", since ",
+		" ago). Wait for it to finish",
+		fmt.Sprintf("kill %d", os.Getpid()),
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Apply while locked: %q lacks %q", err, want)
+		}
 	}
 	if got := w.Addrs(); len(got) != 0 {
 		t.Errorf("a locked-out apply created %v", got)

@@ -99,6 +99,11 @@ func TestCancelStopsNewChanges(t *testing.T) {
 	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Summary != "Apply interrupted" {
 		t.Errorf("diagnostics = %v, want one saying the apply was interrupted", res.Diagnostics)
 	}
+	// One outcome: interrupted, not "Apply complete!" after the
+	// diagnostic saying it was interrupted.
+	if got, want := res.Summary(), "Apply interrupted: 6 operation(s) not started. Resources: 1 added, 0 changed, 0 destroyed."; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
 	// The next apply finishes.
 	mustApply(t, newPlanner(dir, w), mustPlan(t, newPlanner(dir, w), twoReceivers(true)))
 	if got := len(w.Addrs()); got != 7 {
@@ -118,6 +123,8 @@ func TestPlanRefusesAnotherLabsState(t *testing.T) {
 	}
 	if !plan.Diagnostics.HasErrors() || !strings.Contains(plan.Diagnostics[0].Summary, `The state belongs to lab "t", not "renamed"`) {
 		t.Errorf("diagnostics = %v", plan.Diagnostics)
+	} else if d := plan.Diagnostics[0].Detail; !strings.Contains(d, "Add -name t to work on them") {
+		t.Errorf("detail %q does not suggest -name t", d)
 	}
 	// Destroy still works, under the state's own naming.
 	dplan, err := renamed.PlanDestroy(context.Background())

@@ -81,7 +81,8 @@ func (p *Planner) Plan(ctx context.Context, scenario string, desired []provider.
 			Severity: hcl.DiagError,
 			Summary:  fmt.Sprintf("The state belongs to lab %q, not %q", st.Lab, p.opts.Lab),
 			Detail: fmt.Sprintf("%s records resources made under the lab name %q, and names derive from it. "+
-				"Rename the lab back and run tsolab destroy before renaming it.", StatePath(p.opts.Dir), st.Lab),
+				"Add -name %s to work on them under their name, or run tsolab destroy %s first to remove them and start afresh as %q.",
+				StatePath(p.opts.Dir), st.Lab, st.Lab, p.opts.Dir, p.opts.Lab),
 		})
 		return plan, nil
 	}

@@ -224,7 +224,7 @@ func (h *Human) Applied(res *planner.ApplyResult) {
 	s := res.Summary()
 	head, rest, _ := strings.Cut(s, "!")
 	switch {
-	case len(res.Failed) > 0:
+	case len(res.Failed) > 0 || res.Interrupted:
 		s = h.color(ansiBold+ansiRed, s)
 	case rest != "":
 		s = h.color(ansiBold+ansiGreen, head+"!") + rest

@@ -220,7 +220,7 @@ func (j *JSON) Applied(res *planner.ApplyResult) {
 		op = "destroy"
 	}
 	level := "info"
-	if len(res.Failed) > 0 {
+	if len(res.Failed) > 0 || res.Interrupted {
 		level = "error"
 	}
 	j.emit(level, "change_summary", res.Summary(), map[string]any{

@@ -22,14 +22,14 @@ func (c *cli) checkConfidence(fs *flag.FlagSet, f *runFlags) bool {
 		return true
 	}
 	if f.confidence <= 0 || f.confidence >= 200 {
-		fmt.Fprintf(c.stderr, "Error: -confidence %g: give the widest 95%% confidence interval to stop at, in %% of the median, e.g. -confidence 10 (netperf -I 95,10)\n", f.confidence)
+		c.errorf("-confidence %g: give the widest 95%% confidence interval to stop at, in %% of the median, e.g. -confidence 10 (netperf -I 95,10)", f.confidence)
 		return false
 	}
 	switch {
 	case !set["repeat"]:
 		f.repeat = defaultConfidenceRuns
 	case f.repeat < outcome.MinRunsForCI:
-		fmt.Fprintf(c.stderr, "Error: -confidence needs at least %d runs for a finite 95%% confidence interval, and -repeat %d is the most it may make: give -repeat %d or more, or leave -repeat out (%d)\n",
+		c.errorf("-confidence needs at least %d runs for a finite 95%% confidence interval, and -repeat %d is the most it may make: give -repeat %d or more, or leave -repeat out (%d)",
 			outcome.MinRunsForCI, f.repeat, outcome.MinRunsForCI, defaultConfidenceRuns)
 		return false
 	}

@@ -111,6 +111,6 @@ func (c *cli) parseDir(fs *flag.FlagSet, args []string) (string, bool) {
 	case 1:
 		return pos[0], true
 	}
-	fmt.Fprintf(c.stderr, "Error: expected one lab directory, got %d arguments: %v\n", len(pos), pos)
+	c.errorf("expected one lab directory, got %d arguments: %v", len(pos), pos)
 	return "", false
 }

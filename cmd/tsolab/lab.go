@@ -16,12 +16,12 @@ import (
 func (c *cli) loadLab(dir string, vf *varFlags) *config.Lab {
 	vars, err := vf.values()
 	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+		c.fail(err)
 		return nil
 	}
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		fmt.Fprintf(c.stderr, "Error: %s is not a lab directory: give a directory holding *.tsolab.hcl files\n", dir)
+		c.errorf("%s is not a lab directory: give a directory holding *.tsolab.hcl files", dir)
 		return nil
 	}
 	lab, diags := hcl.Load(dir, hcl.Options{Vars: vars, VarFiles: vf.varFiles, Env: c.env, Name: vf.name})
@@ -51,6 +51,9 @@ func (c *cli) writeDiags(sources map[string][]byte, diags hclv2.Diagnostics) {
 				}
 			}
 		}
+	}
+	if c.json != nil {
+		c.json.Diagnostics(diags)
 	}
 	hcl.WriteDiagnostics(c.stderr, sources, diags, false)
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/tsolab/tsolab/view"
 )
 
 // Exit codes.
@@ -27,6 +29,9 @@ type cli struct {
 	// helped is set when the command's flags asked for its help (-h):
 	// the help went to stdout and the command exits 0.
 	helped bool
+	// json, while a command runs with -json, is the JSON-lines view every
+	// message of the command goes to, its failures included (useJSON).
+	json *view.JSON
 }
 
 type command struct {

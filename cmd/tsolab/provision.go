@@ -42,11 +42,12 @@ func (o *outputFlags) register(fs *flag.FlagSet) {
 }
 
 func (c *cli) view(o outputFlags, sources map[string][]byte) view.View {
-	if o.json && c.stream != nil {
-		return c.stream.v // run/test -json -: one stream, one version line
+	if o.json && c.json != nil {
+		return c.json // one stream, one version line
 	}
 	if o.json {
-		return view.NewJSON(c.stdout, view.JSONOptions{Version: version})
+		c.useJSON()
+		return c.json
 	}
 	return view.NewHuman(c.stdout, view.HumanOptions{Color: !o.noColor && isTerminal(c.stdout), Sources: sources})
 }
@@ -78,7 +79,7 @@ func (c *cli) pickScenario(lab *config.Lab, name string) *config.Scenario {
 	for i, s := range lab.Scenarios {
 		names[i] = s.Name
 	}
-	fmt.Fprintf(c.stderr, "Error: lab %q has no scenario %q.\n\nScenarios are named by their matrix values in declaration order: %s\n",
+	c.errorf("lab %q has no scenario %q.\n\nScenarios are named by their matrix values in declaration order: %s",
 		lab.Name, name, strings.Join(names, ", "))
 	return nil
 }
@@ -127,7 +128,7 @@ func (c *cli) planLab(ctx context.Context, dir string, vf *varFlags, scenario st
 	p := newPlanner(dir, lab, sc, v)
 	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
 	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+		c.fail(err)
 		return nil, nil, nil
 	}
 	if !o.json {
@@ -157,6 +158,9 @@ func (c *cli) plan(args []string) int {
 	if !ok {
 		return exitError
 	}
+	if o.json {
+		c.useJSON()
+	}
 	ctx, cancel := signalContext()
 	defer cancel()
 	_, plan, _ := c.planLab(ctx, dir, &vf, *scenario, o)
@@ -165,7 +169,7 @@ func (c *cli) plan(args []string) int {
 	}
 	if *out != "" {
 		if err := planner.WritePlanFile(*out, plan); err != nil {
-			fmt.Fprintln(c.stderr, "Error:", err)
+			c.fail(err)
 			return exitError
 		}
 		if !o.json {
@@ -202,6 +206,9 @@ func (c *cli) apply(args []string) int {
 	if !ok {
 		return exitError
 	}
+	if o.json {
+		c.useJSON()
+	}
 	ctx, cancel := signalContext()
 	defer cancel()
 
@@ -216,13 +223,13 @@ func (c *cli) apply(args []string) int {
 			}
 		})
 		if len(fixed) > 0 {
-			fmt.Fprintf(c.stderr, "Error: %s cannot change a saved plan: %s fixed its scenario, variables and name when it was made. Run tsolab plan with %s and -out FILE, then apply that file.\n",
+			c.errorf("%s cannot change a saved plan: %s fixed its scenario, variables and name when it was made. Run tsolab plan with %s and -out FILE, then apply that file.",
 				strings.Join(fixed, ", "), target, strings.Join(fixed, ", "))
 			return exitError
 		}
 		plan, err = planner.ReadPlanFile(target)
 		if err != nil {
-			fmt.Fprintln(c.stderr, "Error:", err)
+			c.fail(err)
 			return exitError
 		}
 		v = c.view(o, nil)
@@ -237,6 +244,10 @@ func (c *cli) apply(args []string) int {
 	if !plan.HasChanges() {
 		return exitOK
 	}
+	if !*auto && o.json {
+		c.errorf("-json needs -auto-approve\n\ntsolab cannot ask for approval on a JSON stream: add -auto-approve, or apply a plan saved with tsolab plan -out FILE.")
+		return exitError
+	}
 	if !*auto && !c.confirm("Do you want to perform these actions?") {
 		fmt.Fprintln(c.stdout, "Apply cancelled.")
 		return exitError
@@ -248,7 +259,7 @@ func (c *cli) apply(args []string) int {
 func (c *cli) finishApply(v view.View, res *planner.ApplyResult, err error) int {
 	if err != nil {
 		// Lock contention and stale saved plans explain themselves.
-		fmt.Fprintln(c.stderr, "Error:", err)
+		c.fail(err)
 		return exitError
 	}
 	v.Applied(res)
@@ -267,6 +278,9 @@ func (c *cli) destroy(args []string) int {
 	if !ok {
 		return exitError
 	}
+	if o.json {
+		c.useJSON()
+	}
 	code, _ := c.destroyDir(dir, o, *auto)
 	return code
 }
@@ -277,11 +291,15 @@ func (c *cli) destroy(args []string) int {
 func (c *cli) destroyDir(dir string, o outputFlags, auto bool) (int, *planner.ApplyResult) {
 	st, err := planner.ReadState(dir)
 	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+		c.fail(err)
 		return exitError, nil
 	}
 	if st == nil || len(st.Resources) == 0 {
-		fmt.Fprintln(c.stdout, "No changes. Nothing to destroy: the lab has no recorded resources.")
+		if o.json {
+			c.view(o, nil).Plan(&planner.Plan{Mode: planner.ModeDestroy})
+		} else {
+			fmt.Fprintln(c.stdout, "No changes. Nothing to destroy: the lab has no recorded resources.")
+		}
 		return exitOK, nil
 	}
 	ctx, cancel := signalContext()
@@ -290,7 +308,7 @@ func (c *cli) destroyDir(dir string, o outputFlags, auto bool) (int, *planner.Ap
 	p := planner.New(planner.Options{Dir: dir, Lab: st.Lab, Providers: providers(), OnEvent: v.Event})
 	plan, err := p.PlanDestroy(ctx)
 	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+		c.fail(err)
 		return exitError, nil
 	}
 	v.Plan(plan)
@@ -300,6 +318,10 @@ func (c *cli) destroyDir(dir string, o outputFlags, auto bool) (int, *planner.Ap
 	}
 	if !plan.HasChanges() {
 		return exitOK, nil
+	}
+	if !auto && o.json {
+		c.errorf("-json needs -auto-approve\n\ntsolab cannot ask for approval on a JSON stream: add -auto-approve.")
+		return exitError, nil
 	}
 	if !auto && !c.confirm("Do you really want to destroy all resources of the lab?") {
 		fmt.Fprintln(c.stdout, "Destroy cancelled.")
@@ -317,9 +339,12 @@ func (c *cli) show(args []string) int {
 	if !ok {
 		return exitError
 	}
+	if o.json {
+		c.useJSON()
+	}
 	st, err := planner.ReadState(dir)
 	if err != nil {
-		fmt.Fprintln(c.stderr, "Error:", err)
+		c.fail(err)
 		return exitError
 	}
 	c.view(o, nil).State(st)

@@ -78,8 +78,20 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if !ok {
 		return exitError
 	}
+	if f.jsonFile == "-" {
+		// -json - : every message, the plan and apply views' and the
+		// failures' too, is a JSON line on stdout.
+		c.stream = newRunStream(c.stdout)
+		c.json = c.stream.v
+		f.out.json = true
+		defer func() { c.stream, c.json = nil, nil }()
+	}
+	if f.jsonFile == "-" && (f.junitFile == "-" || f.report == "-") {
+		c.errorf("-json - streams to stdout: write -junit and -report to files")
+		return exitError
+	}
 	if f.repeat < 1 {
-		fmt.Fprintf(c.stderr, "Error: -repeat %d: give at least 1 run\n", f.repeat)
+		c.errorf("-repeat %d: give at least 1 run", f.repeat)
 		return exitError
 	}
 	if !c.checkConfidence(fs, &f) {
@@ -97,7 +109,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if f.baseline != "" {
 		var err error
 		if baseline, err = readResults(f.baseline); err != nil {
-			fmt.Fprintln(c.stderr, "Error:", err)
+			c.fail(err)
 			return exitError
 		}
 	}
@@ -105,17 +117,6 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	scenarios, code := c.selectScenarios(lab, dir, f.scenarios, kind, test)
 	if scenarios == nil {
 		return code
-	}
-	if f.jsonFile == "-" && (f.junitFile == "-" || f.report == "-") {
-		fmt.Fprintln(c.stderr, "Error: -json - streams to stdout: write -junit and -report to files")
-		return exitError
-	}
-	if f.jsonFile == "-" {
-		// -json - : every message, the plan and apply views' too, is a
-		// JSON line on stdout.
-		c.stream = newRunStream(c.stdout)
-		f.out.json = true
-		defer func() { c.stream = nil }()
 	}
 
 	ctx, cancel := signalContext()
@@ -135,13 +136,13 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		c.stream.results(results)
 	} else if f.jsonFile != "" {
 		if err := writeJSONFile(f.jsonFile, results); err != nil {
-			fmt.Fprintln(c.stderr, "Error:", err)
+			c.fail(err)
 			return exitError
 		}
 	}
 	if runErr != nil {
 		if c.stream != nil {
-			c.stream.errored(runErr)
+			c.stream.errored(runErr) // the stream's word for it: no diagnostic too
 		}
 		fmt.Fprintln(c.stderr, "Error:", runErr)
 		return exitError
@@ -154,7 +155,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	} else {
 		fmt.Fprintln(c.stdout)
 		if err := outcome.WriteTable(c.stdout, lab, results, verdicts); err != nil {
-			fmt.Fprintln(c.stderr, "Error:", err)
+			c.fail(err)
 			return exitError
 		}
 		c.writeDiags(lab.Sources, diags)
@@ -165,13 +166,13 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if f.junitFile != "" {
 		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts) })
 		if err != nil {
-			fmt.Fprintln(c.stderr, "Error:", err)
+			c.fail(err)
 			return exitError
 		}
 	}
 	if f.report != "" {
 		if err := writeReport(f.report, reportInput(lab, results, baseline, verdicts, f.strict)); err != nil {
-			fmt.Fprintln(c.stderr, "Error:", err)
+			c.fail(err)
 			return exitError
 		}
 	}
@@ -201,11 +202,11 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 	switch kind {
 	case config.EngineSim:
 		if f.noCapture {
-			fmt.Fprintln(c.stderr, "Error: -no-capture applies to the kernel engine only; the sim engine captures nothing")
+			c.errorf("-no-capture applies to the kernel engine only; the sim engine captures nothing")
 			return kind, nil
 		}
 		if f.capture != "" || f.captureMax != "" {
-			fmt.Fprintln(c.stderr, "Error: -capture applies to the kernel engine only: the sim engine models packets and sends none to capture (use -engine kernel)")
+			c.errorf("-capture applies to the kernel engine only: the sim engine models packets and sends none to capture (use -engine kernel)")
 			return kind, nil
 		}
 		return kind, sim.New(sim.Options{})
@@ -213,7 +214,7 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 		opts := kernel.Options{DisableCapture: f.noCapture}
 		if f.capture != "" {
 			if f.noCapture {
-				fmt.Fprintln(c.stderr, "Error: -capture writes what the capture sees and -no-capture turns it off: drop one of them")
+				c.errorf("-capture writes what the capture sees and -no-capture turns it off: drop one of them")
 				return kind, nil
 			}
 			opts.Capture = captureFiles(f.capture, f.repeat)
@@ -222,17 +223,17 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 			max, err := config.ParseSize(f.captureMax)
 			switch {
 			case f.capture == "":
-				fmt.Fprintln(c.stderr, "Error: -capture-max caps the files of -capture DIR: give -capture too")
+				c.errorf("-capture-max caps the files of -capture DIR: give -capture too")
 				return kind, nil
 			case err != nil || max <= 0:
-				fmt.Fprintf(c.stderr, "Error: -capture-max %q is not a size like 500MB or 2GiB\n", f.captureMax)
+				c.errorf("-capture-max %q is not a size like 500MB or 2GiB", f.captureMax)
 				return kind, nil
 			}
 			opts.CaptureMaxBytes = max
 		}
 		return config.EngineKernel, kernel.New(opts)
 	}
-	fmt.Fprintf(c.stderr, "Error: -engine %q: choose \"kernel\" or \"sim\"\n", f.engine)
+	c.errorf("-engine %q: choose \"kernel\" or \"sim\"", f.engine)
 	return kind, nil
 }
 
@@ -254,11 +255,11 @@ func (c *cli) selectScenarios(lab *config.Lab, dir string, names []string, kind 
 	case kind == config.EngineKernel:
 		st, err := planner.ReadState(dir)
 		if err != nil {
-			fmt.Fprintln(c.stderr, "Error:", err)
+			c.fail(err)
 			return nil, exitError
 		}
 		if st == nil || st.Scenario == "" {
-			fmt.Fprintf(c.stderr, "Error: the lab in %s is not applied: run tsolab apply %s first, or tsolab test %s to apply, run and destroy every scenario\n", dir, dir, dir)
+			c.errorf("the lab in %s is not applied: run tsolab apply %s first, or tsolab test %s to apply, run and destroy every scenario", dir, dir, dir)
 			return nil, exitError
 		}
 		sc := c.pickScenario(lab, st.Scenario)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
@@ -89,6 +91,8 @@ func TestScript(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"standin-pair": standinPair,
+			"hold-lock":    holdLock,
+			"jsonlines":    jsonLines,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", wd+"/../../examples")
@@ -230,4 +234,38 @@ func standinPair(ts *testscript.TestScript, neg bool, args []string) {
 			h.Close()
 		}
 	})
+}
+
+// holdLock is the script command `hold-lock DIR`: this test process takes
+// the state lock of the lab in DIR, as another tsolab would, and holds it
+// until the script ends.
+func holdLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: hold-lock DIR")
+	}
+	lock, err := planner.LockState(ts.MkAbs(args[0]), "held")
+	ts.Check(err)
+	ts.Defer(func() { lock.Unlock() })
+}
+
+// jsonLines is the script command `jsonlines`: the last command's stdout
+// is JSON lines and nothing else, the first a version message, as
+// docs/json-format.md promises for -json.
+func jsonLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: jsonlines")
+	}
+	out := ts.ReadFile("stdout")
+	if out == "" {
+		ts.Fatalf("stdout is empty: -json writes at least a version line")
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			ts.Fatalf("stdout line %d is not JSON (%v): %s", i+1, err, line)
+		}
+		if i == 0 && m["type"] != "version" {
+			ts.Fatalf("stdout line 1 is a %v message, want version", m["type"])
+		}
+	}
 }
