@@ -3,6 +3,8 @@ package engine
 import (
 	"slices"
 	"sort"
+
+	"github.com/tsolab/tsolab/provenance"
 )
 
 // Metric names: every workload result carries all of them (rr-only metrics
@@ -54,6 +56,11 @@ type WorkloadResult struct {
 	Offloads map[string]map[string]bool `json:"offloads"`
 
 	Metrics map[string]float64 `json:"metrics"`
+
+	// Provenance is what this run ran on: the NICs' drivers, firmware and
+	// features and the hosts' TCP sysctls (kernel), or the model's
+	// profiles (sim). The machine and the lab are in Results.Provenance.
+	Provenance *provenance.Run `json:"provenance,omitempty"`
 
 	// SendUnitHistogram counts send units by payload size in MSS units:
 	// bucket i holds units of ceil(payload/MSS) == i+1 segments.
@@ -111,6 +118,9 @@ type Results struct {
 	FormatVersion int              `json:"format_version"` // 1
 	Lab           string           `json:"lab"`
 	Engine        string           `json:"engine"`
+	// Provenance says which tsolab, lab revision and machine produced
+	// the runs.
+	Provenance *provenance.Provenance `json:"provenance,omitempty"`
 	Runs          []WorkloadResult `json:"runs"`
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	tslhcl "github.com/tsolab/tsolab/hcl"
+	"github.com/tsolab/tsolab/provenance"
 )
 
 // Names an expectation's condition can read.
@@ -47,6 +48,11 @@ func Evaluate(lab *config.Lab, results *engine.Results, baseline *engine.Results
 	}
 	if baseline != nil {
 		e.baseline = indexRuns(baseline)
+		var now *provenance.Provenance
+		if results != nil {
+			now = results.Provenance
+		}
+		e.changed = provenance.Compare(baseline.Provenance, now)
 	}
 
 	var verdicts []Verdict
@@ -66,11 +72,30 @@ func Evaluate(lab *config.Lab, results *engine.Results, baseline *engine.Results
 				}
 			}
 			if v != nil {
+				v.BaselineChanged = e.baselineChanged(ex, sc)
 				verdicts = append(verdicts, *v)
 			}
 		}
 	}
 	return verdicts, diags
+}
+
+// baselineChanged lists what the baseline ran on that this run did not,
+// for an expectation that compares with the baseline: the tool, lab and
+// machine, then the NICs, sysctls or model of the workload's first run in
+// the scenario on each side. Nil when the expectation does not read the
+// baseline or nothing differs.
+func (e *evaluator) baselineChanged(ex *config.Expect, sc *config.Scenario) []string {
+	if e.baseline == nil || !roots(ex.Condition)[varBaseline] {
+		return nil
+	}
+	out := append([]string(nil), e.changed...)
+	k := runKey{sc.Name, ex.Workload}
+	base, now := e.baseline[k], e.results[k]
+	if base != nil && now != nil && len(base.runs) > 0 && len(now.runs) > 0 && base.runs[0].Provenance != nil {
+		out = append(out, provenance.CompareRun(base.runs[0].Provenance, now.runs[0].Provenance)...)
+	}
+	return out
 }
 
 func diagKey(d *hcl.Diagnostic) string {
@@ -172,6 +197,9 @@ type evaluator struct {
 	results  map[runKey]*runSet
 	baseline map[runKey]*runSet // nil when no baseline was given
 	ran      map[string]bool    // scenarios with at least one run
+	// changed is what differs between the baseline's tool, lab and
+	// machine and this run's (provenance.Compare); nil without a baseline.
+	changed []string
 }
 
 // judge evaluates one expectation in one scenario; nil when `when` is

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/provenance"
 )
 
 // JUnit XML, the dialect Jenkins, GitLab and GitHub test reporters read:
@@ -20,12 +23,13 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string           `xml:"name,attr"`
+	Properties *junitProperties `xml:"properties"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Errors     int              `xml:"errors,attr"`
+	Skipped    int              `xml:"skipped,attr"`
+	Cases      []junitCase      `xml:"testcase"`
 }
 
 type junitCase struct {
@@ -37,6 +41,17 @@ type junitCase struct {
 	Error     *junitProblem `xml:"error"`
 	Skipped   *junitProblem `xml:"skipped"`
 	SystemOut *junitText    `xml:"system-out"`
+}
+
+// junitProperties are the suite's <properties>: where the results came
+// from (provenance), as JUnit readers show a suite's environment.
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitProblem struct {
@@ -58,8 +73,12 @@ type junitText struct {
 // the CI's exit code, from ExitCode, decides with or without strict).
 // Passing and inconclusive testcases carry the same account in
 // <system-out>.
-func WriteJUnit(w io.Writer, labName string, verdicts []Verdict) error {
-	suite := junitSuite{Name: labName}
+//
+// The suite's <properties> carry the results' provenance: the tool, lab
+// and machine, then what the first run of each scenario ran on, named
+// "SCENARIO.nic.tx0.driver" and so on.
+func WriteJUnit(w io.Writer, labName string, verdicts []Verdict, results *engine.Results) error {
+	suite := junitSuite{Name: labName, Properties: junitProps(results)}
 	for _, v := range verdicts {
 		c := junitCase{
 			Name:      fmt.Sprintf("%s [%s]", v.Expect, v.Scenario),
@@ -101,6 +120,28 @@ func WriteJUnit(w io.Writer, labName string, verdicts []Verdict) error {
 	return err
 }
 
+func junitProps(results *engine.Results) *junitProperties {
+	if results == nil || results.Provenance == nil {
+		return nil
+	}
+	props := &junitProperties{}
+	add := func(ps []provenance.Property) {
+		for _, p := range ps {
+			props.Property = append(props.Property, junitProperty{p.Name, p.Value})
+		}
+	}
+	add(results.Provenance.Properties())
+	seen := map[string]bool{}
+	for _, r := range results.Runs {
+		if seen[r.Scenario] {
+			continue
+		}
+		seen[r.Scenario] = true
+		add(r.Provenance.Properties(r.Scenario + "."))
+	}
+	return props
+}
+
 // problemMessage is the one-line message of a failure or error: the
 // expect block's message, then what was measured.
 func problemMessage(v Verdict) string {
@@ -130,6 +171,9 @@ func account(v Verdict) string {
 	}
 	if v.Detail != "" {
 		fmt.Fprintf(&b, "%s\n", v.Detail)
+	}
+	for _, l := range baselineLines(v) {
+		fmt.Fprintf(&b, "%s\n", l)
 	}
 	return b.String()
 }

@@ -54,7 +54,7 @@ func TestWriteJUnit(t *testing.T) {
 	verdicts[4].Message = `single-MSS share < 10% & "rare" ]]>`
 
 	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, lab.Name, verdicts); err != nil {
+	if err := WriteJUnit(&buf, lab.Name, verdicts, nil); err != nil {
 		t.Fatalf("WriteJUnit: %v", err)
 	}
 
@@ -149,7 +149,7 @@ func TestWriteJUnit(t *testing.T) {
 
 func TestWriteJUnitEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, "empty", nil); err != nil {
+	if err := WriteJUnit(&buf, "empty", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got readSuites

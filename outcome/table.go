@@ -180,6 +180,12 @@ func writeVerdicts(w io.Writer, verdicts []Verdict) {
 
 	for _, v := range verdicts {
 		if v.Status == Pass {
+			if len(v.BaselineChanged) > 0 {
+				fmt.Fprintf(w, "\n%s %s in scenario %s (workload %s)\n", v.Status, v.Expect, v.Scenario, v.Workload)
+				for _, l := range baselineLines(v) {
+					fmt.Fprintf(w, "  %s\n", l)
+				}
+			}
 			continue
 		}
 		fmt.Fprintf(w, "\n%s %s in scenario %s (workload %s)\n", v.Status, v.Expect, v.Scenario, v.Workload)
@@ -193,7 +199,23 @@ func writeVerdicts(w io.Writer, verdicts []Verdict) {
 		if v.Detail != "" {
 			fmt.Fprintf(w, "  %s\n", v.Detail)
 		}
+		for _, l := range baselineLines(v) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	}
+}
+
+// baselineLines say that a verdict compared with a baseline that ran on
+// something else, and what: a heading, then one indented line a change.
+func baselineLines(v Verdict) []string {
+	if len(v.BaselineChanged) == 0 {
+		return nil
+	}
+	out := []string{"the baseline ran on something else; compare with care:"}
+	for _, c := range v.BaselineChanged {
+		out = append(out, "  "+c)
+	}
+	return out
 }
 
 // sideLines are "EXPR = VALUE" for each side of a verdict, leaving out

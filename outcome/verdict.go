@@ -68,6 +68,10 @@ type Verdict struct {
 	// interval", "no significant difference (p=0.43, n=5+5)", or the
 	// error for Status Error.
 	Detail string
+	// BaselineChanged lists what differs between what the baseline ran on
+	// and what this run ran on ("kernel: 6.1.0 -> 6.18.0"), for an
+	// expectation that reads the baseline; nil when nothing differs.
+	BaselineChanged []string
 	// Range is where the condition is written (the expect block for
 	// errors outside the condition).
 	Range hcl.Range

@@ -63,7 +63,8 @@ footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 <dt>Engine</dt><dd>{{.Engine}}</dd>
 <dt>Kernel or stack</dt><dd>{{range $i, $p := .Profiles}}{{if $i}}; {{end}}{{$p}}{{end}}</dd>
 <dt>Runs</dt><dd>{{if gt .MaxRuns 1}}up to {{.MaxRuns}} per workload; numbers are medians ± the half-width of their 95% confidence interval (±∞ below 6 runs){{else}}1 per workload: no confidence intervals{{end}}</dd>
-<dt>Baseline</dt><dd>{{if .HasBaseline}}{{.BaselineName}}{{else}}none{{end}}</dd>
+<dt>Baseline</dt><dd>{{if .HasBaseline}}{{.BaselineName}}{{if .BaselineChanged}}<br><span class="status inconclusive">ran on something else</span>{{range .BaselineChanged}}<br>{{.}}{{end}}{{end}}{{else}}none{{end}}</dd>
+{{if .Provenance}}<dt>Provenance</dt><dd>{{range $i, $l := .Provenance}}{{if $i}}<br>{{end}}{{$l}}{{end}}</dd>{{end}}
 <dt>Expectations</dt><dd class="counts">{{if .Judged}}<span class="status pass">{{.Counts.Pass}} passed</span><span class="status fail">{{.Counts.Fail}} failed</span><span class="status inconclusive">{{.Counts.Inconclusive}} inconclusive{{if .Strict}} (counted as failures: -strict){{end}}</span><span class="status error">{{.Counts.Error}} errors</span>{{else}}<span class="muted">not judged: the report was made without the lab (tsolab report -lab DIR judges them)</span>{{end}}</dd>
 </dl>
 
@@ -90,7 +91,7 @@ footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 <h2 id="verdicts">Verdicts</h2>
 {{if .Verdicts}}<table>
 <tr><th>Expectation</th><th>Scenario</th><th>Workload</th><th>Verdict</th><th>Condition</th><th>Measured</th><th>How it was judged</th></tr>
-{{range .Verdicts}}<tr><td>{{.Expect}}{{if .Where}}<br><span class="muted">{{.Where}}</span>{{end}}</td><td>{{.Scenario}}</td><td>{{.Workload}}</td><td class="status {{.Class}}">{{.Status}}</td><td><code>{{.Expression}}</code>{{if and .Message (ne .Class "pass")}}<br>{{.Message}}{{end}}</td><td class="num">{{.Measured}}</td><td>{{.Detail}}</td></tr>
+{{range .Verdicts}}<tr><td>{{.Expect}}{{if .Where}}<br><span class="muted">{{.Where}}</span>{{end}}</td><td>{{.Scenario}}</td><td>{{.Workload}}</td><td class="status {{.Class}}">{{.Status}}</td><td><code>{{.Expression}}</code>{{if and .Message (ne .Class "pass")}}<br>{{.Message}}{{end}}</td><td class="num">{{.Measured}}</td><td>{{.Detail}}{{if .BaselineChanged}}<br><span class="muted">the baseline ran on something else: {{range $i, $c := .BaselineChanged}}{{if $i}}; {{end}}{{$c}}{{end}}</span>{{end}}</td></tr>
 {{end}}</table>
 {{else}}<p class="muted">The lab has no expect blocks that apply to these scenarios.</p>{{end}}
 {{end}}

@@ -16,6 +16,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/outcome"
+	"github.com/tsolab/tsolab/provenance"
 )
 
 // Input is what a report shows.
@@ -204,13 +205,18 @@ type pageData struct {
 	Strict       bool
 	HasBaseline  bool
 	BaselineName string
-	MaxRuns      int
-	Scenarios    []scenarioInfo
-	OffloadFlags []string
-	NICRows      []nicRow
-	Workloads    []workloadSection
-	Verdicts     []verdictRow
-	Version      string
+	// Provenance is where the results came from (tool, lab, machine), a
+	// line each; BaselineChanged what the baseline's tool, lab or machine
+	// has that these results' do not.
+	Provenance      []string
+	BaselineChanged []string
+	MaxRuns         int
+	Scenarios       []scenarioInfo
+	OffloadFlags    []string
+	NICRows         []nicRow
+	Workloads       []workloadSection
+	Verdicts        []verdictRow
+	Version         string
 }
 
 type scenarioInfo struct {
@@ -297,6 +303,9 @@ type verdictRow struct {
 	Expression                 string
 	Measured                   string
 	Detail, Message, Where     string
+	// BaselineChanged: the baseline this verdict compared with ran on
+	// something else (outcome.Verdict.BaselineChanged).
+	BaselineChanged []string
 }
 
 type noteRow struct {
@@ -333,6 +342,7 @@ func build(in Input) (*pageData, error) {
 		Strict:      in.Strict,
 		HasBaseline: in.Baseline != nil,
 		Version:     in.Version,
+		Provenance:  res.Provenance.Summary(),
 	}
 	if in.Lab != nil {
 		p.Description = in.Lab.Description
@@ -342,6 +352,7 @@ func build(in Input) (*pageData, error) {
 	}
 	if in.Baseline != nil {
 		p.BaselineName = fmt.Sprintf("%s, engine %s, %d runs", in.Baseline.Lab, in.Baseline.Engine, len(in.Baseline.Runs))
+		p.BaselineChanged = provenance.Compare(in.Baseline.Provenance, res.Provenance)
 	}
 	p.Title = fmt.Sprintf("tsolab report: %s (%s engine)", p.Lab, p.Engine)
 
@@ -430,6 +441,7 @@ func build(in Input) (*pageData, error) {
 			Status: v.Status.String(), Class: statusClass(v.Status),
 			Expression: oneLine(v.Expression), Measured: measured(v),
 			Detail: v.Detail, Message: v.Message, Where: where(v),
+			BaselineChanged: v.BaselineChanged,
 		})
 		for _, m := range metricsRead(v.Expression) {
 			k := vkey{v.Scenario, v.Workload, m}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tsolab/tsolab/provenance"
 	"github.com/tsolab/tsolab/view"
 )
 
@@ -121,7 +122,7 @@ func (c *cli) usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "tsolab -version prints the version.")
 }
 
-const version = "0.1.0-dev"
+const version = provenance.Version
 
 func (c *cli) version(args []string) int {
 	fs := newFlagSet("version", c.stderr, "version")

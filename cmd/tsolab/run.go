@@ -121,7 +121,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 
 	ctx, cancel := signalContext()
 	defer cancel()
-	results := &engine.Results{FormatVersion: 1, Lab: lab.Name, Engine: string(kind)}
+	results := &engine.Results{FormatVersion: 1, Lab: lab.Name, Engine: string(kind), Provenance: labProvenance(lab, dir)}
 	runErr := c.runScenarios(ctx, lab, dir, scenarios, eng, kind, &f, test, results)
 
 	if test && kind == config.EngineKernel && !f.keep {
@@ -154,6 +154,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		c.stream.diagnostics(diags)
 	} else {
 		fmt.Fprintln(c.stdout)
+		writeProvenance(c.stdout, results.Provenance)
 		if err := outcome.WriteTable(c.stdout, lab, results, verdicts); err != nil {
 			c.fail(err)
 			return exitError
@@ -164,7 +165,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		}
 	}
 	if f.junitFile != "" {
-		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts) })
+		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts, results) })
 		if err != nil {
 			c.fail(err)
 			return exitError

@@ -63,7 +63,9 @@ type jsonVerdict struct {
 	Op         string         `json:"op,omitempty"`
 	Sides      []outcome.Side `json:"sides,omitempty"`
 	Detail     string         `json:"detail,omitempty"`
-	Range      *jsonRange     `json:"range,omitempty"`
+	// BaselineChanged: what the baseline ran on that this run did not.
+	BaselineChanged []string   `json:"baseline_changed,omitempty"`
+	Range           *jsonRange `json:"range,omitempty"`
 }
 
 type jsonSummary struct {
@@ -117,6 +119,7 @@ func (s *runStream) verdicts(vs []outcome.Verdict) {
 		jv := jsonVerdict{
 			Expect: v.Expect, Scenario: v.Scenario, Workload: v.Workload, Status: v.Status.String(),
 			Message: v.Message, Expression: v.Expression, Op: v.Op, Sides: v.Sides, Detail: v.Detail,
+			BaselineChanged: v.BaselineChanged,
 		}
 		if v.Range.Filename != "" {
 			jv.Range = &jsonRange{

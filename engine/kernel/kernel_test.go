@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,7 @@ func TestStreamTSOOnSendsSuperPackets(t *testing.T) {
 	if got := res.Offloads["tx0"]["tso"]; !got {
 		t.Errorf("offloads of tx0 = %v, want tso on", res.Offloads["tx0"])
 	}
+	checkProvenance(t, res)
 	if len(res.Series) == 0 {
 		t.Error("no per-second series")
 	} else if s := res.Series[0]; s.ThroughputBps <= 0 || s.CwndSegments <= 0 || s.SendUnitBytes <= float64(res.MSS) {
@@ -343,5 +345,29 @@ func TestRejectsWorkloadsItCannotRun(t *testing.T) {
 				t.Errorf("Run error = %v, want one naming %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// checkProvenance checks what the run says it ran on: both veth ends with
+// their driver and features as set, and each host's TCP sysctls.
+func checkProvenance(t *testing.T, res *engine.WorkloadResult) {
+	t.Helper()
+	p := res.Provenance
+	if p == nil || len(p.NICs) != 2 {
+		t.Fatalf("provenance = %+v, want both NICs", p)
+	}
+	for _, n := range p.NICs {
+		if n.Driver != "veth" || n.DriverVersion == "" || n.Interface != n.Name {
+			t.Errorf("nic %s: driver %q version %q interface %q, want veth with a version", n.Name, n.Driver, n.DriverVersion, n.Interface)
+		}
+	}
+	if tx := p.NICs[1]; tx.Name != "tx0" || !slices.Contains(tx.Features, featTSO) || !slices.Contains(tx.Features, featSG) {
+		t.Errorf("nic tx0 features %v, want %s and %s (sorted by name: tx0 second)", tx.Features, featTSO, featSG)
+	}
+	for _, h := range []string{"tx", "rx"} {
+		s := p.Sysctls[h]
+		if s["tcp_congestion_control"] == "" || len(strings.Fields(s["tcp_wmem"])) != 3 {
+			t.Errorf("host %s sysctls %v, want the congestion control and three tcp_wmem values", h, s)
+		}
 	}
 }

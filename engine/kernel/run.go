@@ -201,6 +201,8 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 	res.Notes = append(res.Notes, notes...)
 	res.Notes = append(res.Notes, r.gsoNotes(offloads)...)
 	res.Notes = append(res.Notes, hostNotes(r.req)...)
+	res.Provenance, notes = readProvenance(r.req)
+	res.Notes = append(res.Notes, notes...)
 	return res, nil
 }
 

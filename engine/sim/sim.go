@@ -693,6 +693,7 @@ func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult 
 		StopReasons:       map[string]int64{},
 		Acks:              map[string]int64{},
 		Notes:             w.notes,
+		Provenance:        w.provenance(req.Scenario),
 	}
 	for _, n := range w.nics {
 		o := map[string]bool{}

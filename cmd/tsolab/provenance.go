@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/provenance"
+)
+
+// labProvenance is where this command's results come from: this tsolab,
+// the lab's files, git commit and variables, this machine. The engines add
+// what each run ran on.
+func labProvenance(lab *config.Lab, dir string) *provenance.Provenance {
+	vars := map[string]string{}
+	for _, v := range lab.Variables {
+		if b, err := ctyjson.Marshal(v.Value, v.Value.Type()); err == nil {
+			vars[v.Name] = string(b)
+		}
+	}
+	// Files by their name in the lab directory, so that two copies of a
+	// lab hash alike.
+	files := map[string][]byte{}
+	for name, b := range lab.Sources {
+		if rel, err := filepath.Rel(dir, name); err == nil && !strings.HasPrefix(rel, "..") {
+			name = filepath.ToSlash(rel)
+		}
+		files[name] = b
+	}
+	return provenance.New(lab.Name, dir, files, vars)
+}
+
+// writeProvenance writes the provenance's summary lines, the first lines
+// of the results' text summary.
+func writeProvenance(w io.Writer, p *provenance.Provenance) {
+	for _, l := range p.Summary() {
+		fmt.Fprintln(w, l)
+	}
+}

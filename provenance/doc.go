@@ -1,0 +1,13 @@
+// Package provenance says where a result came from: which tsolab (version
+// and VCS revision), which lab (a hash of its files, its git commit and
+// whether its files differ from it), which variables, which machine
+// (kernel release, CPU model and count), and, filled in by the engine that
+// ran, every NIC's driver, firmware, bus and features as read back, the TCP
+// sysctls that shape a result, or the model's stack and CPU profiles.
+//
+// It owns the Provenance record and Compare, which lists what differs
+// between two records (a baseline from another kernel, driver or lab
+// revision). It reads files and /proc and the lab's git repository (with
+// go-git, never by running git); it never touches a lab's namespaces,
+// which the kernel engine reads itself.
+package provenance

@@ -1,0 +1,127 @@
+package provenance
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestNewLabHash(t *testing.T) {
+	a := NewLab("l", "", map[string][]byte{"a.tsolab.hcl": []byte("x"), "b.tsolab.hcl": []byte("y")}, nil)
+	b := NewLab("l", "", map[string][]byte{"b.tsolab.hcl": []byte("y"), "a.tsolab.hcl": []byte("x")}, nil)
+	c := NewLab("l", "", map[string][]byte{"a.tsolab.hcl": []byte("x"), "b.tsolab.hcl": []byte("z")}, nil)
+	if a.Hash != b.Hash {
+		t.Errorf("hash depends on map order: %s != %s", a.Hash, b.Hash)
+	}
+	if a.Hash == c.Hash {
+		t.Errorf("hash ignores a file's content: both %s", a.Hash)
+	}
+	if got, want := len(a.Files), 2; got != want || a.Files[0].Name != "a.tsolab.hcl" {
+		t.Errorf("files: got %+v, want 2 sorted by name", a.Files)
+	}
+}
+
+func TestGitCommitAndDirty(t *testing.T) {
+	root := t.TempDir()
+	repo, err := git.PlainInit(root, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labDir := filepath.Join(root, "labs", "one")
+	if err := os.MkdirAll(labDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(labDir, "lab.tsolab.hcl"), "lab \"one\" {}\n")
+	wt, _ := repo.Worktree()
+	if _, err := wt.Add("labs/one/lab.tsolab.hcl"); err != nil {
+		t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "t", Email: "t@example.invalid", When: time.Unix(0, 0)}
+	commit, err := wt.Commit("lab", &git.CommitOptions{Author: sig})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	g := gitOf(labDir)
+	if g == nil || g.Commit != commit.String() || g.Dirty {
+		t.Fatalf("clean lab: got %+v, want commit %s, not dirty", g, commit)
+	}
+	// A change outside the lab directory does not make the lab dirty.
+	write(filepath.Join(root, "README"), "other\n")
+	if g := gitOf(labDir); g.Dirty {
+		t.Errorf("a file outside the lab made it dirty")
+	}
+	write(filepath.Join(labDir, "lab.tsolab.hcl"), "lab \"one\" { engine = \"sim\" }\n")
+	if g := gitOf(labDir); g == nil || !g.Dirty {
+		t.Errorf("modified lab file: got %+v, want dirty", g)
+	}
+	if g := gitOf(t.TempDir()); g != nil {
+		t.Errorf("outside any repository: got %+v, want nil", g)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	base := &Provenance{
+		Tool:    Tool{Version: "0.1.0", Revision: "aaaaaaaaaaaaaaaa"},
+		Lab:     Lab{Hash: "1111111111111111", Git: &Git{Commit: "c1c1c1c1c1c1c1c1"}},
+		Machine: Machine{Kernel: "6.1.0", CPUModel: "EPYC", CPUs: 2},
+	}
+	same := *base
+	if got := Compare(base, &same); len(got) != 0 {
+		t.Errorf("identical provenance: got %q, want no difference", got)
+	}
+	now := *base
+	now.Machine.Kernel = "6.18.0"
+	now.Lab.Git = &Git{Commit: "c2c2c2c2c2c2c2c2", Dirty: true}
+	want := []string{
+		"lab commit: c1c1c1c1c1c1 -> c2c2c2c2c2c2 (dirty)",
+		"kernel: 6.1.0 -> 6.18.0",
+	}
+	if diff := cmp.Diff(want, Compare(base, &now)); diff != "" {
+		t.Errorf("Compare (-want +got):\n%s", diff)
+	}
+
+	baseRun := &Run{
+		NICs:    []NIC{{Name: "tx0", Driver: "veth", DriverVersion: "1.0", Features: []string{"rx-gro", "tx-tcp-segmentation"}}},
+		Sysctls: map[string]map[string]string{"tx": {"tcp_congestion_control": "cubic"}},
+	}
+	nowRun := &Run{
+		NICs:    []NIC{{Name: "tx0", Driver: "veth", DriverVersion: "1.0", Features: []string{"rx-gro", "tx-gso-partial"}}},
+		Sysctls: map[string]map[string]string{"tx": {"tcp_congestion_control": "bbr"}},
+	}
+	wantRun := []string{
+		"nic.tx0 features: +tx-gso-partial -tx-tcp-segmentation",
+		"tx tcp_congestion_control: cubic -> bbr",
+	}
+	if diff := cmp.Diff(wantRun, CompareRun(baseRun, nowRun)); diff != "" {
+		t.Errorf("CompareRun (-want +got):\n%s", diff)
+	}
+	if got := CompareRun(baseRun, baseRun); len(got) != 0 {
+		t.Errorf("identical runs: got %q", got)
+	}
+	if got := Compare(nil, &now); len(got) != 1 || !strings.Contains(got[0], "no provenance") {
+		t.Errorf("nil baseline: got %q", got)
+	}
+}
+
+func TestThisMachine(t *testing.T) {
+	m := ThisMachine()
+	if m.Kernel == "" || m.CPUs < 1 {
+		t.Errorf("ThisMachine: got %+v, want a kernel release and at least one CPU", m)
+	}
+	if got := cpuModel("processor\t: 0\nmodel name\t: AMD EPYC 7B13\n"); got != "AMD EPYC 7B13" {
+		t.Errorf("cpuModel: got %q", got)
+	}
+}
