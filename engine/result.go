@@ -115,13 +115,13 @@ type Sample struct {
 
 // Results is the file `-json FILE` writes: every run of every scenario.
 type Results struct {
-	FormatVersion int              `json:"format_version"` // 1
-	Lab           string           `json:"lab"`
-	Engine        string           `json:"engine"`
+	FormatVersion int    `json:"format_version"` // 1
+	Lab           string `json:"lab"`
+	Engine        string `json:"engine"`
 	// Provenance says which tsolab, lab revision and machine produced
 	// the runs.
 	Provenance *provenance.Provenance `json:"provenance,omitempty"`
-	Runs          []WorkloadResult `json:"runs"`
+	Runs       []WorkloadResult       `json:"runs"`
 }
 
 // OrderMetrics returns the metric names in have for display: the shared
