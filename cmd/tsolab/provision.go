@@ -34,6 +34,9 @@ func providers() map[provider.Kind]provider.Interface {
 type outputFlags struct {
 	json    bool
 	noColor bool
+	// brief (tsolab test without -verbose) shows plans and applies in
+	// one line each, and in full only what goes wrong (briefView).
+	brief bool
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
@@ -49,7 +52,11 @@ func (c *cli) view(o outputFlags, sources map[string][]byte) view.View {
 		c.useJSON()
 		return c.json
 	}
-	return view.NewHuman(c.stdout, view.HumanOptions{Color: !o.noColor && isTerminal(c.stdout), Sources: sources})
+	human := view.NewHuman(c.stdout, view.HumanOptions{Color: !o.noColor && isTerminal(c.stdout), Sources: sources})
+	if o.brief {
+		return briefView{View: human, w: c.stdout}
+	}
+	return human
 }
 
 func isTerminal(w io.Writer) bool {

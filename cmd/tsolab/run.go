@@ -39,6 +39,7 @@ type runFlags struct {
 	report     string
 	baseline   string
 	keep       bool
+	verbose    bool // test: show every plan and apply in full
 	strict     bool
 	noCapture  bool
 	capture    string
@@ -63,6 +64,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.StringVar(&f.captureMax, "capture-max", "", "with -capture: stop writing a capture file's packets once it holds SIZE (\"500MB\"); the counts stay whole and the file says how many it left out")
 	if test {
 		fs.BoolVar(&f.keep, "keep", false, "keep the lab applied after the test instead of destroying it")
+		fs.BoolVar(&f.verbose, "verbose", false, "show each scenario's plan and apply in full, not one line each (\"=== scenario tso=false: Plan: 0 to add, 1 to change, 0 to destroy.\")")
 	}
 }
 
@@ -128,7 +130,8 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		if c.stream == nil {
 			fmt.Fprintln(c.stdout, "\nDestroying the lab (-keep keeps it).")
 		}
-		if code, _ := c.destroyDir(dir, outputFlags{json: f.out.json, noColor: f.out.noColor}, true); code != exitOK && runErr == nil {
+		o := outputFlags{json: f.out.json, noColor: f.out.noColor, brief: !f.verbose}
+		if code, _ := c.destroyDir(dir, o, true); code != exitOK && runErr == nil {
 			runErr = fmt.Errorf("destroy failed: run tsolab destroy %s", dir)
 		}
 	}
@@ -309,7 +312,7 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 			if kind == config.EngineKernel {
 				switch {
 				case test:
-					if err := c.applyScenario(ctx, dir, lab, sc, f.out, rep, f.repeat); err != nil {
+					if err := c.applyScenario(ctx, dir, lab, sc, f, rep); err != nil {
 						return err
 					}
 				case rep == 0:
@@ -354,25 +357,37 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 	return nil
 }
 
-// applyScenario makes the lab match sc, showing the plan (an in-place
-// update when only offloads change between scenarios); from the second
-// round of repeated runs on, one line per switch instead of the plan.
-func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, o outputFlags, rep, repeat int) error {
-	brief := rep > 0
+// applyScenario makes the lab match sc (an in-place update when only
+// offloads change between scenarios), showing the plan's summary in one
+// line: the plan and apply in full with -verbose in the first round, and
+// whatever goes wrong.
+func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, f *runFlags, rep int) error {
+	v := c.view(f.out, lab.Sources)
+	brief := rep > 0 // the JSON stream: the plan and apply once per scenario
 	if c.stream == nil {
-		if brief {
-			fmt.Fprintf(c.stdout, "=== scenario %s (run %d of %d)\n", sc.Name, rep+1, repeat)
+		label := fmt.Sprintf("=== scenario %s: ", sc.Name)
+		if f.repeat > 1 {
+			label = fmt.Sprintf("=== scenario %s (run %d of %d): ", sc.Name, rep+1, f.repeat)
+		}
+		if f.verbose && rep == 0 {
+			fmt.Fprintf(c.stdout, "\n%s\n", strings.TrimSuffix(label, ": "))
 		} else {
-			fmt.Fprintf(c.stdout, "\n=== scenario %s\n", sc.Name)
+			v, brief = briefView{View: v, w: c.stdout, label: label}, false
 		}
 	}
-	v := c.view(o, lab.Sources)
 	p := newPlanner(dir, lab, sc, v)
 	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
 	if err != nil {
 		return err
 	}
-	if !brief || plan.Diagnostics.HasErrors() {
+	switch {
+	case plan.Diagnostics.HasErrors():
+		if b, ok := v.(briefView); ok {
+			b.View.Plan(plan)
+		} else {
+			v.Plan(plan)
+		}
+	case !brief:
 		v.Plan(plan)
 	}
 	v.Diagnostics(plan.Diagnostics)
