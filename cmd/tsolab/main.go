@@ -33,6 +33,9 @@ type cli struct {
 	// json, while a command runs with -json, is the JSON-lines view every
 	// message of the command goes to, its failures included (useJSON).
 	json *view.JSON
+	// workers, when not 0, is how many of the model's runs go at once
+	// (simWorkers).
+	workers int
 }
 
 type command struct {

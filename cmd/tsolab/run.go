@@ -290,6 +290,13 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 	}
 	cells := map[[2]string]*cell{}
 	for rep := range f.repeat {
+		ahead := c.startRound(ctx, eng, kind, scenarios, func(sc *config.Scenario, w *config.Workload) engine.RunRequest {
+			return engine.RunRequest{Lab: lab, Scenario: sc, Workload: w, Naming: naming, Repetition: rep}
+		}, func(sc *config.Scenario, w *config.Workload) bool {
+			cl := cells[[2]string{sc.Name, w.Name}]
+			return cl == nil || !cl.done
+		})
+		defer ahead.stop()
 		ran := false
 		for _, sc := range scenarios {
 			var todo []*config.Workload
@@ -326,7 +333,7 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 					return fmt.Errorf("interrupted: %w", err)
 				}
 				pr := c.progress(sc.Name, w.Name, rep, f.repeat, f.confidence > 0)
-				res, err := eng.Run(ctx, engine.RunRequest{
+				res, err := ahead.run(ctx, eng, engine.RunRequest{
 					Lab: lab, Scenario: sc, Workload: w, Naming: naming,
 					Repetition: rep, Progress: pr.update,
 				})
