@@ -605,6 +605,7 @@ type stats struct {
 	acks                                              [numAckKinds]int64
 	timeouts, drops                                   int64
 	readBytes                                         int64
+	wireSegs                                          int64 // data segments sent, both directions (benchmarks)
 	txns                                              int64
 	lat                                               []int64
 	bins                                              []bin

@@ -273,6 +273,7 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) {
 		s.paceNext = max(now, s.paceNext) + int64(float64(n)*8e9/s.paceBps)
 	}
 	w.countUnit(ep, now, n, pc, retrans)
+	w.stats.wireSegs += pc
 	if w.checks != nil {
 		w.checks.unit(ep, b, pc)
 	}
