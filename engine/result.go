@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provenance"
 )
 
@@ -36,6 +37,30 @@ func MetricNames() []string {
 		MetricSendUnits, MetricAvgSendBytes, MetricDataPackets,
 		MetricSingleMSSFrac, MetricRetransmits, MetricCaptureLoss,
 	}
+}
+
+// Metrics only the sim engine reports: ACKs by kind (acks_quick, ...) and
+// the mean congestion window of the first connection, in segments.
+const MetricCwndMeanSegments = "cwnd_mean_segments"
+
+// AckKinds are the kinds of ACK the model counts, each the metric
+// acks_KIND and the key of WorkloadResult.Acks.
+var AckKinds = [...]string{"quick", "delayed", "timer", "dup", "window_update", "piggyback"}
+
+// MetricAcks is the metric counting ACKs of kind (one of AckKinds).
+func MetricAcks(kind string) string { return "acks_" + kind }
+
+// EngineMetricNames lists the metrics the engine of kind reports:
+// MetricNames, then its own.
+func EngineMetricNames(kind config.EngineKind) []string {
+	out := MetricNames()
+	if kind == config.EngineSim {
+		for _, k := range AckKinds {
+			out = append(out, MetricAcks(k))
+		}
+		out = append(out, MetricCwndMeanSegments)
+	}
+	return out
 }
 
 // WorkloadResult is one measured run of one workload in one scenario.

@@ -129,6 +129,9 @@ type loader struct {
 	refs map[string]cty.Value
 	// matrixBroken is set when an axis failed: no cell can be evaluated.
 	matrixBroken bool
+	// engineMetrics are the metrics read that only some engines report,
+	// checked against the lab's engine once it is known.
+	engineMetrics []metricRef
 }
 
 func load(dir string, files []sourceFile, opts Options) (*config.Lab, hclv2.Diagnostics) {
@@ -164,6 +167,7 @@ func load(dir string, files []sourceFile, opts Options) (*config.Lab, hclv2.Diag
 	l.checkCycles()
 	l.loadVariables()
 	l.loadLab()
+	l.checkEngineMetrics()
 	l.buildRefs()
 	l.loadMatrix()
 	l.loadExpects()

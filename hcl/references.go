@@ -9,6 +9,7 @@ import (
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 )
 
@@ -185,17 +186,77 @@ func (l *loader) undeclaredBlock(kind, name string, rng hclv2.Range) {
 	l.errorf(rng, "Reference to undeclared "+kind, "%s", detail)
 }
 
-// checkMetric warns about a metric name that looks like a typo of one
-// every engine reports. Names far from all of them pass: an engine may
-// report metrics of its own (the sim engine does).
+// metricRef is a metric an expression reads, and where.
+type metricRef struct {
+	name string
+	rng  hclv2.Range
+}
+
+// metricEngines are the engines whose metrics a condition may read.
+var metricEngines = []config.EngineKind{config.EngineKernel, config.EngineSim}
+
+// checkMetric reports a metric that no engine reports, with the closest
+// one and the list; one that only some engines report is checked against
+// the lab's engine later (checkEngineMetrics).
 func (l *loader) checkMetric(name string, rng hclv2.Range) {
-	metrics := engine.MetricNames()
-	if slices.Contains(metrics, name) {
-		return
+	var all []string
+	everywhere := true
+	for _, k := range metricEngines {
+		names := engine.EngineMetricNames(k)
+		everywhere = everywhere && slices.Contains(names, name)
+		for _, n := range names {
+			if !slices.Contains(all, n) {
+				all = append(all, n)
+			}
+		}
 	}
-	if s := suggest(name, metrics); s != "" {
-		l.warnf(rng, "Unknown metric",
-			"Workload results carry no metric %q. Did you mean %q? (If your engine reports %q of its own, ignore this.)", name, s, name)
+	switch {
+	case everywhere:
+	case slices.Contains(all, name):
+		l.engineMetrics = append(l.engineMetrics, metricRef{name, rng})
+	default:
+		l.errorf(rng, "Unknown metric", "Workload results carry no metric %q. %sThe metrics are %s.",
+			name, didYouMean(name, all), metricList())
+	}
+}
+
+// metricList names the metrics every engine reports, then each engine's
+// own.
+func metricList() string {
+	shared := engine.MetricNames()
+	out := joinAnd(shared)
+	for _, k := range metricEngines {
+		var own []string
+		for _, n := range engine.EngineMetricNames(k) {
+			if !slices.Contains(shared, n) {
+				own = append(own, n)
+			}
+		}
+		if len(own) > 0 {
+			out += fmt.Sprintf("; the %s engine also reports %s", k, joinAnd(own))
+		}
+	}
+	return out
+}
+
+// checkEngineMetrics warns about metrics the lab's engine does not
+// report: a run on it judges such an expectation an error (another
+// engine, chosen with -engine, may report them).
+func (l *loader) checkEngineMetrics() {
+	have := engine.EngineMetricNames(l.lab.Engine)
+	for _, m := range l.engineMetrics {
+		if slices.Contains(have, m.name) {
+			continue
+		}
+		var by []string
+		for _, k := range metricEngines {
+			if slices.Contains(engine.EngineMetricNames(k), m.name) {
+				by = append(by, string(k))
+			}
+		}
+		l.warnf(m.rng, "Metric of another engine",
+			"The %s engine, the lab's, reports no metric %q: only the %s engine does (-engine %s). Run on it, or read a metric every engine reports.",
+			l.lab.Engine, m.name, strings.Join(by, " and "), by[0])
 	}
 }
 

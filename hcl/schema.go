@@ -212,9 +212,24 @@ type block struct {
 	// (an undeclared reference, a cycle): evaluation leaves them out
 	// instead of reporting the same mistake again.
 	skip map[string]bool
+	// misspelt holds the attributes the body writes under a wrong name
+	// that suggests them (adress for address), already reported as
+	// unknown: checks that would find them missing stay quiet, so one
+	// mistake is one diagnostic.
+	misspelt map[string]bool
 }
 
 func (b *block) kind() string { return b.spec.kind }
+
+// isMisspelt reports whether the body writes one of names misspelt.
+func (b *block) isMisspelt(names ...string) bool {
+	for _, n := range names {
+		if b.misspelt[n] {
+			return true
+		}
+	}
+	return false
+}
 
 // addr is how expressions name the block: "nic.tx0".
 func (b *block) addr() string { return b.spec.kind + "." + b.name }
@@ -332,13 +347,19 @@ func (l *loader) checkBody(b *block) {
 			}
 			l.errorf(a.NameRange, "Unknown attribute",
 				"A %s block has no attribute %q. %s%s", spec.kind, a.Name, didYouMean(a.Name, names), known)
+			if s := suggest(a.Name, names); s != "" {
+				if b.misspelt == nil {
+					b.misspelt = map[string]bool{}
+				}
+				b.misspelt[s] = true
+			}
 			continue
 		}
 		b.attrs[a.Name] = a
 	}
 	var missing, examples []string
 	for _, as := range spec.attrs {
-		if as.required && b.attrs[as.name] == nil && b.hasNoBrokenAttr(as.name) {
+		if as.required && b.attrs[as.name] == nil && b.hasNoBrokenAttr(as.name) && !b.isMisspelt(as.name) {
 			missing = append(missing, as.name)
 			examples = append(examples, as.example)
 		}

@@ -353,6 +353,18 @@ func rangeOf(b *block, attr string) hclv2.Range {
 	return b.def
 }
 
+// linksMisspelt reports whether a NIC writes an attribute that links it
+// or addresses it under a wrong name: what reaches what is then unknown,
+// and the unknown attribute is the one diagnostic.
+func (l *loader) linksMisspelt() bool {
+	for _, b := range l.blocks[kindNIC] {
+		if b.isMisspelt("host", "connect", "peer", "device", "address") {
+			return true
+		}
+	}
+	return false
+}
+
 // checkWorkloads checks that each workload's client can reach its servers.
 func (l *loader) checkWorkloads(sc *config.Scenario) {
 	_, segOf := segments(sc)
@@ -374,8 +386,8 @@ func (l *loader) checkWorkloads(sc *config.Scenario) {
 		}
 		for _, s := range w.Servers {
 			n := sc.NIC(s)
-			if n == nil {
-				continue
+			if n == nil || l.blockOf(kindNIC, n.Name).isMisspelt("address", "host") {
+				continue // reported as an unknown attribute
 			}
 			switch {
 			case !n.Address.IsValid():
@@ -385,7 +397,7 @@ func (l *loader) checkWorkloads(sc *config.Scenario) {
 				l.attrFail(b, "servers", "Server on the client host",
 					"nic %q is on host %q, the client itself: the kernel would carry the traffic over loopback, never through the NIC. Pick a NIC of another host, or write loopback = true with servers = [host.%s].",
 					n.Name, n.Host, n.Host)
-			case n.Device == "" && !reaches(sc, w.Client, n, segOf):
+			case n.Device == "" && !l.linksMisspelt() && !reaches(sc, w.Client, n, segOf):
 				where := "is not linked to any switch or peer"
 				if seg := segOf[n.Name]; seg != nil {
 					where = "is on " + seg.name

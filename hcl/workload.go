@@ -101,7 +101,7 @@ func (e *evaluator) workload(b *block, sc *config.Scenario) *config.Workload {
 		w.Rate = r
 	}
 	if w.Duration == 0 && w.Bytes == 0 && !(w.Kind == config.Sendfile && w.FileSize > 0) &&
-		b.attrs["duration"] == nil && b.attrs["bytes"] == nil {
+		b.attrs["duration"] == nil && b.attrs["bytes"] == nil && !b.isMisspelt("duration", "bytes", "file_size") {
 		detail := fmt.Sprintf("Workload %q runs until a time or an amount of data: add duration = \"10s\" or bytes = \"100MB\".", b.name)
 		if w.Kind == config.Sendfile {
 			detail = fmt.Sprintf("Workload %q runs until a time or an amount of data: add duration = \"10s\", bytes = \"100MB\", or file_size = \"1GiB\" to send the file once.", b.name)
@@ -211,7 +211,7 @@ func (l *loader) loadExpects() {
 		x := &config.Expect{Name: b.name, Range: b.def}
 		if w, ok := e.reference(b, "workload"); ok {
 			x.Workload = w
-		} else if b.attrs["workload"] == nil {
+		} else if b.attrs["workload"] == nil && !b.isMisspelt("workload") {
 			switch len(workloads) {
 			case 1:
 				x.Workload = workloads[0]

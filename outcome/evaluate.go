@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -780,7 +781,12 @@ func diagText(diags hcl.Diagnostics) string {
 		if d.Detail != "" {
 			s += ": " + d.Detail
 		}
-		parts = append(parts, s)
+		if !strings.HasSuffix(s, ".") {
+			s += "."
+		}
+		if !slices.Contains(parts, s) { // each evaluation of a side reports it
+			parts = append(parts, s)
+		}
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, " ")
 }

@@ -509,3 +509,15 @@ func TestNotRunNamesTheScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagTextOnce: a mistake that each evaluation of a condition reports
+// (the medians, then every run) is said once.
+func TestDiagTextOnce(t *testing.T) {
+	d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported attribute", Detail: `This object does not have an attribute named "acks_quick".`}
+	other := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Other", Detail: "x."}
+	got := diagText(hcl.Diagnostics{d, d, other, d})
+	want := `Unsupported attribute: This object does not have an attribute named "acks_quick". Other: x.`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -679,9 +679,9 @@ func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult 
 	// Model-only metrics: ACKs by kind and the mean congestion window of
 	// the first connection, in segments.
 	for k := range numAckKinds {
-		m["acks_"+k.String()] = float64(st.acks[k])
+		m[engine.MetricAcks(k.String())] = float64(st.acks[k])
 	}
-	m["cwnd_mean_segments"] = w.meanCwnd(end)
+	m[engine.MetricCwndMeanSegments] = w.meanCwnd(end)
 
 	res := &engine.WorkloadResult{
 		Scenario: req.Scenario.Name, Workload: wl.Name, Kind: string(wl.Kind),

@@ -1,6 +1,10 @@
 package sim
 
-import "math"
+import (
+	"math"
+
+	"github.com/tsolab/tsolab/engine"
+)
 
 // tcpOptLen is the TCP option space of every segment: timestamps, 10
 // bytes padded to 12 (TCPOLEN_TSTAMP_ALIGNED).
@@ -528,7 +532,7 @@ const (
 	numAckKinds
 )
 
-var ackNames = [numAckKinds]string{"quick", "delayed", "timer", "dup", "window_update", "piggyback"}
+var ackNames [numAckKinds]string = engine.AckKinds // a different count does not compile
 
 func (k ackKind) String() string { return ackNames[k] }
 
