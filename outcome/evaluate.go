@@ -300,7 +300,9 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 	lhs, ld := j.side(bin.LHS)
 	rhs, rd := j.side(bin.RHS)
 	if ld.HasErrors() || rd.HasErrors() || lhs == nil || rhs == nil {
-		// Operands that are not numbers (a && b): no sides to show.
+		// Operands that are not numbers (a && b): each comparison in
+		// them shows its operands.
+		v.Measured = j.spell(ex.Condition)
 		v.Detail = runsDetail(maxRuns, "the condition is not a comparison of numbers: judged on medians")
 		return v, nil
 	}
@@ -662,6 +664,35 @@ func topBinary(expr hcl.Expression) *hclsyntax.BinaryOpExpr {
 			return nil
 		}
 	}
+}
+
+// spell writes a logical condition with each comparison of numbers in it
+// replaced by its operands' values ("9.4e9 >= 1e9 && 3.2 < 4.1"), and
+// any other part by its value, true or false.
+func (j *judgement) spell(expr hcl.Expression) string {
+	switch x := expr.(type) {
+	case *hclsyntax.ParenthesesExpr:
+		return "(" + j.spell(x.Expression) + ")"
+	case *hclsyntax.UnaryOpExpr:
+		if x.Op == hclsyntax.OpLogicalNot {
+			return "!" + j.spell(x.Val)
+		}
+	case *hclsyntax.BinaryOpExpr:
+		op := opString(x.Op)
+		if op == "&&" || op == "||" {
+			return j.spell(x.LHS) + " " + op + " " + j.spell(x.RHS)
+		}
+		lhs, ld := j.side(x.LHS)
+		rhs, rd := j.side(x.RHS)
+		if !ld.HasErrors() && !rd.HasErrors() && lhs != nil && rhs != nil {
+			return sideText(lhs.Side) + " " + op + " " + sideText(rhs.Side)
+		}
+	}
+	val, diags := expr.Value(j.ctx(pickMedian, nil))
+	if diags.HasErrors() || !val.IsKnown() || val.IsNull() || val.Type() != cty.Bool {
+		return "?"
+	}
+	return fmt.Sprint(val.True())
 }
 
 func opString(op *hclsyntax.Operation) string {

@@ -521,3 +521,22 @@ func TestDiagTextOnce(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestMeasuredCompound: a condition joined with && and || shows each of
+// its comparisons with its operands' values, the rest as true or false.
+func TestMeasuredCompound(t *testing.T) {
+	lab := testLab()
+	addExpect(t, lab, "e", "bulk", "matrix.tso && matrix.mtu == 1500",
+		"result.throughput_bps >= 1e9 && (result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct || !matrix.tso)")
+	got, _ := Evaluate(lab, results(seed001()...), nil)
+	if len(got) != 1 {
+		t.Fatalf("got %d verdicts, want 1", len(got))
+	}
+	want := "4e9 >= 1e9 && (47 < 55 || !true)"
+	if got[0].Measured != want {
+		t.Errorf("Measured = %q, want %q", got[0].Measured, want)
+	}
+	if m := measuredText(got[0]); m != want {
+		t.Errorf("the table's MEASURED = %q, want %q", m, want)
+	}
+}

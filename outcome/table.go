@@ -164,10 +164,20 @@ func sendUnitCell(rs *runSet) string {
 	}
 	cell += " B"
 	if mss := rs.runs[0].MSS; mss > 0 {
-		avg := summarize(rs.values(engine.MetricAvgSendBytes)).Center
-		cell += fmt.Sprintf(" (%.1f MSS)", avg/float64(mss))
+		cell += " (" + inMSS(summarize(rs.values(engine.MetricAvgSendBytes)).Center, mss) + ")"
 	}
 	return cell
+}
+
+// inMSS is a send unit's size in MSS: one decimal from one MSS up
+// ("24.8 MSS"), and below it the MSS itself, since a small write (rr, or
+// on loopback, whose MSS is 65483) is a fraction that rounds to nothing
+// ("< 1 MSS of 65483 B").
+func inMSS(bytes float64, mss int) string {
+	if bytes > 0 && bytes < float64(mss) {
+		return fmt.Sprintf("< 1 MSS of %d B", mss)
+	}
+	return fmt.Sprintf("%.1f MSS", bytes/float64(mss))
 }
 
 func writeVerdicts(w io.Writer, verdicts []Verdict) {
@@ -236,6 +246,9 @@ func sideLines(v Verdict) []string {
 func measuredText(v Verdict) string {
 	if len(v.Sides) == 2 {
 		return sideText(v.Sides[0]) + " " + v.Op + " " + sideText(v.Sides[1])
+	}
+	if v.Measured != "" {
+		return v.Measured
 	}
 	switch v.Status {
 	case Pass:

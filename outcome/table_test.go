@@ -167,3 +167,22 @@ func TestWriteTableReportsWriteErrors(t *testing.T) {
 		t.Errorf("WriteTable to a failing writer = %v, want %v", err, os.ErrClosed)
 	}
 }
+
+func TestInMSS(t *testing.T) {
+	tests := []struct {
+		bytes float64
+		mss   int
+		want  string
+	}{
+		{35841, 1448, "24.8 MSS"},
+		{1448, 1448, "1.0 MSS"},
+		{256, 65483, "< 1 MSS of 65483 B"}, // an rr request on loopback, not "0.0 MSS"
+		{1000, 1448, "< 1 MSS of 1448 B"},
+		{0, 1448, "0.0 MSS"},
+	}
+	for _, tt := range tests {
+		if got := inMSS(tt.bytes, tt.mss); got != tt.want {
+			t.Errorf("inMSS(%v, %d) = %q, want %q", tt.bytes, tt.mss, got, tt.want)
+		}
+	}
+}

@@ -64,6 +64,10 @@ type Verdict struct {
 	// or test -scenario); "" otherwise. The CLI turns it into the command
 	// that judges the verdict.
 	NotRun string
+	// Measured, for a condition that is not one comparison of numbers
+	// (a && b), is the condition with each comparison in it written with
+	// its operands' values: "9.415e9 >= 1e9 && 3.2 < 4.1"; "" otherwise.
+	Measured string
 	// Detail says how the verdict was reached: "1 run: no confidence
 	// interval", "no significant difference (p=0.43, n=5+5)", or the
 	// error for Status Error.

@@ -657,6 +657,9 @@ func measured(v outcome.Verdict) string {
 	if len(v.Sides) == 2 {
 		return sideText(v.Sides[0]) + " " + v.Op + " " + sideText(v.Sides[1])
 	}
+	if v.Measured != "" {
+		return v.Measured
+	}
 	switch v.Status {
 	case outcome.Pass:
 		return "true"
