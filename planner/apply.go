@@ -294,7 +294,7 @@ func (p *Planner) walk(ctx context.Context, plan *Plan, lineage string, w *state
 			}
 		}
 	}
-	if err := ctx.Err(); err != nil && (len(res.Skipped) > 0) {
+	if err := context.Cause(ctx); err != nil && (len(res.Skipped) > 0) {
 		res.Interrupted = true
 		res.Diagnostics = append(res.Diagnostics, &hcl.Diagnostic{
 			Severity: hcl.DiagError,

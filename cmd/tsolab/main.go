@@ -61,8 +61,7 @@ func commands() map[string]command {
 }
 
 func main() {
-	c := &cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, env: os.Environ()}
-	os.Exit(c.main(os.Args[1:]))
+	os.Exit(processCLI().main(os.Args[1:]))
 }
 
 func (c *cli) main(args []string) int {

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -60,18 +58,15 @@ func (c *cli) view(o outputFlags, sources map[string][]byte) view.View {
 }
 
 func isTerminal(w io.Writer) bool {
+	if sw, ok := w.(*stdoutWatch); ok {
+		w = sw.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
-}
-
-// signalContext is cancelled by the first SIGINT/SIGTERM: an apply then
-// stops starting new changes and records what it made.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 // pickScenario returns the scenario named name, or the first one.
@@ -168,7 +163,7 @@ func (c *cli) plan(args []string) int {
 	if o.json {
 		c.useJSON()
 	}
-	ctx, cancel := signalContext()
+	ctx, cancel := c.signalContext()
 	defer cancel()
 	_, plan, _ := c.planLab(ctx, dir, &vf, *scenario, o)
 	if plan == nil {
@@ -216,7 +211,7 @@ func (c *cli) apply(args []string) int {
 	if o.json {
 		c.useJSON()
 	}
-	ctx, cancel := signalContext()
+	ctx, cancel := c.signalContext()
 	defer cancel()
 
 	var plan *planner.Plan
@@ -309,7 +304,7 @@ func (c *cli) destroyDir(dir string, o outputFlags, auto bool) (int, *planner.Ap
 		}
 		return exitOK, nil
 	}
-	ctx, cancel := signalContext()
+	ctx, cancel := c.signalContext()
 	defer cancel()
 	v := c.view(o, nil)
 	p := planner.New(planner.Options{Dir: dir, Lab: st.Lab, Providers: providers(), OnEvent: v.Event})

@@ -121,10 +121,10 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		return code
 	}
 
-	ctx, cancel := signalContext()
+	ctx, cancel := c.signalContext()
 	defer cancel()
 	results := &engine.Results{FormatVersion: 1, Lab: lab.Name, Engine: string(kind), Provenance: labProvenance(lab, dir)}
-	runErr := c.runScenarios(ctx, lab, dir, scenarios, eng, kind, &f, test, results)
+	runErr := interrupted(ctx, c.runScenarios(ctx, lab, dir, scenarios, eng, kind, &f, test, results))
 
 	if test && kind == config.EngineKernel && !f.keep {
 		if c.stream == nil {

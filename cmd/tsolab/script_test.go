@@ -20,10 +20,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		main() // TestInterrupt's child: the tsolab command itself
+	}
 	testscript.Main(m, map[string]func(){
 		"tsolab": func() {
-			c := &cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, env: os.Environ()}
-			os.Exit(c.main(os.Args[1:]))
+			os.Exit(processCLI().main(os.Args[1:]))
 		},
 	})
 }
