@@ -374,6 +374,9 @@ func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error)
 			return nil, err
 		}
 	}
+	if len(w.eps) > maxEventID || len(w.rxqs) > maxEventID {
+		return nil, fmt.Errorf("%d connections: the model runs at most %d", len(w.eps)/2, maxEventID/2)
+	}
 	w.configureApps(wl)
 	for _, ep := range w.eps {
 		if ep.app.want > 0 {

@@ -1,0 +1,57 @@
+package sim
+
+import (
+	"math/rand"
+	"sort"
+	"testing"
+)
+
+// TestEventQueueAgainstSort pushes and pops at random, as the model does
+// (new events at the time of the last one handed out, the FIFO's case, or
+// later, now and then earlier), and checks every pop against a sorted
+// list of what is queued: by time, ties in insertion order.
+func TestEventQueueAgainstSort(t *testing.T) {
+	type ref struct {
+		at   int64
+		seq  int
+		kind eventKind
+		id   int32
+	}
+	rng := rand.New(rand.NewSource(1))
+	var q eventQueue
+	var want []ref
+	now, seq := int64(0), 0
+	for step := 0; step < 200000; step++ {
+		if len(want) == 0 || len(want) < 100 && rng.Intn(2) == 0 {
+			at := now
+			switch rng.Intn(4) {
+			case 0:
+				at += int64(rng.Intn(1000))
+			case 1:
+				at += int64(rng.Intn(3))
+			case 2:
+				if now > 0 && rng.Intn(50) == 0 {
+					at -= 1 // in the past: the heap still orders it
+				}
+			}
+			id := int32(rng.Intn(maxEventID + 1))
+			kind := evRxPoll + eventKind(rng.Intn(int(evStop)))
+			q.push(at, kind, id)
+			want = append(want, ref{at, seq, kind, id})
+			seq++
+			continue
+		}
+		sort.Slice(want, func(i, j int) bool {
+			return want[i].at < want[j].at || want[i].at == want[j].at && want[i].seq < want[j].seq
+		})
+		got := q.pop()
+		if w := want[0]; got.at != w.at || got.kind != w.kind || got.id != w.id {
+			t.Fatalf("step %d: pop = %+v, want at %d kind %d id %d", step, got, w.at, w.kind, w.id)
+		}
+		want = want[1:]
+		now = max(now, got.at)
+		if q.len() != len(want) {
+			t.Fatalf("step %d: len = %d, want %d", step, q.len(), len(want))
+		}
+	}
+}
