@@ -54,17 +54,23 @@ func (e qent) event() event {
 // insertion order). Events scheduled for the time of the event last
 // handed out, the commonest case, wait in a FIFO (they come after every
 // event already queued for that time, in insertion order); the others in
-// a binary min-heap. Neither allocates once its backing array has grown
-// to the working set.
+// one of two binary min-heaps, near (within farNs) or far (the timers:
+// delayed ACKs, retransmission, the end), so the heap that turns over
+// with every frame stays shallow. None allocates once its backing array
+// has grown to the working set.
 type eventQueue struct {
-	h    []qent // the heap
-	now  []qent // the FIFO: events at cur, from head
-	head int    // first event of now not yet handed out
-	cur  int64  // time of the event last handed out, ns
-	next uint64 // insertion order of the next event
+	near, far heap
+	now       []qent // the FIFO: events at cur, from head
+	head      int    // first event of now not yet handed out
+	cur       int64  // time of the event last handed out, ns
+	next      uint64 // insertion order of the next event
 }
 
-func (q *eventQueue) len() int { return len(q.h) + len(q.now) - q.head }
+// farNs is how far ahead of the current time an event goes to the far
+// heap, ns: beyond any frame's or core's next step, short of the timers.
+const farNs = 1e6
+
+func (q *eventQueue) len() int { return len(q.near) + len(q.far) + len(q.now) - q.head }
 
 func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 	if id < 0 || id > maxEventID || q.next > maxEventSeq {
@@ -72,28 +78,24 @@ func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 	}
 	e := qent{at: at, key: q.next<<keySeqShift | uint64(id)<<keyKindBits | uint64(kind)}
 	q.next++
-	if at == q.cur {
+	switch {
+	case at == q.cur:
 		q.now = append(q.now, e)
-		return
+	case at-q.cur > farNs:
+		q.far.push(e)
+	default:
+		q.near.push(e)
 	}
-	h := append(q.h, e)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !e.before(h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = e
-	q.h = h
 }
 
 // pop removes and returns the earliest event. Precondition: len() > 0.
 func (q *eventQueue) pop() event {
+	h := &q.near
+	if len(*h) == 0 || len(q.far) > 0 && q.far[0].before((*h)[0]) {
+		h = &q.far
+	}
 	if q.head < len(q.now) {
-		if f := q.now[q.head]; len(q.h) == 0 || f.before(q.h[0]) {
+		if f := q.now[q.head]; len(*h) == 0 || f.before((*h)[0]) {
 			q.head++
 			if q.head == len(q.now) {
 				q.now, q.head = q.now[:0], 0
@@ -101,35 +103,64 @@ func (q *eventQueue) pop() event {
 			return f.event()
 		}
 	}
-	h := q.h
-	top := h[0]
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	q.h = h
-	if n > 0 {
-		i := 0
-		for {
-			l := 2*i + 1
-			if l >= n {
-				break
-			}
-			m := l
-			if r := l + 1; r < n && h[r].before(h[l]) {
-				m = r
-			}
-			if !h[m].before(last) {
-				break
-			}
-			h[i] = h[m]
-			i = m
-		}
-		h[i] = last
-	}
+	top := h.pop()
 	if top.at > q.cur {
 		// Time moves on; the FIFO is empty (its events, at cur, come
 		// before top).
 		q.cur = top.at
 	}
 	return top.event()
+}
+
+// heap is a binary min-heap of events.
+type heap []qent
+
+func (hp *heap) push(e qent) {
+	*hp = append(*hp, e)
+	hp.up(len(*hp)-1, e)
+}
+
+// up puts e in the hole at i or above it, moving down the parents it
+// comes before.
+func (hp heap) up(i int, e qent) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.before(hp[p]) {
+			break
+		}
+		hp[i] = hp[p]
+		i = p
+	}
+	hp[i] = e
+}
+
+// pop removes and returns the least event. Precondition: len > 0.
+func (hp *heap) pop() qent {
+	h := *hp
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	*hp = h
+	if n == 0 {
+		return top
+	}
+	// Floyd's pop: move the hole down to a leaf along the smaller
+	// children, then sift last up from there. last comes from the
+	// bottom, usually a late event, so it rarely climbs: one comparison
+	// per level instead of two.
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		if r := l + 1; r < n && h[r].before(h[l]) {
+			l = r
+		}
+		h[i] = h[l]
+		i = l
+	}
+	h.up(i, last)
+	return top
 }

@@ -8,8 +8,9 @@ import (
 
 // TestEventQueueAgainstSort pushes and pops at random, as the model does
 // (new events at the time of the last one handed out, the FIFO's case, or
-// later, now and then earlier), and checks every pop against a sorted
-// list of what is queued: by time, ties in insertion order.
+// later, in the near heap or the far one, now and then earlier), and
+// checks every pop against a sorted list of what is queued: by time, ties
+// in insertion order.
 func TestEventQueueAgainstSort(t *testing.T) {
 	type ref struct {
 		at   int64
@@ -24,9 +25,11 @@ func TestEventQueueAgainstSort(t *testing.T) {
 	for step := 0; step < 200000; step++ {
 		if len(want) == 0 || len(want) < 100 && rng.Intn(2) == 0 {
 			at := now
-			switch rng.Intn(4) {
+			switch rng.Intn(5) {
 			case 0:
 				at += int64(rng.Intn(1000))
+			case 3:
+				at += int64(rng.Intn(3 * farNs)) // the far heap, or near
 			case 1:
 				at += int64(rng.Intn(3))
 			case 2:

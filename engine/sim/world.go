@@ -46,7 +46,10 @@ func (h *host) busXfer(t int64, bytes int64) int64 {
 	if h.busNs == 0 {
 		return t
 	}
-	start := math.Max(float64(t), h.busFree)
+	start := float64(t)
+	if h.busFree > start { // math.Max without its NaN and signed-zero cases: neither occurs
+		start = h.busFree
+	}
 	h.busFree = start + h.cpu.BusPerUnit + float64(bytes)*h.busNs
 	return int64(math.Ceil(h.busFree))
 }
@@ -78,8 +81,12 @@ func (l *serializer) send(t int64, bytes int64) (int64, bool) {
 		return t, true
 	}
 	ft := float64(t)
-	start := math.Max(ft, l.free)
-	if (start-ft)/l.nsPerByte+float64(bytes) > l.limit {
+	start, backlog := ft, 0.0
+	if l.free > ft {
+		start = l.free
+		backlog = (start - ft) / l.nsPerByte
+	}
+	if backlog+float64(bytes) > l.limit {
 		l.drops++
 		return 0, false
 	}
@@ -205,7 +212,7 @@ func (w *world) poll(qi int32, now int64) {
 	if q.head < len(q.ring) && q.ring[q.head].at <= now {
 		w.rxSkb(q, c, now)
 	}
-	if q.head >= 4096 && q.head > len(q.ring)/2 {
+	if q.head >= 64 && q.head > len(q.ring)/2 {
 		q.ring = q.ring[:copy(q.ring, q.ring[q.head:])]
 		q.head = 0
 	}
