@@ -26,6 +26,9 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 		if h.Kind == "" {
 			a[AttrHostKind] = string(config.HostNamespace)
 		}
+		if ns != "" {
+			a[AttrLoUp] = "true"
+		}
 		for k, v := range h.Sysctl {
 			a[PrefixSysctl+k] = v
 		}
@@ -34,7 +37,7 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 	for _, s := range sc.Switches {
 		out = append(out, Resource{
 			Addr:  Addr{KindSwitch, s.Name},
-			Attrs: Attrs{AttrNetNS: n.SwitchNS(s.Name), AttrBridge: BridgeName},
+			Attrs: Attrs{AttrNetNS: n.SwitchNS(s.Name), AttrBridge: BridgeName, AttrUp: "true"},
 		})
 	}
 	// peerOwner maps a NIC to the NIC whose `peer` names it.
@@ -50,6 +53,7 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 			AttrNetNS:   hostNS[nic.Host],
 			AttrIfName:  nic.Name,
 			AttrAddress: "",
+			AttrUp:      "true",
 		}
 		deps := []Addr{{KindHost, nic.Host}}
 		switch {
@@ -57,6 +61,8 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 			a[AttrLink] = LinkSwitch + ":" + nic.Connect
 			a[AttrPeerNetNS] = n.SwitchNS(nic.Connect)
 			a[AttrPeerIfName] = PortName(nic.Name)
+			a[AttrPortUp] = "true"
+			a[AttrPortMaster] = BridgeName
 			deps = append(deps, Addr{KindSwitch, nic.Connect})
 		case nic.Peer != "":
 			a[AttrLink] = LinkPeer + ":" + nic.Peer
@@ -79,6 +85,9 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 		}
 		if nic.MTU != 0 {
 			a[AttrMTU] = strconv.Itoa(nic.MTU)
+			if nic.Connect != "" {
+				a[AttrPortMTU] = a[AttrMTU]
+			}
 		}
 		if nic.Rate != 0 {
 			a[AttrRate] = strconv.FormatUint(uint64(nic.Rate), 10)

@@ -93,6 +93,10 @@ const (
 	AttrHostKind = "kind"    // replace: "netns" or "local"
 	AttrNetNS    = "netns"   // replace: the namespace name ("" = the machine's own)
 	PrefixSysctl = "sysctl." // update: "sysctl.net.ipv4.tcp_wmem" = "4096 1048576 4194304"
+	AttrLoUp     = "lo.up"   // update: "true", the namespace's lo is up (namespace hosts only)
+
+	// switch and nic
+	AttrUp = "up" // update: "true", the bridge (switch) or the NIC's interface is up
 
 	// switch
 	AttrBridge = "bridge" // replace: the bridge interface name inside the switch's namespace
@@ -108,6 +112,9 @@ const (
 	AttrRate       = "rate"        // update: bits/s as a decimal, "" or absent = no shaping
 	AttrQueue      = "queue"       // update: tbf queue limit in bytes (with rate)
 	AttrDelay      = "delay"       // update: one-way delay as a Go duration (needs netem)
+	AttrPortUp     = "port.up"     // update: "true", a switch NIC's port (the veth's switch end) is up
+	AttrPortMaster = "port.master" // update: the bridge the port belongs to (BridgeName; "" = none)
+	AttrPortMTU    = "port.mtu"    // update: the port's MTU, the NIC's own; absent = unmanaged
 	PrefixOffload  = "offload."    // update: "offload.tso" = "true"/"false"
 )
 

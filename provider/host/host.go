@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -133,9 +134,11 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		return provider.CreateResponse{Diagnostics: diags}
 	}
 	err := netnsfs.Do(ns, func() error {
-		// lo is ifindex 1 in every namespace.
-		if err := netlink.LinkSetUp(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}); err != nil {
-			return fmt.Errorf("set lo up: %w", err)
+		if err := setLoUp(); err != nil {
+			return err
+		}
+		if _, ok := want[provider.AttrLoUp]; ok {
+			readLoUp(d, newAttrs)
 		}
 		writeSysctls(d, want, newAttrs)
 		return nil
@@ -146,8 +149,9 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 	return provider.CreateResponse{New: newAttrs, Diagnostics: d.diags}
 }
 
-// Read reports whether the namespace still exists and the sysctls' values
-// now; restore.* entries are carried over from Recorded.
+// Read reports whether the namespace still exists, whether its lo is up
+// and the sysctls' values now; restore.* entries are carried over from
+// Recorded.
 func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
 	d := newDiags(req.Addr)
 	ns := req.Recorded[provider.AttrNetNS]
@@ -167,8 +171,12 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 	}
 	actual := req.Recorded.Clone()
 	keys := sysctlKeys(req.Recorded)
-	if len(keys) > 0 {
+	_, hasLo := req.Recorded[provider.AttrLoUp]
+	if len(keys) > 0 || hasLo {
 		err := netnsfs.Do(ns, func() error {
+			if hasLo {
+				readLoUp(d, actual)
+			}
 			for _, k := range keys {
 				v, err := readSysctl(k)
 				if err != nil {
@@ -189,9 +197,9 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 	return provider.ReadResponse{Actual: actual, Diagnostics: d.diags}
 }
 
-// Update writes the desired sysctls. On a local host a sysctl seen for
-// the first time has its original recorded, and one no longer declared is
-// put back to its original.
+// Update brings a namespace host's lo up and writes the desired sysctls.
+// On a local host a sysctl seen for the first time has its original
+// recorded, and one no longer declared is put back to its original.
 func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provider.UpdateResponse {
 	d := newDiags(req.Addr)
 	want := req.Desired
@@ -229,6 +237,12 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 				}
 				newAttrs[prefixRestoreSysctl+k] = orig
 			}
+		}
+		if _, ok := want[provider.AttrLoUp]; ok && !local {
+			if err := setLoUp(); err != nil {
+				d.errorf("configure namespace %s", err, ns)
+			}
+			readLoUp(d, newAttrs)
 		}
 		writeSysctls(d, want, newAttrs)
 		return nil
@@ -327,6 +341,26 @@ func ForeignNamespace(n provider.Naming, a provider.Addr, ns, op string) *hcl.Di
 
 func isLocal(a provider.Attrs) bool {
 	return config.HostKind(a[provider.AttrHostKind]) == config.HostLocal
+}
+
+// setLoUp brings up the calling thread's namespace's lo (ifindex 1 in
+// every namespace).
+func setLoUp() error {
+	if err := netlink.LinkSetUp(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}); err != nil {
+		return fmt.Errorf("set lo up: %w", err)
+	}
+	return nil
+}
+
+// readLoUp records in out whether the calling thread's namespace's lo is
+// up.
+func readLoUp(d *diags, out provider.Attrs) {
+	lo, err := netlink.LinkByIndex(1)
+	if err != nil {
+		d.errorf("read lo", err)
+		return
+	}
+	out[provider.AttrLoUp] = strconv.FormatBool(lo.Attrs().Flags&unix.IFF_UP != 0)
 }
 
 // sysctlKeys returns the sysctl names ("net.ipv4.tcp_wmem") declared in a,

@@ -98,7 +98,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 	ctx := context.Background()
 	p := host.New()
 	desired := provider.Attrs{
-		"kind": "netns", "netns": ns,
+		"kind": "netns", "netns": ns, "lo.up": "true",
 		"sysctl.net.ipv4.tcp_wmem":   "4096 1048576 4194304",
 		"sysctl.net.ipv4.ip_forward": "1",
 	}
@@ -138,8 +138,28 @@ func TestNamespaceLifecycle(t *testing.T) {
 		t.Fatalf("second Create: %v", cr.Diagnostics)
 	}
 
-	// Drift made inside the namespace shows in Read.
+	// Drift made inside the namespace shows in Read: a sysctl, and lo
+	// set down (`ip link set lo down`).
+	loUp := func() bool {
+		up := false
+		err := netnsfs.Do(ns, func() error {
+			lo, err := netlink.LinkByName("lo")
+			up = err == nil && lo.Attrs().Flags&unix.IFF_UP != 0
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return up
+	}
 	err = netnsfs.Do(ns, func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		if err := netlink.LinkSetDown(lo); err != nil {
+			return err
+		}
 		return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("0"), 0)
 	})
 	if err != nil {
@@ -149,8 +169,11 @@ func TestNamespaceLifecycle(t *testing.T) {
 	if rr.Gone || rr.Diagnostics.HasErrors() {
 		t.Fatalf("Read: gone=%v %v", rr.Gone, rr.Diagnostics)
 	}
-	if got, want := rr.Actual["sysctl.net.ipv4.ip_forward"], "0"; got != want {
-		t.Errorf("Read ip_forward = %q, want %q", got, want)
+	drifted := desired.Clone()
+	drifted["sysctl.net.ipv4.ip_forward"] = "0"
+	drifted["lo.up"] = "false"
+	if diff := cmp.Diff(drifted, rr.Actual); diff != "" {
+		t.Errorf("Read after drift (-want +got):\n%s", diff)
 	}
 
 	// Update puts it back.
@@ -160,6 +183,9 @@ func TestNamespaceLifecycle(t *testing.T) {
 	}
 	if diff := cmp.Diff(desired, ur.New); diff != "" {
 		t.Errorf("Update New (-want +got):\n%s", diff)
+	}
+	if !loUp() {
+		t.Errorf("lo in %s is down after Update, want up", ns)
 	}
 
 	dr := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: ur.New})

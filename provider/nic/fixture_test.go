@@ -69,7 +69,7 @@ func (f *fixture) addSwitch(name string) string {
 	f.t.Helper()
 	ns := f.n.SwitchNS(name)
 	a := provider.Addr{Kind: provider.KindSwitch, Name: name}
-	attrs := provider.Attrs{provider.AttrNetNS: ns, provider.AttrBridge: provider.BridgeName}
+	attrs := provider.Attrs{provider.AttrNetNS: ns, provider.AttrBridge: provider.BridgeName, provider.AttrUp: "true"}
 	r := f.sw.Create(context.Background(), provider.CreateRequest{Naming: f.n, Addr: a, Desired: attrs})
 	f.t.Cleanup(func() {
 		if d := f.sw.Delete(context.Background(), provider.DeleteRequest{Naming: f.n, Addr: a, Recorded: attrs}); d.Diagnostics.HasErrors() {
@@ -93,6 +93,9 @@ func (f *fixture) switchNIC(name, host, sw string, extra provider.Attrs) provide
 		provider.AttrLink:       provider.LinkSwitch + ":" + sw,
 		provider.AttrPeerNetNS:  f.n.SwitchNS(sw),
 		provider.AttrPeerIfName: provider.PortName(name),
+		provider.AttrUp:         "true",
+		provider.AttrPortUp:     "true",
+		provider.AttrPortMaster: provider.BridgeName,
 	}
 	for k, v := range extra {
 		a[k] = v

@@ -147,6 +147,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 	}
 	defer c.Close()
 	alias := req.Naming.Alias(req.Addr)
+	s.alias = alias
 	template := req.Desired.Clone()
 
 	var link netlink.Link
@@ -183,13 +184,9 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		if err := ensureAliasUp(c, link, alias); err != nil {
 			d.errorf("configure %s", err, s.ifname)
 		}
-	} else if link.Attrs().Flags&net.FlagUp == 0 {
-		if err := c.nl.LinkSetUp(link); err != nil {
-			d.errorf("set %s up", err, s.ifname)
-		}
 	}
 	configure(c, peer, link, s, nil, template, d)
-	return provider.CreateResponse{New: p.observe(c, s, template, d), Diagnostics: d.diags}
+	return provider.CreateResponse{New: p.observe(c, peer, s, template, d), Diagnostics: d.diags}
 }
 
 // createVeth makes (or finds, after an interrupted apply) the veth of a
@@ -256,20 +253,14 @@ func (p *Provider) createVeth(c *nsConn, s spec, req provider.CreateRequest, d *
 		farAlias = req.Naming.Alias(provider.Addr{Kind: provider.KindNIC, Name: s.target})
 	}
 	if s.kind == linkSwitch {
-		br, err := peer.linkByName(provider.BridgeName)
-		if err == nil && br == nil {
-			err = fmt.Errorf("switch %s has no bridge %s in %s", s.target, provider.BridgeName, nsName(peer.name))
-		}
-		if err != nil {
-			d.errorf("connect %s to switch %s", err, s.ifname, s.target)
-			return nil, peer
-		}
-		if far.Attrs().MasterIndex != br.Attrs().Index {
-			if err := peer.nl.LinkSetMasterByIndex(far, br.Attrs().Index); err != nil {
-				d.errorf("connect %s to switch %s", err, s.ifname, s.target)
+		// configure attaches the port to the bridge and brings it up.
+		if far.Attrs().Alias != farAlias {
+			if err := peer.nl.LinkSetAlias(far, farAlias); err != nil {
+				d.errorf("mark port %s", err, s.peerIf)
 				return nil, peer
 			}
 		}
+		return link, peer
 	}
 	if err := ensureAliasUp(peer, far, farAlias); err != nil {
 		d.errorf("configure the other end %s", err, s.peerIf)
@@ -408,18 +399,24 @@ func recordOriginals(c *nsConn, link netlink.Link, s spec, out, prior provider.A
 	}
 }
 
-// configure makes the link's MTU (both ends of a switch veth), address,
-// offloads and shaping what s declares. prior holds the attributes as
-// they were (nil on create), to remove an address that was replaced.
-// Every failure becomes a diagnostic; configure carries on with the rest.
+// configure brings the link up and makes its MTU, address, offloads and
+// shaping what s declares, and a switch NIC's port an up port of the
+// switch's bridge with the NIC's MTU. prior holds the attributes as they
+// were (nil on create), to remove an address that was replaced. Every
+// failure becomes a diagnostic; configure carries on with the rest.
 func configure(c, peer *nsConn, link netlink.Link, s spec, prior, out provider.Attrs, d *diags) {
+	if link.Attrs().Flags&net.FlagUp == 0 {
+		if err := c.nl.LinkSetUp(link); err != nil {
+			d.errorf("set %s up", err, s.ifname)
+		}
+	}
 	if s.mtu > 0 && link.Attrs().MTU != s.mtu {
 		if err := c.nl.LinkSetMTU(link, s.mtu); err != nil {
 			d.errorf("set mtu %d", err, s.mtu)
 		}
 	}
-	if s.mtu > 0 && s.kind == linkSwitch {
-		setPortMTU(peer, s, d)
+	if s.kind == linkSwitch {
+		ensurePort(peer, s, d)
 	}
 
 	if old := prior[provider.AttrAddress]; old != "" && old != s.address.String() {
@@ -452,12 +449,16 @@ func configure(c, peer *nsConn, link netlink.Link, s spec, prior, out provider.A
 	}
 }
 
-// setPortMTU gives the switch end of the veth the NIC's MTU.
-func setPortMTU(peer *nsConn, s spec, d *diags) {
+// ensurePort makes the switch end of a switch NIC's veth (in peer, the
+// switch's namespace; opened when nil) a port of the switch's bridge, up,
+// with the NIC's MTU when it declares one. A port without the NIC's alias
+// is left alone.
+func ensurePort(peer *nsConn, s spec, d *diags) {
+	fail := func(err error) { d.errorf("connect %s to switch %s", err, s.ifname, s.target) }
 	if peer == nil {
 		var err error
 		if peer, err = openNS(s.peerNS); err != nil {
-			d.errorf("set mtu %d on the switch port", err, s.mtu)
+			fail(err)
 			return
 		}
 		defer peer.Close()
@@ -466,11 +467,33 @@ func setPortMTU(peer *nsConn, s spec, d *diags) {
 	if err == nil && port == nil {
 		err = fmt.Errorf("port %s is missing from %s", s.peerIf, nsName(peer.name))
 	}
-	if err == nil && port.Attrs().MTU != s.mtu {
-		err = peer.nl.LinkSetMTU(port, s.mtu)
+	if err == nil && port.Attrs().Alias != s.alias {
+		err = foreignLink(peer.name, port)
 	}
 	if err != nil {
-		d.errorf("set mtu %d on the switch port", err, s.mtu)
+		fail(err)
+		return
+	}
+	br, err := peer.linkByName(provider.BridgeName)
+	if err == nil && br == nil {
+		err = fmt.Errorf("switch %s has no bridge %s in %s", s.target, provider.BridgeName, nsName(peer.name))
+	}
+	if err == nil && port.Attrs().MasterIndex != br.Attrs().Index {
+		err = peer.nl.LinkSetMasterByIndex(port, br.Attrs().Index)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	if s.mtu > 0 && port.Attrs().MTU != s.mtu {
+		if err := peer.nl.LinkSetMTU(port, s.mtu); err != nil {
+			d.errorf("set mtu %d on the switch port", err, s.mtu)
+		}
+	}
+	if port.Attrs().Flags&net.FlagUp == 0 {
+		if err := peer.nl.LinkSetUp(port); err != nil {
+			d.errorf("set the switch port %s up", err, s.peerIf)
+		}
 	}
 }
 
@@ -511,7 +534,7 @@ func setOffloads(c *nsConn, s spec, d *diags) {
 
 // observe returns template's keys with the values the kernel holds now
 // for the NIC's interface; identity and restore.* keys are carried over.
-func (p *Provider) observe(c *nsConn, s spec, template provider.Attrs, d *diags) provider.Attrs {
+func (p *Provider) observe(c, peer *nsConn, s spec, template provider.Attrs, d *diags) provider.Attrs {
 	link, err := c.linkByName(s.ifname)
 	if err == nil && link == nil {
 		err = errors.New("the link is gone")
@@ -521,8 +544,14 @@ func (p *Provider) observe(c *nsConn, s spec, template provider.Attrs, d *diags)
 		return nil
 	}
 	out := template.Clone()
+	if _, ok := out[provider.AttrUp]; ok {
+		out[provider.AttrUp] = strconv.FormatBool(link.Attrs().Flags&net.FlagUp != 0)
+	}
 	if _, ok := out[provider.AttrMTU]; ok {
 		out[provider.AttrMTU] = strconv.Itoa(link.Attrs().MTU)
+	}
+	if s.kind == linkSwitch {
+		observePort(peer, s, out, d)
 	}
 	if rec, ok := out[provider.AttrAddress]; ok {
 		addrs, err := addresses(c, link)
@@ -567,6 +596,55 @@ func (p *Provider) observe(c *nsConn, s spec, template provider.Attrs, d *diags)
 	return out
 }
 
+// observePort fills in the port.* keys out has with what a switch NIC's
+// port is: up or not, the name of its master ("" for none), its MTU. peer
+// is the switch's namespace, opened when nil.
+func observePort(peer *nsConn, s spec, out provider.Attrs, d *diags) {
+	var keys []string
+	for _, k := range []string{provider.AttrPortUp, provider.AttrPortMaster, provider.AttrPortMTU} {
+		if _, ok := out[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	if peer == nil {
+		var err error
+		if peer, err = openNS(s.peerNS); err != nil {
+			d.errorf("read back port %s", err, s.peerIf)
+			return
+		}
+		defer peer.Close()
+	}
+	port, err := peer.linkByName(s.peerIf)
+	if err == nil && port == nil {
+		err = fmt.Errorf("it is missing from %s", nsName(peer.name))
+	}
+	if err != nil {
+		d.errorf("read back port %s", err, s.peerIf)
+		return
+	}
+	for _, k := range keys {
+		switch k {
+		case provider.AttrPortUp:
+			out[k] = strconv.FormatBool(port.Attrs().Flags&net.FlagUp != 0)
+		case provider.AttrPortMTU:
+			out[k] = strconv.Itoa(port.Attrs().MTU)
+		case provider.AttrPortMaster:
+			out[k] = ""
+			if i := port.Attrs().MasterIndex; i != 0 {
+				m, err := peer.nl.LinkByIndex(i)
+				if err != nil {
+					d.errorf("read back the master of port %s", err, s.peerIf)
+					continue
+				}
+				out[k] = m.Attrs().Name
+			}
+		}
+	}
+}
+
 func formatNonZero(v uint64) string {
 	if v == 0 {
 		return ""
@@ -590,8 +668,9 @@ func pickAddress(addrs []netip.Prefix, recorded string, device bool) string {
 }
 
 // Read reports the NIC as it is, or Gone when its namespace or link no
-// longer exists, or the link there is not ours (no alias of this NIC), or
-// a switch NIC's port is off the bridge (Create then re-attaches it).
+// longer exists, or the link (or a switch NIC's port) there is not ours
+// (no alias of this NIC). A port set down or off the bridge by hand is
+// drift of port.up and port.master, which Update repairs.
 func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
 	d := newDiags(req.Addr)
 	s, err := parseSpec(req.Recorded)
@@ -624,30 +703,34 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		d.warnf("read %s", foreignLink(c.name, link), name)
 		return provider.ReadResponse{Gone: true, Diagnostics: d.diags}
 	}
-	if s.kind == linkSwitch && !onBridge(s, req.Naming.Alias(req.Addr)) {
-		return provider.ReadResponse{Gone: true}
+	var peer *nsConn
+	if s.kind == linkSwitch {
+		if peer = portOurs(s, req.Naming.Alias(req.Addr)); peer == nil {
+			return provider.ReadResponse{Gone: true}
+		}
+		defer peer.Close()
 	}
-	actual := p.observe(c, s, req.Recorded, d)
+	actual := p.observe(c, peer, s, req.Recorded, d)
 	return provider.ReadResponse{Actual: actual, Gone: actual == nil, Diagnostics: d.diags}
 }
 
-// onBridge reports whether a switch NIC's port is ours and a port of the
-// switch's bridge.
-func onBridge(s spec, alias string) bool {
+// portOurs returns the switch's namespace, open, when a switch NIC's port
+// is there and carries the NIC's alias; nil otherwise.
+func portOurs(s spec, alias string) *nsConn {
 	peer, err := openNS(s.peerNS)
 	if err != nil {
-		return false
+		return nil
 	}
-	defer peer.Close()
 	port, err := peer.linkByName(s.peerIf)
 	if err != nil || port == nil || port.Attrs().Alias != alias {
-		return false
+		peer.Close()
+		return nil
 	}
-	br, err := peer.linkByName(provider.BridgeName)
-	return err == nil && br != nil && port.Attrs().MasterIndex == br.Attrs().Index
+	return peer
 }
 
-// Update changes MTU, address, shaping and offloads in place.
+// Update changes MTU, address, shaping and offloads in place, and brings
+// the NIC and its switch port back up and onto the bridge.
 func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provider.UpdateResponse {
 	d := newDiags(req.Addr)
 	s, err := parseSpec(req.Desired)
@@ -675,6 +758,7 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 		d.errorf("update", err)
 		return provider.UpdateResponse{Diagnostics: d.diags}
 	}
+	s.alias = req.Naming.Alias(req.Addr)
 	template := req.Desired.Clone()
 	if s.kind == linkDevice {
 		restoreDropped(c, link, s, req.Prior, d)
@@ -697,7 +781,7 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 		}
 	}
 	configure(c, nil, link, s, req.Prior, template, d)
-	return provider.UpdateResponse{New: p.observe(c, s, template, d), Diagnostics: d.diags}
+	return provider.UpdateResponse{New: p.observe(c, nil, s, template, d), Diagnostics: d.diags}
 }
 
 // restoreDropped puts back, on an adopted device, the original MTU and

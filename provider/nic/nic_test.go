@@ -527,3 +527,100 @@ func TestSwitchOwnership(t *testing.T) {
 		t.Error("the switch is gone for its own state after another state's Delete")
 	}
 }
+
+// byHand changes link name in namespace ns the way `ip link set` would,
+// behind tsolab's back.
+func byHand(t *testing.T, ns, name string, change func(h *netlink.Handle, l netlink.Link) error) {
+	t.Helper()
+	h, err := netnsfs.Netlink(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	l, err := h.LinkByName(name)
+	if err == nil {
+		err = change(h, l)
+	}
+	if err != nil {
+		t.Fatalf("%s in %s by hand: %v", name, ns, err)
+	}
+}
+
+func isUp(l netlink.Link) bool { return l != nil && l.Attrs().Flags&unix.IFF_UP != 0 }
+
+// TestDownIsDrift sets a NIC, its switch port and the bridge down by
+// hand, takes the port off the bridge and gives it another MTU: Read
+// shows each (none of it is the resource being gone), and Update puts
+// every one back.
+func TestDownIsDrift(t *testing.T) {
+	f := newFixture(t)
+	ns := f.addHost("a")
+	swNS := f.addSwitch("sw")
+	desired := f.switchNIC("a0", "a", "sw", provider.Attrs{"address": "10.79.1.1/24", "mtu": "1400", "port.mtu": "1400"})
+	rec := f.mustNIC("a0", desired)
+	if diff := cmp.Diff(desired, rec); diff != "" {
+		t.Errorf("Create New (-want +got):\n%s", diff)
+	}
+	nsB := f.addHost("b")
+	f.mustNIC("b0", f.switchNIC("b0", "b", "sw", provider.Attrs{"address": "10.79.1.2/24"}))
+	port := provider.PortName("a0")
+
+	byHand(t, ns, "a0", func(h *netlink.Handle, l netlink.Link) error { return h.LinkSetDown(l) })
+	byHand(t, swNS, port, func(h *netlink.Handle, l netlink.Link) error {
+		if err := h.LinkSetDown(l); err != nil {
+			return err
+		}
+		if err := h.LinkSetNoMaster(l); err != nil {
+			return err
+		}
+		return h.LinkSetMTU(l, 1300)
+	})
+	r := f.read("a0", rec)
+	if r.Gone || r.Diagnostics.HasErrors() {
+		t.Fatalf("Read: gone=%v %v, want the NIC with its drift", r.Gone, r.Diagnostics)
+	}
+	drifted := rec.Clone()
+	drifted["up"] = "false"
+	drifted["port.up"] = "false"
+	drifted["port.master"] = ""
+	drifted["port.mtu"] = "1300"
+	if diff := cmp.Diff(drifted, r.Actual); diff != "" {
+		t.Errorf("Read after drift (-want +got):\n%s", diff)
+	}
+	addr := provider.Addr{Kind: provider.KindNIC, Name: "a0"}
+	u := f.nic.Update(context.Background(), provider.UpdateRequest{Naming: f.n, Addr: addr, Prior: r.Actual, Desired: desired})
+	if u.Diagnostics.HasErrors() {
+		t.Fatalf("Update: %v", u.Diagnostics)
+	}
+	if diff := cmp.Diff(desired, u.New); diff != "" {
+		t.Errorf("Update New (-want +got):\n%s", diff)
+	}
+	l, p := linkIn(t, ns, "a0"), linkIn(t, swNS, port)
+	br := linkIn(t, swNS, provider.BridgeName)
+	if !isUp(l) || !isUp(p) || p.Attrs().MasterIndex != br.Attrs().Index || p.Attrs().MTU != 1400 {
+		t.Errorf("after Update: a0 up %v, port up %v, master %d (bridge %d), mtu %d; want up, up, the bridge, 1400",
+			isUp(l), isUp(p), p.Attrs().MasterIndex, br.Attrs().Index, p.Attrs().MTU)
+	}
+
+	// The bridge set down is drift of the switch, not a switch gone (which
+	// would replace every NIC connected to it).
+	byHand(t, swNS, provider.BridgeName, func(h *netlink.Handle, l netlink.Link) error { return h.LinkSetDown(l) })
+	sw := provider.Addr{Kind: provider.KindSwitch, Name: "sw"}
+	swAttrs := provider.Attrs{provider.AttrNetNS: swNS, provider.AttrBridge: provider.BridgeName, provider.AttrUp: "true"}
+	sr := f.sw.Read(context.Background(), provider.ReadRequest{Naming: f.n, Addr: sw, Recorded: swAttrs})
+	if sr.Gone || sr.Diagnostics.HasErrors() || sr.Actual[provider.AttrUp] != "false" {
+		t.Fatalf("switch Read with the bridge down: gone=%v %v actual %v, want up=false", sr.Gone, sr.Diagnostics, sr.Actual)
+	}
+	su := f.sw.Update(context.Background(), provider.UpdateRequest{Naming: f.n, Addr: sw, Prior: sr.Actual, Desired: swAttrs})
+	if su.Diagnostics.HasErrors() {
+		t.Fatalf("switch Update: %v", su.Diagnostics)
+	}
+	if diff := cmp.Diff(swAttrs, su.New); diff != "" {
+		t.Errorf("switch Update New (-want +got):\n%s", diff)
+	}
+	if br := linkIn(t, swNS, provider.BridgeName); !isUp(br) {
+		t.Errorf("bridge down after the switch's Update, want up")
+	}
+	// The repaired lab carries traffic again.
+	reach(t, ns, nsB, "10.79.1.2")
+}

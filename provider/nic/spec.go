@@ -48,6 +48,9 @@ type spec struct {
 	target string // the switch, peer NIC, owning NIC or device named by AttrLink
 
 	peerNS, peerIf string // the other end of a switch or peer veth
+	// alias is the NIC's ownership alias, which its switch port carries
+	// too; set by Create and Update, not parsed.
+	alias string
 
 	address      netip.Prefix // invalid = none
 	mtu          int          // 0 = unmanaged

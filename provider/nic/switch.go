@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/vishvananda/netlink"
@@ -88,19 +89,24 @@ func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provide
 	return provider.CreateResponse{New: s.observe(c, req.Naming, req.Addr, req.Desired), Diagnostics: d.diags}
 }
 
-// observe returns the switch's attributes as they are: those of want when
-// the bridge is there, ours and up; nil otherwise.
+// observe returns the switch's attributes as they are when the bridge is
+// there and ours (with whether it is up, if want has the key); nil
+// otherwise.
 func (s *Switch) observe(c *nsConn, n provider.Naming, a provider.Addr, want provider.Attrs) provider.Attrs {
 	br, err := c.linkByName(want[provider.AttrBridge])
-	if err != nil || br == nil || br.Attrs().Alias != n.Alias(a) || br.Attrs().Flags&net.FlagUp == 0 {
+	if err != nil || br == nil || br.Attrs().Alias != n.Alias(a) {
 		return nil
 	}
-	return provider.Attrs{provider.AttrNetNS: want[provider.AttrNetNS], provider.AttrBridge: want[provider.AttrBridge]}
+	out := provider.Attrs{provider.AttrNetNS: want[provider.AttrNetNS], provider.AttrBridge: want[provider.AttrBridge]}
+	if _, ok := want[provider.AttrUp]; ok {
+		out[provider.AttrUp] = strconv.FormatBool(br.Attrs().Flags&net.FlagUp != 0)
+	}
+	return out
 }
 
 // Read reports the switch Gone when its namespace or bridge no longer
-// exists, or the bridge is not ours or is down (a Create then completes
-// it).
+// exists, or the bridge is not ours (a Create then completes it); a
+// bridge set down by hand is drift of "up".
 func (s *Switch) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
 	d := newDiags(req.Addr)
 	ns := req.Recorded[provider.AttrNetNS]
@@ -121,16 +127,33 @@ func (s *Switch) Read(ctx context.Context, req provider.ReadRequest) provider.Re
 	return provider.ReadResponse{Actual: actual, Gone: actual == nil, Diagnostics: d.diags}
 }
 
-// Update has nothing to change in place (every switch attribute forces a
-// replacement); it checks the switch is still there.
+// Update brings the bridge up (every other switch attribute forces a
+// replacement).
 func (s *Switch) Update(ctx context.Context, req provider.UpdateRequest) provider.UpdateResponse {
-	r := s.Read(ctx, provider.ReadRequest{Naming: req.Naming, Addr: req.Addr, Recorded: req.Desired})
-	if r.Gone {
-		d := newDiags(req.Addr)
-		d.errorf("update", errors.New("the switch no longer exists"))
-		r.Diagnostics = append(r.Diagnostics, d.diags...)
+	d := newDiags(req.Addr)
+	ns, brName := req.Desired[provider.AttrNetNS], req.Desired[provider.AttrBridge]
+	if fd := host.ForeignNamespace(req.Naming, req.Addr, ns, ""); fd != nil {
+		return provider.UpdateResponse{Diagnostics: hcl.Diagnostics{fd}}
 	}
-	return provider.UpdateResponse{New: r.Actual, Diagnostics: r.Diagnostics}
+	c, err := openNS(ns)
+	if err != nil {
+		d.errorf("update", err)
+		return provider.UpdateResponse{Diagnostics: d.diags}
+	}
+	defer c.Close()
+	alias := req.Naming.Alias(req.Addr)
+	br, err := c.linkByName(brName)
+	if err == nil && (br == nil || br.Attrs().Alias != alias) {
+		err = fmt.Errorf("the switch's bridge %s is gone from %s", brName, ns)
+	}
+	if err == nil && req.Desired[provider.AttrUp] == "true" {
+		err = ensureAliasUp(c, br, alias)
+	}
+	if err != nil {
+		d.errorf("update", err)
+		return provider.UpdateResponse{Diagnostics: d.diags}
+	}
+	return provider.UpdateResponse{New: s.observe(c, req.Naming, req.Addr, req.Desired), Diagnostics: d.diags}
 }
 
 // Delete removes the switch's namespace (and with it the bridge and its
@@ -164,6 +187,7 @@ func ensureAliasUp(c *nsConn, l netlink.Link, alias string) error {
 		if err := c.nl.LinkSetUp(l); err != nil {
 			return fmt.Errorf("set up: %w", err)
 		}
+		l.Attrs().Flags |= net.FlagUp
 	}
 	return nil
 }
