@@ -52,13 +52,7 @@ func benchRun(b *testing.B, req engine.RunRequest) {
 	cpu0 := cpuTime(b)
 	start := time.Now()
 	for b.Loop() {
-		w, err := e.build(req.Scenario, req.Workload)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := w.loop(context.Background(), req); err != nil {
-			b.Fatal(err)
-		}
+		w := runWorld(b, e, req)
 		w.result(req, w.finishAt)
 		segs += w.stats.wireSegs
 	}
@@ -80,4 +74,17 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// runWorld runs req on e as Run does, without the result, and returns the
+// world with its counters.
+func runWorld(tb testing.TB, e *Engine, req engine.RunRequest) *world {
+	w, err := e.build(req.Scenario, req.Workload)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := w.loop(context.Background(), req); err != nil {
+		tb.Fatal(err)
+	}
+	return w
 }
