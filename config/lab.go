@@ -21,6 +21,11 @@ type Lab struct {
 	Name        string
 	Description string
 	Engine      EngineKind // as declared; the CLI's -engine overrides it
+	// Measure is how the lab's workloads are measured unless a workload
+	// says otherwise; command-line flags win over both.
+	Measure Measure
+	// Strict: an inconclusive comparison fails the test (as -strict).
+	Strict bool
 	Dir         string     // the lab directory
 
 	// Sources maps each file name to its bytes, for diagnostic snippets.
@@ -218,7 +223,37 @@ type Workload struct {
 	FileSize int64 // sendfile: bytes in the file
 	Rate     Rate  // sendfile/stream: pacing rate (SO_MAX_PACING_RATE); 0 = none
 
+	// Measure overrides the lab's Measure for this workload.
+	Measure Measure
+
 	Range hcl.Range
+}
+
+// MinRunsForCI is the least number of runs with a finite 95% confidence
+// interval of the median: fewer give ±Inf (see package outcome).
+const MinRunsForCI = 6
+
+// Measure is how many times a workload runs in each scenario. Zero fields
+// are not set, and the next level decides: flag, then workload, then lab.
+type Measure struct {
+	// Repeat is the number of runs per scenario; with Confidence, the
+	// most.
+	Repeat int
+	// Confidence stops a workload's runs once the 95% confidence interval
+	// of its main metric is within this many percent of the median
+	// (netperf's -I 95,N).
+	Confidence float64
+}
+
+// Or returns m with its unset fields taken from d.
+func (m Measure) Or(d Measure) Measure {
+	if m.Repeat == 0 {
+		m.Repeat = d.Repeat
+	}
+	if m.Confidence == 0 {
+		m.Confidence = d.Confidence
+	}
+	return m
 }
 
 // Expect is an expected outcome, evaluated against results.

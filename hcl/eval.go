@@ -156,6 +156,26 @@ func (e *evaluator) integer(b *block, name string, lo, hi int64) (int64, bool) {
 	return i, true
 }
 
+// number reads a number in the open interval (lo, hi).
+func (e *evaluator) number(b *block, name string, lo, hi float64) (float64, bool) {
+	v, a, ok := e.value(b, name)
+	if !ok {
+		return 0, false
+	}
+	n, err := convert.Convert(v, cty.Number)
+	if err != nil {
+		e.wrongType(b, a, "a number", v)
+		return 0, false
+	}
+	f, _ := n.AsBigFloat().Float64()
+	if f <= lo || f >= hi {
+		e.fail(a, a.Expr.Range(), "Value out of range",
+			"The %s must be above %g and below %g; got %g.", where(b, name), lo, hi, f)
+		return 0, false
+	}
+	return f, true
+}
+
 // size reads a byte count: a whole number or a size string ("1MB").
 func (e *evaluator) size(b *block, name string, lo int64) (int64, bool) {
 	v, a, ok := e.value(b, name)

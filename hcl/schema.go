@@ -94,6 +94,9 @@ var schema = []*blockSpec{
 		attrs: []attrSpec{
 			{name: "description", roots: varsOnly, example: `description = "what the lab shows"`},
 			{name: "engine", roots: varsOnly, example: `engine = "kernel"`},
+			{name: "repeat", roots: varsOnly, example: `repeat = 6`},
+			{name: "confidence", roots: varsOnly, example: `confidence = 10`},
+			{name: "strict", roots: varsOnly, example: `strict = true`},
 		},
 	},
 	{
@@ -165,6 +168,8 @@ var schema = []*blockSpec{
 			{name: "concurrency", roots: values, example: `concurrency = 8`},
 			{name: "file_size", roots: values, example: `file_size = "1GiB"`},
 			{name: "rate", roots: values, example: `rate = "1gbit"`},
+			{name: "repeat", roots: varsOnly, example: `repeat = 6`},
+			{name: "confidence", roots: varsOnly, example: `confidence = 10`},
 		},
 	},
 	{

@@ -76,6 +76,7 @@ func (e *evaluator) workload(b *block, sc *config.Scenario) *config.Workload {
 	if v, ok := e.boolean(b, "nodelay"); ok {
 		w.NoDelay = v
 	}
+	w.Measure = e.measure(b)
 	if v, ok := e.boolean(b, "cork"); ok {
 		w.Cork = v
 	}
@@ -200,6 +201,29 @@ func (l *loader) loadLab() {
 	if s, ok := e.oneOf(b, "engine", engineKinds); ok {
 		l.lab.Engine = config.EngineKind(s)
 	}
+	l.lab.Measure = e.measure(b)
+	if v, ok := e.boolean(b, "strict"); ok {
+		l.lab.Strict = v
+	}
+}
+
+// measure reads repeat and confidence of a lab or workload block:
+// confidence needs room for a confidence interval.
+func (e *evaluator) measure(b *block) config.Measure {
+	var m config.Measure
+	if n, ok := e.integer(b, "repeat", 1, 1000); ok {
+		m.Repeat = int(n)
+	}
+	if f, ok := e.number(b, "confidence", 0, 200); ok {
+		m.Confidence = f
+	}
+	if m.Confidence > 0 && m.Repeat > 0 && m.Repeat < config.MinRunsForCI {
+		a := b.attrs["repeat"]
+		e.fail(a, a.Expr.Range(), "Too few runs for confidence",
+			"confidence stops the runs once their 95%% confidence interval is tight enough, and an interval needs at least %d runs: set repeat = %d or more in %s (it is the most runs confidence may make), or leave repeat out (30).",
+			config.MinRunsForCI, config.MinRunsForCI, where(b, "repeat"))
+	}
+	return m
 }
 
 // loadExpects reads the expect blocks. Their conditions stay expressions:

@@ -1,6 +1,10 @@
 package outcome
 
-import "math"
+import (
+	"math"
+
+	"github.com/tsolab/tsolab/config"
+)
 
 // Estimate is the median of repeated measurements of one metric with its
 // confidence interval at level Confidence, computed as the table and the
@@ -64,7 +68,8 @@ func (c Comparison) String() string {
 
 // MinRunsForCI is the least number of runs with a finite 95% confidence
 // interval of the median (benchmath.AssumeNothing): fewer give ±Inf.
-const MinRunsForCI = 6
+// The language needs it too, so it lives in config.
+const MinRunsForCI = config.MinRunsForCI
 
 // RelativeWidth is the width of the estimate's confidence interval as a
 // percentage of its median (netperf's -I interval): +Inf when the interval

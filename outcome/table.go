@@ -97,6 +97,8 @@ func writeResults(w io.Writer, lab *config.Lab, results *engine.Results, sets []
 		return
 	case maxRuns == 1:
 		fmt.Fprintln(w, "1 run per workload.")
+	case maxRuns < MinRunsForCI:
+		fmt.Fprintf(w, "up to %d runs per workload; median ± half-width of the 95%% confidence interval (±∞: fewer than %d runs give no finite interval; repeat %d or more for one).\n", maxRuns, MinRunsForCI, MinRunsForCI)
 	default:
 		fmt.Fprintf(w, "up to %d runs per workload; median ± half-width of the 95%% confidence interval.\n", maxRuns)
 	}

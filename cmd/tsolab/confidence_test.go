@@ -24,16 +24,16 @@ func TestReportConfidence(t *testing.T) {
 			name:    "reached",
 			values:  []float64{100, 101, 99, 100, 100, 100},
 			want:    5,
-			wantErr: "tso=true / bulk: the 95% confidence interval of throughput_bps is 2.0% of the median after 6 runs (-confidence 5)\n",
+			wantErr: "tso=true / bulk: the 95% confidence interval of throughput_bps is 2.0% of the median after 6 runs (confidence 5)\n",
 		},
 		{
 			name:   "not reached",
 			values: []float64{80, 120, 100, 90, 110, 100, 100},
 			want:   10,
 			wantNotes: []string{
-				"-confidence 10 not reached: the 95% confidence interval of throughput_bps is still 40.0% of the median after 7 runs (-repeat 7 is the most)",
+				"confidence 10 not reached: the 95% confidence interval of throughput_bps is still 40.0% of the median after 7 runs (repeat 7 is the most)",
 			},
-			wantErr: "tso=true / bulk: -confidence 10 not reached: the 95% confidence interval of throughput_bps is still 40.0% of the median after 7 runs (-repeat 7 is the most)\n",
+			wantErr: "tso=true / bulk: confidence 10 not reached: the 95% confidence interval of throughput_bps is still 40.0% of the median after 7 runs (repeat 7 is the most)\n",
 		},
 	}
 	for _, tt := range tests {

@@ -44,6 +44,14 @@ type runFlags struct {
 	noCapture  bool
 	capture    string
 	captureMax string
+	// set holds the flags given on the command line: they win over the
+	// lab's and workloads' repeat, confidence and strict.
+	set map[string]bool
+	// maxRepeat and isStrict are settled by resolve once the lab is
+	// loaded: the most runs of any workload, and whether inconclusive
+	// comparisons fail.
+	maxRepeat int
+	isStrict  bool
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, test bool) {
@@ -96,13 +104,15 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		c.errorf("-repeat %d: give at least 1 run", f.repeat)
 		return exitError
 	}
-	if !c.checkConfidence(fs, &f) {
+	f.set = visited(fs)
+	if !c.checkConfidence(&f) {
 		return exitError
 	}
 	lab := c.loadLab(dir, &f.vars)
 	if lab == nil {
 		return exitError
 	}
+	f.resolve(lab)
 	kind, eng := c.newEngine(lab, &f)
 	if eng == nil {
 		return exitError
@@ -175,14 +185,14 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		}
 	}
 	if f.report != "" {
-		if err := writeReport(f.report, reportInput(lab, results, baseline, verdicts, f.strict)); err != nil {
+		if err := writeReport(f.report, reportInput(lab, results, baseline, verdicts, f.isStrict)); err != nil {
 			c.fail(err)
 			return exitError
 		}
 	}
-	code = outcome.ExitCode(verdicts, f.strict)
+	code = outcome.ExitCode(verdicts, f.isStrict)
 	if c.stream != nil {
-		c.stream.summary(verdicts, f.strict, code)
+		c.stream.summary(verdicts, f.isStrict, code)
 	}
 	return code
 }
@@ -221,7 +231,7 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 				c.errorf("-capture writes what the capture sees and -no-capture turns it off: drop one of them")
 				return kind, nil
 			}
-			opts.Capture = captureFiles(f.capture, f.repeat)
+			opts.Capture = captureFiles(f.capture, f.maxRepeat)
 		}
 		if f.captureMax != "" {
 			max, err := config.ParseSize(f.captureMax)
@@ -285,11 +295,12 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 	// where the comparison between scenarios would take it for their
 	// difference. On the kernel engine each switch is an in-place update.
 	type cell struct {
-		values []float64 // the -confidence metric of each run so far
-		done   bool      // -confidence reached
+		m      config.Measure // how this workload is measured
+		values []float64      // the confidence metric of each run so far
+		done   bool           // Repeat runs made, or Confidence reached
 	}
 	cells := map[[2]string]*cell{}
-	for rep := range f.repeat {
+	for rep := range f.maxRepeat {
 		ahead := c.startRound(ctx, eng, kind, scenarios, func(sc *config.Scenario, w *config.Workload) engine.RunRequest {
 			return engine.RunRequest{Lab: lab, Scenario: sc, Workload: w, Naming: naming, Repetition: rep}
 		}, func(sc *config.Scenario, w *config.Workload) bool {
@@ -303,7 +314,7 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 			for _, w := range sc.Workloads {
 				k := [2]string{sc.Name, w.Name}
 				if cells[k] == nil {
-					cells[k] = &cell{}
+					cells[k] = &cell{m: f.measureOf(lab, w)}
 				}
 				if !cells[k].done {
 					todo = append(todo, w)
@@ -332,7 +343,8 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 				if err := ctx.Err(); err != nil {
 					return fmt.Errorf("interrupted: %w", err)
 				}
-				pr := c.progress(sc.Name, w.Name, rep, f.repeat, f.confidence > 0)
+				cl := cells[[2]string{sc.Name, w.Name}]
+				pr := c.progress(sc.Name, w.Name, rep, cl.m.Repeat, cl.m.Confidence > 0)
 				res, err := ahead.run(ctx, eng, engine.RunRequest{
 					Lab: lab, Scenario: sc, Workload: w, Naming: naming,
 					Repetition: rep, Progress: pr.update,
@@ -342,22 +354,19 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 					return fmt.Errorf("scenario %s, workload %s: %w", sc.Name, w.Name, err)
 				}
 				results.Runs = append(results.Runs, *res)
-				cl := cells[[2]string{sc.Name, w.Name}]
 				cl.values = append(cl.values, res.Metrics[mainMetric(w)])
-				if f.confidence > 0 && len(cl.values) >= outcome.MinRunsForCI && outcome.Summarize(cl.values).RelativeWidth() <= f.confidence {
-					cl.done = true
-				}
+				cl.done = len(cl.values) >= cl.m.Repeat ||
+					cl.m.Confidence > 0 && len(cl.values) >= outcome.MinRunsForCI && outcome.Summarize(cl.values).RelativeWidth() <= cl.m.Confidence
 			}
 		}
 		if !ran {
 			break
 		}
 	}
-	if f.confidence > 0 {
-		for _, sc := range scenarios {
-			for _, w := range sc.Workloads {
-				last := lastRun(results, sc.Name, w.Name)
-				c.reportConfidence(last, sc.Name, w.Name, mainMetric(w), cells[[2]string{sc.Name, w.Name}].values, f.confidence)
+	for _, sc := range scenarios {
+		for _, w := range sc.Workloads {
+			if cl := cells[[2]string{sc.Name, w.Name}]; cl != nil && cl.m.Confidence > 0 {
+				c.reportConfidence(lastRun(results, sc.Name, w.Name), sc.Name, w.Name, mainMetric(w), cl.values, cl.m.Confidence)
 			}
 		}
 	}
@@ -373,8 +382,8 @@ func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc
 	brief := rep > 0 // the JSON stream: the plan and apply once per scenario
 	if c.stream == nil {
 		label := fmt.Sprintf("=== scenario %s: ", sc.Name)
-		if f.repeat > 1 {
-			label = fmt.Sprintf("=== scenario %s (run %d of %d): ", sc.Name, rep+1, f.repeat)
+		if f.maxRepeat > 1 {
+			label = fmt.Sprintf("=== scenario %s (run %d of %d): ", sc.Name, rep+1, f.maxRepeat)
 		}
 		if f.verbose && rep == 0 {
 			fmt.Fprintf(c.stdout, "\n%s\n", strings.TrimSuffix(label, ": "))
