@@ -26,7 +26,7 @@ type Lab struct {
 	Measure Measure
 	// Strict: an inconclusive comparison fails the test (as -strict).
 	Strict bool
-	Dir         string     // the lab directory
+	Dir    string // the lab directory
 
 	// Sources maps each file name to its bytes, for diagnostic snippets.
 	Sources map[string][]byte
