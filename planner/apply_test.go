@@ -323,8 +323,16 @@ func TestStateSerialAndLineage(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if diff := cmp.Diff([]string{"lock", "state.json"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"lock", "state.json", "state.json.backup"}, names); diff != "" {
 		t.Errorf(".tsolab holds (-want +got):\n%s", diff)
+	}
+	// The backup is the state as the update found it.
+	b, err := os.ReadFile(planner.BackupPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), fmt.Sprintf(`"serial": %d,`, st1.Serial)) || !strings.Contains(string(b), `"scenario": "tso=true"`) {
+		t.Errorf("backup after the update is not the state before it (serial %d, tso=true):\n%s", st1.Serial, b)
 	}
 }
 

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/tsolab/tsolab/provider"
 )
@@ -154,10 +156,54 @@ func NewLineage() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
+// BackupPath returns where apply keeps the state as it was before its
+// first write (Terraform's terraform.tfstate.backup).
+func BackupPath(dir string) string { return StatePath(dir) + ".backup" }
+
+// StateError says a state file cannot be used: it is not JSON, was cut
+// short, was edited into something tsolab did not write, or was written
+// by a newer tsolab. Error says what is wrong and what to do.
+type StateError struct {
+	Path    string
+	Problem string
+	// Newer: format_version is newer than this tsolab reads.
+	Newer bool
+	// Backup is the backup state file, when one exists and reads well;
+	// BackupSerial is its serial.
+	Backup       string
+	BackupSerial uint64
+}
+
+func (e *StateError) Error() string {
+	msg := fmt.Sprintf("%s cannot be read: %s.", e.Path, e.Problem)
+	switch {
+	case e.Newer:
+		return msg + " Run a tsolab as new as the one that wrote it: this one would lose what it does not know."
+	case e.Backup != "":
+		return msg + fmt.Sprintf(" The state as it was before the last apply is in %s (serial %d). If that is the lab as you know it, restore it (cp %s %s) and run tsolab plan: it shows what differs. Otherwise repair the file by hand.",
+			e.Backup, e.BackupSerial, e.Backup, e.Path)
+	}
+	return msg + " Repair the file by hand (tsolab writes it as indented JSON: see tsolab show -json of a good lab), or move it away: tsolab then no longer knows what it made for this lab, and never touches what its state does not record."
+}
+
 // ReadState reads the state of the lab in dir. A lab never applied has no
-// state file: ReadState returns (nil, nil).
+// state file: ReadState returns (nil, nil). A file that cannot be used is
+// a *StateError.
 func ReadState(dir string) (*State, error) {
 	path := StatePath(dir)
+	s, err := readStateFile(path)
+	var se *StateError
+	if errors.As(err, &se) && !se.Newer {
+		if b, berr := readStateFile(BackupPath(dir)); berr == nil && b != nil {
+			se.Backup, se.BackupSerial = BackupPath(dir), b.Serial
+		}
+	}
+	return s, err
+}
+
+// readStateFile reads and checks one state file; (nil, nil) when it does
+// not exist.
+func readStateFile(path string) (*State, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -165,12 +211,34 @@ func ReadState(dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	bad := func(format string, args ...any) error {
+		return &StateError{Path: path, Problem: fmt.Sprintf(format, args...)}
+	}
+	// The version first: a newer format may not decode into this one.
+	var v struct {
+		FormatVersion *int `json:"format_version"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil, bad("it is empty")
+		}
+		return nil, bad("it is not a tsolab state file (%v)", err)
+	}
+	switch {
+	case v.FormatVersion == nil:
+		return nil, bad("it has no format_version: it is not a tsolab state file")
+	case *v.FormatVersion > StateFormatVersion:
+		return nil, &StateError{Path: path, Newer: true,
+			Problem: fmt.Sprintf("it was written by a newer tsolab (state format %d; this tsolab reads format %d)", *v.FormatVersion, StateFormatVersion)}
+	case *v.FormatVersion != StateFormatVersion:
+		return nil, bad("it has format_version %d; tsolab has only ever written format %d", *v.FormatVersion, StateFormatVersion)
+	}
 	var s State
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s is not a tsolab state file: %v", path, err)
+		return nil, bad("it is not a tsolab state file (%v)", err)
 	}
-	if s.FormatVersion != StateFormatVersion {
-		return nil, fmt.Errorf("%s has format_version %d; this tsolab reads %d", path, s.FormatVersion, StateFormatVersion)
+	if err := s.check(); err != nil {
+		return nil, bad("%v", err)
 	}
 	for i := range s.Resources {
 		if s.Resources[i].Status == "" {
@@ -180,20 +248,122 @@ func ReadState(dir string) (*State, error) {
 	return &s, nil
 }
 
-// writeState writes s to the state file of dir atomically: a temporary
-// file in the same directory, fsync, rename over the old file, fsync of
-// the directory. A reader sees the old state or the new one, never a mix.
-func writeState(dir string, s *State) error {
-	sdir := filepath.Join(dir, StateDir)
-	if err := os.MkdirAll(sdir, 0o755); err != nil {
-		return err
+// check finds what tsolab never writes: a resource without an address,
+// one recorded twice, an unknown status, resources without a lab, a
+// dependency cycle (destroy could not order the deletes).
+func (s *State) check() error {
+	if s.Lab == "" && len(s.Resources) > 0 {
+		return errors.New(`it records resources but no "lab" (the name that named them)`)
 	}
+	seen := map[provider.Addr]int{}
+	for i, r := range s.Resources {
+		if r.Addr == (provider.Addr{}) {
+			return fmt.Errorf("resources[%d] has no addr", i)
+		}
+		if j, ok := seen[r.Addr]; ok {
+			return fmt.Errorf("%s is recorded twice (resources[%d] and [%d])", r.Addr, j, i)
+		}
+		seen[r.Addr] = i
+		switch r.Status {
+		case "", StatusReady, StatusCreating:
+		default:
+			return fmt.Errorf("%s has status %q; tsolab writes %q or %q", r.Addr, r.Status, StatusReady, StatusCreating)
+		}
+	}
+	if cycle := s.dependencyCycle(); cycle != nil {
+		names := make([]string, len(cycle))
+		for i, a := range cycle {
+			names[i] = a.String()
+		}
+		return fmt.Errorf("its depends_on form a cycle (%s), so no order of deletes exists", strings.Join(names, " -> "))
+	}
+	return nil
+}
+
+// dependencyCycle returns one cycle of the recorded depends_on, first
+// resource repeated at the end, or nil. Dependencies on resources not
+// recorded (forgotten with tsolab state rm) are no edges.
+func (s *State) dependencyCycle() []provider.Addr {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	mark := map[provider.Addr]int{}
+	var path []provider.Addr
+	var visit func(a provider.Addr) []provider.Addr
+	visit = func(a provider.Addr) []provider.Addr {
+		mark[a] = onPath
+		path = append(path, a)
+		for _, d := range s.Resource(a).DependsOn {
+			if s.Resource(d) == nil {
+				continue
+			}
+			switch mark[d] {
+			case onPath:
+				for i, p := range path {
+					if p == d {
+						return append(append([]provider.Addr(nil), path[i:]...), d)
+					}
+				}
+			case unseen:
+				if c := visit(d); c != nil {
+					return c
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		mark[a] = done
+		return nil
+	}
+	for _, r := range s.Resources {
+		if mark[r.Addr] == unseen {
+			if c := visit(r.Addr); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// writeState writes s to the state file of dir atomically.
+func writeState(dir string, s *State) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	f, err := os.CreateTemp(sdir, "state.json.tmp*")
+	if err := writeStateFile(dir, StatePath(dir), append(b, '\n')); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return nil
+}
+
+// backupState copies the state file of dir, if there is one, to
+// BackupPath: the state as it was before a command changed it.
+func backupState(dir string) error {
+	b, err := os.ReadFile(StatePath(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		err = writeStateFile(dir, BackupPath(dir), b)
+	}
+	if err != nil {
+		return fmt.Errorf("back up the state: %w", err)
+	}
+	return nil
+}
+
+// writeStateFile writes b to path in the state directory of dir: a
+// temporary file in the same directory, fsync, rename over the old file,
+// fsync of the directory. A reader sees the old file or the new one,
+// never a mix.
+func writeStateFile(dir, path string, b []byte) error {
+	sdir := filepath.Join(dir, StateDir)
+	if err := os.MkdirAll(sdir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(sdir, filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
@@ -206,19 +376,77 @@ func writeState(dir string, s *State) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, StatePath(dir))
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("write state: %w", err)
+		return err
 	}
 	d, err := os.Open(sdir)
 	if err != nil {
-		return fmt.Errorf("write state: %w", err)
+		return err
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("write state: %w", err)
+	return d.Sync()
+}
+
+// NotRecordedError says addresses given to Forget are not in the state.
+type NotRecordedError struct {
+	Dir   string
+	Addrs []provider.Addr
+}
+
+func (e *NotRecordedError) Error() string {
+	names := make([]string, len(e.Addrs))
+	for i, a := range e.Addrs {
+		names[i] = a.String()
 	}
-	return nil
+	return fmt.Sprintf("the state of %s records no %s: nothing was removed. tsolab state list %s shows what it records.",
+		e.Dir, strings.Join(names, ", "), e.Dir)
+}
+
+// Forget removes the records of addrs from the state of the lab in dir
+// and touches nothing else: what they name stays on the machine, and
+// tsolab no longer manages it (Terraform's state rm). It takes the lab's
+// lock (a *LockError when another process holds it), and removes all or
+// nothing (a *NotRecordedError names the addresses not recorded). The
+// state before is kept as BackupPath. It returns the state written.
+func Forget(dir string, addrs []provider.Addr) (*State, error) {
+	st, err := ReadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	lab := ""
+	if st != nil {
+		lab = st.Lab
+	}
+	lock, err := LockState(dir, lab)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	// Read again under the lock: another command may have written since.
+	if st, err = ReadState(dir); err != nil {
+		return nil, err
+	}
+	var missing []provider.Addr
+	for _, a := range addrs {
+		if st.Resource(a) == nil {
+			missing = append(missing, a)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &NotRecordedError{Dir: dir, Addrs: missing}
+	}
+	for _, a := range addrs {
+		st.remove(a)
+	}
+	st.Serial++
+	if err := backupState(dir); err != nil {
+		return nil, err
+	}
+	if err := writeState(dir, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }

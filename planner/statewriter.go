@@ -8,7 +8,8 @@ import (
 
 // stateWriter owns the state during an apply. Workers record every change
 // through it; each call returns once a state file holding the change is on
-// disk. Changes that finish while a write is in flight are written
+// disk. Its first write keeps the state file it replaces as
+// BackupPath, as Terraform keeps terraform.tfstate.backup. Changes that finish while a write is in flight are written
 // together by the next write (group commit), so parallel changes do not
 // queue behind one fsync each. After close it refuses writes.
 type stateWriter struct {
@@ -21,7 +22,10 @@ type stateWriter struct {
 	written uint64     // modifications known to be on disk; guarded by mu
 	writing bool       // a write is in flight; guarded by mu
 	writes  int        // state files written; guarded by mu
-	closed  bool       // guarded by mu
+	// backedUp: the state file as it was before the first write is in
+	// BackupPath. Guarded by mu.
+	backedUp bool
+	closed   bool // guarded by mu
 }
 
 func newStateWriter(dir string, st *State) *stateWriter {
@@ -115,9 +119,19 @@ func (w *stateWriter) flushLocked() error {
 		w.st.Serial++
 		snap := w.st.Clone()
 		snap.sortResources()
+		backup := !w.backedUp
 		w.mu.Unlock()
-		err := writeState(w.dir, snap)
+		var err error
+		if backup {
+			err = backupState(w.dir)
+		}
+		if err == nil {
+			err = writeState(w.dir, snap)
+		}
 		w.mu.Lock()
+		if err == nil && backup {
+			w.backedUp = true
+		}
 		w.writing = false
 		w.cond.Broadcast()
 		if err != nil {

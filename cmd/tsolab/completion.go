@@ -134,16 +134,21 @@ func parseHelp(help string) ([]flagSpec, argKind) {
 }
 
 // valueKind guesses what a flag's value is from its name and the type
-// word PrintDefaults shows ("" for a boolean flag).
+// word PrintDefaults shows ("" for a boolean flag). A type word in
+// capitals names the value: FILE and DIR are paths, any other (NAME,
+// PCT, SIZE) is a value with nothing to offer, not a file.
 func valueKind(name, typ string) argKind {
 	switch {
 	case typ == "":
 		return argNone
 	case name == "engine":
 		return argEngine
-	case name == "lab":
+	case name == "lab", typ == "DIR":
 		return argDir
+	case typ == "FILE":
+		return argFile
 	case typ == "int" || typ == "uint" || typ == "float" || typ == "duration",
+		typ == strings.ToUpper(typ),
 		name == "var", name == "scenario":
 		return argAny
 	}

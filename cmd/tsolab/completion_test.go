@@ -68,6 +68,10 @@ func TestCompletionBash(t *testing.T) {
 		{"tsolab plan l", []string{"lab1"}},
 		{"tsolab plan r", nil},
 		{"tsolab test -repeat ", nil},
+		{"tsolab test -name r", nil},
+		{"tsolab test -confidence r", nil},
+		{"tsolab plan -name ", nil},
+		{"tsolab test -var-file r", []string{"run.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -110,6 +114,8 @@ func TestCompletionFish(t *testing.T) {
 		{"tsolab report -l", []string{"-lab"}},
 		{"tsolab report r", []string{"run.json"}},
 		{"tsolab plan l", []string{"lab1/"}},
+		{"tsolab test -name r", nil},
+		{"tsolab test -confidence r", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -152,6 +158,12 @@ func TestCompletionZsh(t *testing.T) {
 	for _, want := range []string{"'report:render a results file", "'-engine[", ":engine:(kernel sim)'", "'-lab[", "'1:shell:(bash zsh fish)'"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("zsh script lacks %q", want)
+		}
+	}
+	// -name and -confidence take a value, not a file.
+	for _, line := range strings.Split(string(b), "\n") {
+		if (strings.Contains(line, "'-name[") || strings.Contains(line, "'-confidence[")) && !strings.HasSuffix(strings.TrimSuffix(line, " \\"), ":value: '") {
+			t.Errorf("zsh completes files or nothing for a value: %s", strings.TrimSpace(line))
 		}
 	}
 }

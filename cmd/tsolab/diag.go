@@ -56,5 +56,9 @@ func errDiag(err error) *hclv2.Diagnostic {
 	if errors.As(err, &lock) {
 		return &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Error acquiring the state lock", Detail: lock.Error()}
 	}
+	var state *planner.StateError
+	if errors.As(err, &state) {
+		return &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "The state cannot be read", Detail: state.Error()}
+	}
 	return &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: err.Error()}
 }
