@@ -103,13 +103,17 @@ func writeResults(w io.Writer, lab *config.Lab, results *engine.Results, sets []
 		fmt.Fprintf(w, "up to %d runs per workload; median ± half-width of the 95%% confidence interval.\n", maxRuns)
 	}
 	fmt.Fprintln(w)
+	writeTabbed(w, resultRows(sets, hasRR))
+}
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+// resultRows is the results table: a header, then one row per scenario
+// and workload.
+func resultRows(sets []namedRuns, hasRR bool) [][]string {
 	head := []string{"SCENARIO", "WORKLOAD", "RUNS", "GB/S", "CPU TX %", "CPU RX %", "AVG SEND", "1-MSS %", "RETRANS"}
 	if hasRR {
 		head = append(head, "TX/S", "P50/P99 µS")
 	}
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	rows := [][]string{head}
 	for _, s := range sets {
 		m := func(metric string, scale float64, prec int) string {
 			return metricCell(s.set, metric, scale, prec)
@@ -132,7 +136,16 @@ func writeResults(w io.Writer, lab *config.Lab, results *engine.Results, sets []
 				cells = append(cells, "-", "-")
 			}
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+// writeTabbed writes rows as columns aligned with spaces.
+func writeTabbed(w io.Writer, rows [][]string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
 }
@@ -182,13 +195,17 @@ func inMSS(bytes float64, mss int) string {
 	return fmt.Sprintf("%.1f MSS", bytes/float64(mss))
 }
 
-func writeVerdicts(w io.Writer, verdicts []Verdict) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "EXPECT\tSCENARIO\tWORKLOAD\tVERDICT\tEXPECTED\tMEASURED")
+// verdictRows is the verdicts table: a header, then one row a verdict.
+func verdictRows(verdicts []Verdict) [][]string {
+	rows := [][]string{{"EXPECT", "SCENARIO", "WORKLOAD", "VERDICT", "EXPECTED", "MEASURED"}}
 	for _, v := range verdicts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Expect, v.Scenario, v.Workload, v.Status, oneLine(v.Expression), measuredText(v))
+		rows = append(rows, []string{v.Expect, v.Scenario, v.Workload, v.Status.String(), oneLine(v.Expression), measuredText(v)})
 	}
-	tw.Flush()
+	return rows
+}
+
+func writeVerdicts(w io.Writer, verdicts []Verdict) {
+	writeTabbed(w, verdictRows(verdicts))
 
 	for _, v := range verdicts {
 		if v.Status == Pass {

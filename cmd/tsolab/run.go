@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -37,6 +38,7 @@ type runFlags struct {
 	jsonFile   string
 	junitFile  string
 	report     string
+	summary    string
 	baseline   string
 	keep       bool
 	verbose    bool // test: show every plan and apply in full
@@ -65,6 +67,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.StringVar(&f.jsonFile, "json", "", "write every run's results to FILE as JSON; - streams JSON lines to stdout instead (docs/json-format.md)")
 	fs.StringVar(&f.junitFile, "junit", "", "write one JUnit test case per expectation and scenario to FILE")
 	fs.StringVar(&f.report, "report", "", "write a self-contained HTML report of the results and verdicts to FILE (see tsolab report)")
+	fs.StringVar(&f.summary, "summary", "", "write a Markdown summary (provenance, results and verdicts tables) to FILE, e.g. $GITHUB_STEP_SUMMARY; it is appended to when FILE exists")
 	fs.StringVar(&f.baseline, "baseline", "", "an earlier -json FILE; expectations read it as `baseline`")
 	fs.BoolVar(&f.strict, "strict", false, "count inconclusive comparisons (no significant difference) as failures")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "kernel engine: do not capture packets (send-unit metrics are then 0)")
@@ -186,6 +189,14 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	}
 	if f.report != "" {
 		if err := writeReport(f.report, reportInput(lab, results, baseline, verdicts, f.isStrict)); err != nil {
+			c.fail(err)
+			return exitError
+		}
+	}
+	if f.summary != "" {
+		if err := appendFile(f.summary, func(w io.Writer) error {
+			return outcome.WriteMarkdown(w, lab, results, verdicts, f.isStrict)
+		}); err != nil {
 			c.fail(err)
 			return exitError
 		}
@@ -610,4 +621,23 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// appendFile renders write in memory, then appends it to path in one
+// write, creating the file when it does not exist: a CI summary file
+// ($GITHUB_STEP_SUMMARY) collects what every step appends.
+func appendFile(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
