@@ -1,0 +1,144 @@
+// Command stability runs labs again and again with the settings they
+// declare and reports, per expectation and scenario, how often the
+// verdict differed from the majority: a regression gate whose verdicts
+// flip on an unchanged machine is noise. It also reports what each run of
+// each lab cost in wall time.
+//
+//	go run ./bench/stability -n 10 examples/tso-basics examples/software-gso examples/loopback-tbench
+//
+// It runs `tsolab test -json - LAB` (built from this tree unless -tsolab
+// names a binary) and reads the verdict messages of the stream. Kernel
+// labs need root. The target (issue 12) is 0 flips in 10 runs of each
+// kernel example; the exit status is 1 when any verdict flipped.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 10, "runs of each lab")
+	bin := flag.String("tsolab", "", "the tsolab binary (default: built from this tree)")
+	extra := flag.String("args", "", "more arguments for tsolab test, e.g. \"-engine sim\"")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: stability [-n RUNS] [-tsolab BIN] [-args ARGS] LAB...")
+		os.Exit(2)
+	}
+	if *bin == "" {
+		dir, err := os.MkdirTemp("", "stability")
+		check(err)
+		defer os.RemoveAll(dir)
+		*bin = filepath.Join(dir, "tsolab")
+		build := exec.Command("go", "build", "-o", *bin, "./cmd/tsolab")
+		build.Stderr = os.Stderr
+		check(build.Run())
+	}
+	flipped := false
+	fmt.Printf("| lab | expectation | scenario | verdicts in %d runs | flips |\n| --- | --- | --- | --- | --- |\n", *n)
+	var walls []string
+	for _, lab := range flag.Args() {
+		tally := map[key]map[string]int{}
+		var times []time.Duration
+		for i := range *n {
+			start := time.Now()
+			verdicts, err := runOnce(*bin, lab, strings.Fields(*extra))
+			times = append(times, time.Since(start))
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s run %d: %v\n", lab, i+1, err)
+			}
+			for k, status := range verdicts {
+				if tally[k] == nil {
+					tally[k] = map[string]int{}
+				}
+				tally[k][status]++
+			}
+			fmt.Fprintf(os.Stderr, "%s: run %d of %d in %s\n", lab, i+1, *n, times[i].Round(time.Second))
+		}
+		keys := make([]key, 0, len(tally))
+		for k := range tally {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			return keys[i].expect < keys[j].expect || keys[i].expect == keys[j].expect && keys[i].scenario < keys[j].scenario
+		})
+		for _, k := range keys {
+			counts, flips := summarize(tally[k], *n)
+			flipped = flipped || flips > 0
+			fmt.Printf("| %s | %s | %s | %s | %d |\n", filepath.Base(lab), k.expect, k.scenario, counts, flips)
+		}
+		slices.Sort(times)
+		walls = append(walls, fmt.Sprintf("%s: median %s, longest %s per run", filepath.Base(lab), times[len(times)/2].Round(time.Second), times[len(times)-1].Round(time.Second)))
+	}
+	fmt.Println()
+	for _, w := range walls {
+		fmt.Println("- " + w)
+	}
+	if flipped {
+		os.Exit(1)
+	}
+}
+
+type key struct{ expect, scenario string }
+
+// runOnce runs the lab once and returns each verdict's status; a run that
+// ends in an error still counts the verdicts it gave, and a missing
+// verdict counts as "MISSING".
+func runOnce(bin, lab string, extra []string) (map[key]string, error) {
+	args := append([]string{"test", "-json", "-"}, extra...)
+	cmd := exec.Command(bin, append(args, lab)...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = os.Stderr
+	runErr := cmd.Run()
+	got := map[key]string{}
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var m struct {
+			Type    string `json:"type"`
+			Verdict struct {
+				Expect, Scenario, Status string
+			} `json:"verdict"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Type == "verdict" {
+			got[key{m.Verdict.Expect, m.Verdict.Scenario}] = m.Verdict.Status
+		}
+	}
+	if exit, ok := runErr.(*exec.ExitError); ok && exit.ExitCode() == 3 {
+		runErr = nil // an expectation failed: the verdicts say which
+	}
+	return got, runErr
+}
+
+// summarize is "PASS 9, FAIL 1" and the runs that differ from the most
+// common verdict (runs without this verdict count as differing).
+func summarize(counts map[string]int, runs int) (string, int) {
+	var parts []string
+	most := 0
+	for _, s := range []string{"PASS", "FAIL", "INCONCLUSIVE", "ERROR"} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", s, counts[s]))
+		}
+		most = max(most, counts[s])
+	}
+	return strings.Join(parts, ", "), runs - most
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stability:", err)
+		os.Exit(1)
+	}
+}
