@@ -10,20 +10,8 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/provider/nic"
 )
-
-// featureNames maps the language's offload names to the kernel features
-// (ethtool -k) that make them; an offload is on when any of its features
-// is.
-var featureNames = map[config.Offload][]string{
-	config.TSO:    {"tx-tcp-segmentation"},
-	config.GSO:    {"tx-generic-segmentation"},
-	config.GRO:    {"rx-gro"},
-	config.LRO:    {"rx-lro"},
-	config.SG:     {"tx-scatter-gather"},
-	config.TxCsum: {"tx-checksum-ip-generic", "tx-checksum-ipv4", "tx-checksum-ipv6", "tx-checksum-hw"},
-	config.RxCsum: {"rx-checksum"},
-}
 
 // offloadsOf reads the features of an interface in a namespace through
 // the ethtool ioctl.
@@ -42,12 +30,9 @@ func offloadsOf(ns, ifname string) (map[string]bool, error) {
 		return nil, fmt.Errorf("read offloads of %s: %w", ifname, err)
 	}
 	out := map[string]bool{}
+	on := nic.Offloads(feats)
 	for _, o := range config.AllOffloads() {
-		on := false
-		for _, f := range featureNames[o] {
-			on = on || feats[f]
-		}
-		out[o.String()] = on
+		out[o.String()] = on[o]
 	}
 	return out, nil
 }

@@ -2,6 +2,8 @@ package nic
 
 import (
 	"fmt"
+	"path"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -12,31 +14,53 @@ import (
 )
 
 // featureGroup is how one language offload maps to kernel features (the
-// names `ethtool -k` prints). Setting it changes every feature in set the
-// device lets change, as `ethtool -K DEV tso on` does; reading it looks at
-// show: the offload is on when any of those is active.
+// names `ethtool -k` prints). Setting it changes every feature whose name
+// matches set (a path.Match pattern, the one the ethtool binary uses for
+// `ethtool -K DEV tso off`, off_flag_def in its common.c) and that the
+// device lets change; reading it looks at show: the offload is on when
+// any of those is active. The members of set come from the kernel's own
+// feature names, so a feature a newer kernel adds to a group
+// (tx-tcp-accecn-segmentation in 6.18) goes with it.
 type featureGroup struct {
-	set  []string
+	set  string
 	show []string
 }
 
 var featureGroups = map[config.Offload]featureGroup{
-	config.TSO: {
-		set:  []string{"tx-tcp-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation", "tx-tcp6-segmentation"},
-		show: []string{"tx-tcp-segmentation"},
-	},
-	config.GSO: {set: []string{"tx-generic-segmentation"}, show: []string{"tx-generic-segmentation"}},
-	config.GRO: {set: []string{"rx-gro"}, show: []string{"rx-gro"}},
-	config.LRO: {set: []string{"rx-lro"}, show: []string{"rx-lro"}},
-	config.SG: {
-		set:  []string{"tx-scatter-gather", "tx-scatter-gather-fraglist"},
-		show: []string{"tx-scatter-gather"},
-	},
-	config.TxCsum: {
-		set:  []string{"tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6", "tx-checksum-fcoe-crc", "tx-checksum-sctp"},
-		show: []string{"tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6"},
-	},
-	config.RxCsum: {set: []string{"rx-checksum"}, show: []string{"rx-checksum"}},
+	config.TSO:    {set: "tx-tcp*-segmentation", show: []string{"tx-tcp-segmentation"}},
+	config.GSO:    {set: "tx-generic-segmentation", show: []string{"tx-generic-segmentation"}},
+	config.GRO:    {set: "rx-gro", show: []string{"rx-gro"}},
+	config.LRO:    {set: "rx-lro", show: []string{"rx-lro"}},
+	config.SG:     {set: "tx-scatter-gather*", show: []string{"tx-scatter-gather"}},
+	config.TxCsum: {set: "tx-checksum-*", show: []string{"tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6"}},
+	config.RxCsum: {set: "rx-checksum", show: []string{"rx-checksum"}},
+}
+
+// members returns the names in f (every feature the kernel names) that
+// make offload o, sorted.
+func (f Features) members(o config.Offload) []string {
+	var out []string
+	for name := range f {
+		if ok, _ := path.Match(featureGroups[o].set, name); ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Offloads says which of the language's offloads are on, given which
+// kernel features a device has active (safchain/ethtool's Features):
+// the one place outside this package's own calls where kernel feature
+// names turn into the language's.
+func Offloads(active map[string]bool) map[config.Offload]bool {
+	out := map[config.Offload]bool{}
+	for o, g := range featureGroups {
+		for _, name := range g.show {
+			out[o] = out[o] || active[name]
+		}
+	}
+	return out
 }
 
 // requires lists what the kernel needs on for an offload to stay on
@@ -65,8 +89,8 @@ func (f Features) State(o config.Offload) (on, known, changeable bool) {
 		known = true
 		on = on || st.Active
 	}
-	for _, name := range g.set {
-		if st, ok := f[name]; ok && st.Available {
+	for _, name := range f.members(o) {
+		if f[name].Available {
 			changeable = true
 		}
 	}
@@ -78,8 +102,8 @@ func (f Features) State(o config.Offload) (on, known, changeable bool) {
 func (f Features) request(want []wantOffload) map[string]bool {
 	req := map[string]bool{}
 	for _, w := range want {
-		for _, name := range featureGroups[w.o].set {
-			if st, ok := f[name]; ok && st.Available {
+		for _, name := range f.members(w.o) {
+			if f[name].Available {
 				req[name] = w.on
 			}
 		}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -623,4 +626,93 @@ func TestDownIsDrift(t *testing.T) {
 	}
 	// The repaired lab carries traffic again.
 	reach(t, ns, nsB, "10.79.1.2")
+}
+
+// tsoGroup returns the feature names `ethtool -K DEV tso off` changes on
+// link name in ns, as the ethtool binary groups them under
+// "tcp-segmentation-offload:" in `ethtool -k`; without the binary, every
+// name the device has that speaks of TCP segmentation.
+func tsoGroup(t *testing.T, ns, name string, feats map[string]bool) []string {
+	t.Helper()
+	var group []string
+	if path, err := exec.LookPath("ethtool"); err == nil {
+		out, err := exec.Command("ip", "netns", "exec", ns, path, "-k", name).Output()
+		if err != nil {
+			t.Fatalf("ethtool -k %s in %s: %v", name, ns, err)
+		}
+		in := false
+		for _, line := range strings.Split(string(out), "\n") {
+			switch {
+			case strings.HasPrefix(line, "tcp-segmentation-offload:"):
+				in = true
+			case in && strings.HasPrefix(line, "\t"):
+				n, _, _ := strings.Cut(strings.TrimSpace(line), ":")
+				group = append(group, n)
+			default:
+				in = false
+			}
+		}
+	} else {
+		t.Logf("no ethtool binary: the TSO group is every feature named tx-tcp...segmentation")
+		for n := range feats {
+			if strings.Contains(n, "tcp") && strings.Contains(n, "segmentation") {
+				group = append(group, n)
+			}
+		}
+	}
+	sort.Strings(group)
+	return group
+}
+
+// TestTSOGroupIsTheKernels turns tso off and on on a real veth: every TCP
+// segmentation feature the kernel offers follows, not a fixed list
+// (kernel 6.18 added tx-tcp-accecn-segmentation, which a fixed list of
+// four left on).
+func TestTSOGroupIsTheKernels(t *testing.T) {
+	f := newFixture(t)
+	ns := f.addHost("a")
+	f.addSwitch("sw")
+	desired := f.switchNIC("a0", "a", "sw", provider.Attrs{"offload.tso": "false"})
+	rec := f.mustNIC("a0", desired)
+
+	features := func() map[string]bool {
+		var feats map[string]bool
+		err := netnsfs.Do(ns, func() error {
+			et, err := ethtool.NewEthtool()
+			if err != nil {
+				return err
+			}
+			defer et.Close()
+			feats, err = et.Features("a0")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return feats
+	}
+	feats := features()
+	group := tsoGroup(t, ns, "a0", feats)
+	if !slices.Contains(group, "tx-tcp-segmentation") || !slices.Contains(group, "tx-tcp6-segmentation") {
+		t.Fatalf("TSO group of a veth %v lacks tx-tcp-segmentation or tx-tcp6-segmentation", group)
+	}
+	t.Logf("the kernel's TSO group on a veth: %v", group)
+	check := func(when string, want bool) {
+		t.Helper()
+		feats := features()
+		for _, n := range group {
+			if feats[n] != want {
+				t.Errorf("%s: %s is %v, want %v (every feature of the TSO group)", when, n, feats[n], want)
+			}
+		}
+	}
+	check("after Create with tso=false", false)
+
+	on := desired.Clone()
+	on["offload.tso"] = "true"
+	u := f.nic.Update(context.Background(), provider.UpdateRequest{Naming: f.n, Addr: provider.Addr{Kind: provider.KindNIC, Name: "a0"}, Prior: rec, Desired: on})
+	if u.Diagnostics.HasErrors() {
+		t.Fatalf("Update: %v", u.Diagnostics)
+	}
+	check("after Update to tso=true", true)
 }
