@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/provider/host"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
 	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
 	"github.com/tsolab/tsolab/provider/nic"
 )
@@ -36,8 +38,10 @@ func realLab(t testing.TB) (p *planner.Planner, lab, dir string) {
 			t.Errorf("cleanup: %v", err)
 			return
 		}
-		if res, err := p.Apply(context.Background(), plan); err != nil || res.Diagnostics.HasErrors() {
-			t.Errorf("cleanup destroy: %v %v", err, res.Diagnostics)
+		if res, err := p.Apply(context.Background(), plan); err != nil {
+			t.Errorf("cleanup destroy: %v", err)
+		} else if res.Diagnostics.HasErrors() {
+			t.Errorf("cleanup destroy: %v", res.Diagnostics)
 		}
 	})
 	return p, lab, dir
@@ -127,4 +131,45 @@ func BenchmarkRealLab100(b *testing.B) {
 	}
 	b.ReportMetric(apply.Seconds()/float64(b.N), "apply-s")
 	b.ReportMetric(destroy.Seconds()/float64(b.N), "destroy-s")
+}
+
+// TestUnmountedNamespaceFile: a kill -9 between unmounting a namespace
+// and removing its file (or between creating the file and mounting)
+// leaves a file in /run/netns with no namespace on it, which makes `ip
+// netns list` fail. Such a file of a recorded host is the host's: the
+// next apply makes the namespace on it, and destroy removes it.
+func TestUnmountedNamespaceFile(t *testing.T) {
+	p, lab, _ := realLab(t)
+	n := provider.NewNaming(lab)
+	mustApply(t, p, realPlan(t, p, lab, twoReceivers(true)))
+	unmount := func() {
+		t.Helper()
+		if err := unix.Unmount(netnsfs.Path(n.HostNS("rx1")), unix.MNT_DETACH); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listOK := func(when string) {
+		t.Helper()
+		if out, err := exec.Command("ip", "netns", "list").CombinedOutput(); err != nil {
+			t.Errorf("%s: ip netns list: %v: %s", when, err, out)
+		}
+	}
+
+	unmount()
+	plan := realPlan(t, p, lab, twoReceivers(true))
+	if diff := cmp.Diff(map[string]string{"host.rx1": "+", "nic.rx10": "+"}, actions(plan)); diff != "" {
+		t.Errorf("plan with the file left (-want +got):\n%s", diff)
+	}
+	mustApply(t, p, plan)
+	if got := realPlan(t, p, lab, twoReceivers(true)).Summary(); got != "No changes." {
+		t.Errorf("plan after apply: %q", got)
+	}
+	listOK("after apply")
+
+	unmount()
+	mustDestroy(t, p)
+	if left, err := netnsfs.List(provider.NamespacePrefix + lab + "."); len(left) > 0 || err != nil {
+		t.Errorf("files left in %s after destroy: %v %v", netnsfs.Dir, left, err)
+	}
+	listOK("after destroy")
 }

@@ -361,8 +361,9 @@ func references(a provider.Attrs, dep provider.Addr, depRec *ResourceState) []st
 
 // priorState is st as refreshed: gone resources dropped, ready ones with
 // the attributes read (keeping recorded restore values the provider did
-// not report). Resources still being created keep their recorded
-// attributes, which are what Delete and Create need to find them.
+// not report). Resources still being created, and gone ones whose
+// remains only their Delete removes, keep their recorded attributes,
+// which are what Delete and Create need to find them.
 func priorState(st *State, r *Refreshed) *State {
 	if st == nil {
 		return nil
@@ -374,8 +375,10 @@ func priorState(st *State, r *Refreshed) *State {
 		switch {
 		case !read:
 			// Not refreshed (the read failed): keep the record.
-		case obs.Gone:
+		case obs.Gone && !obs.Remains:
 			continue
+		case obs.Gone:
+			// Kept as recorded, for Delete.
 		case rec.Status == StatusReady:
 			rec.Attrs = mergeRestore(obs.Actual.Clone(), rec.Attrs)
 		}

@@ -16,6 +16,10 @@ import (
 type Observed struct {
 	Actual provider.Attrs // nil when Gone
 	Gone   bool
+	// Remains (with Gone): something of the resource is left that its
+	// Delete removes (provider.ReadResponse.Remains), so the plan keeps
+	// its record.
+	Remains bool
 }
 
 // Refreshed is the result of reading back every recorded resource.
@@ -75,7 +79,7 @@ func Refresh(ctx context.Context, st *State, providers map[provider.Kind]provide
 			if resp.Diagnostics.HasErrors() {
 				return
 			}
-			r.Resources[rec.Addr] = Observed{Actual: resp.Actual, Gone: resp.Gone}
+			r.Resources[rec.Addr] = Observed{Actual: resp.Actual, Gone: resp.Gone, Remains: resp.Gone && resp.Remains}
 			if rec.Status != StatusReady {
 				return
 			}

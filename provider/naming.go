@@ -84,19 +84,26 @@ func (n Naming) OwnerMark() string {
 	return "tsolab:" + n.LabID + ":state=" + n.Owner
 }
 
-// ForeignOwner reports whether a namespace's ownership mark says another
-// state made it: a mark that is not this state's. An unmarked namespace
-// is not foreign (an apply interrupted before marking it, or an older
-// tsolab, made it under this lab's prefix).
-func (n Naming) ForeignOwner(mark string) bool { return mark != "" && mark != n.OwnerMark() }
+// Ours reports whether a namespace's ownership mark says this state made
+// it. An unmarked namespace is never ours: tsolab marks a namespace
+// before binding it to its name (netnsfs.CreateMarked), so one without a
+// mark was made by hand (ip netns add) or by another program, and holds
+// what its maker put there.
+func (n Naming) Ours(mark string) bool { return mark != "" && mark == n.OwnerMark() }
 
-// MayClaim reports whether this state may take a namespace with that
-// mark as its own: one it marked, or an unmarked one.
-func (n Naming) MayClaim(mark string) bool { return !n.ForeignOwner(mark) }
-
-// ForeignOwnerDiagnostic says that the namespace ns of resource a
-// belongs to the state whose mark it carries, and how to go on.
+// ForeignOwnerDiagnostic says that the namespace ns of resource a exists
+// but is not this state's, as its mark (or the lack of one) shows, and
+// how to go on.
 func (n Naming) ForeignOwnerDiagnostic(a Addr, ns, mark string) *hcl.Diagnostic {
+	if mark == "" {
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("%s: namespace %s exists and tsolab did not make it", a, ns),
+			Detail: fmt.Sprintf("It carries no tsolab mark (the alias of its lo): it was made by hand (ip netns add) or by another program, and tsolab never takes over, changes or deletes a namespace it did not make, nor what is inside. "+
+				"If it is yours and no longer needed, delete it (ip netns delete %s); otherwise run this lab under another name (-name NAME, or rename its lab block).",
+				ns),
+		}
+	}
 	ours := "this lab directory has no state yet"
 	if n.Owner != "" {
 		ours = "this lab directory's state is " + n.Owner

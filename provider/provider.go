@@ -50,8 +50,12 @@ type ReadRequest struct {
 type ReadResponse struct {
 	// Actual holds the attributes as they are now, with the same keys as
 	// Recorded. Nil when Gone.
-	Actual      Attrs
-	Gone        bool // the object no longer exists (deleted outside tsolab)
+	Actual Attrs
+	Gone   bool // the object no longer exists (deleted outside tsolab)
+	// Remains (with Gone) says that something of the object is left that
+	// only Delete removes, or Create completes: a host's namespace file
+	// with no namespace bound on it, left by a kill.
+	Remains     bool
 	Diagnostics hcl.Diagnostics
 }
 

@@ -92,9 +92,10 @@ func TestScript(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"standin-pair": standinPair,
-			"hold-lock":    holdLock,
-			"jsonlines":    jsonLines,
+			"standin-pair":   standinPair,
+			"hold-lock":      holdLock,
+			"jsonlines":      jsonLines,
+			"handmade-netns": handmadeNetns,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", wd+"/../../examples")
@@ -268,6 +269,28 @@ func jsonLines(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if i == 0 && m["type"] != "version" {
 			ts.Fatalf("stdout line 1 is a %v message, want version", m["type"])
+		}
+	}
+}
+
+// handmadeNetns is the script command `handmade-netns NAME`: it makes the
+// namespace NAME the way a user does (ip netns add), with the user's veth
+// pair mine0–mine1 inside, and removes it when the script ends.
+func handmadeNetns(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: handmade-netns NAME")
+	}
+	ns := args[0]
+	if !strings.HasPrefix(ns, "tsl") {
+		ts.Fatalf("handmade-netns: %q does not start with tsl: test namespaces are named so", ns)
+	}
+	ts.Defer(func() { netnsfs.Remove(ns) })
+	for _, cmd := range [][]string{
+		{"ip", "netns", "add", ns},
+		{"ip", "-n", ns, "link", "add", "mine0", "type", "veth", "peer", "name", "mine1"},
+	} {
+		if out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput(); err != nil {
+			ts.Fatalf("%s: %v: %s", strings.Join(cmd, " "), err, out)
 		}
 	}
 }

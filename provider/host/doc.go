@@ -9,8 +9,11 @@
 // alias, provider.Naming.OwnerMark), so that two copies of one lab on a
 // machine never take or remove each other's: CreateNamespace and
 // ForeignNamespace hold that rule for hosts and for the switches'
-// namespaces (provider/nic). It never removes a namespace without the
-// lab's prefix or with another state's mark, never writes a sysctl
+// namespaces (provider/nic). The mark is written before the namespace
+// is bound to its name, so an unmarked namespace is never tsolab's (one
+// made by hand with ip netns add): it is neither taken nor removed. It
+// never removes a namespace without the lab's prefix or the mark of its
+// own state, never writes a sysctl
 // outside net.*, and never touches links other than lo's alias:
 // provider/nic does.
 // The namespace mechanics (creating, entering without leaving a thread

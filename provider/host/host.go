@@ -156,17 +156,8 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 	d := newDiags(req.Addr)
 	ns := req.Recorded[provider.AttrNetNS]
 	if !isLocal(req.Recorded) {
-		ok, err := netnsfs.Exists(ns)
-		if err != nil {
-			d.errorf("read namespace %s", err, ns)
-			return provider.ReadResponse{Diagnostics: d.diags}
-		}
-		if !ok {
-			return provider.ReadResponse{Gone: true}
-		}
-		// Ours no more: another copy of the lab made it anew.
-		if w := ForeignNamespace(req.Naming, req.Addr, ns, "read"); w != nil {
-			return provider.ReadResponse{Gone: true, Diagnostics: hcl.Diagnostics{w}}
+		if r := ReadNamespace(req.Naming, req.Addr, ns); r != nil {
+			return *r
 		}
 	}
 	actual := req.Recorded.Clone()
@@ -289,10 +280,12 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 }
 
 // CreateNamespace makes ns, the namespace of resource a, for n's state,
-// completing one an interrupted apply of that state left. It refuses a
-// name without the lab's prefix, and a namespace another copy of the lab
-// owns (see provider.Naming.OwnerMark). Hosts use it, and so do switches
-// (provider/nic), whose bridges live in namespaces of their own.
+// marked as that state's (provider.Naming.OwnerMark), or completes it
+// when an interrupted apply of that state left it (marked, or as a file
+// with no namespace on it). It refuses a name without the lab's prefix,
+// and a namespace that is not n's: another copy of the lab's, or an
+// unmarked one, which tsolab did not make. Hosts use it, and so do
+// switches (provider/nic), whose bridges live in namespaces of their own.
 func CreateNamespace(n provider.Naming, a provider.Addr, ns string) hcl.Diagnostics {
 	d := newDiags(a)
 	if !n.OwnsNS(ns) {
@@ -305,26 +298,31 @@ func CreateNamespace(n provider.Naming, a provider.Addr, ns string) hcl.Diagnost
 		return d.diags
 	}
 	defer unlock()
-	if _, err := netnsfs.Create(ns); err != nil {
+	mark, exists, err := netnsfs.Mark(ns)
+	switch {
+	case err != nil:
 		d.errorf("create namespace", err)
-		return d.diags
-	}
-	if refused, err := netnsfs.Claim(ns, n.OwnerMark(), n.MayClaim); err != nil {
-		d.errorf("create namespace", err)
-	} else if refused != "" {
-		d.diags = append(d.diags, n.ForeignOwnerDiagnostic(a, ns, refused))
+	case exists && !n.Ours(mark):
+		d.diags = append(d.diags, n.ForeignOwnerDiagnostic(a, ns, mark))
+	case !exists && n.OwnerMark() == "":
+		d.errorf("create namespace %s", errors.New("no state owns it (this is a bug in tsolab: apply runs as a state)"), ns)
+	case !exists:
+		if _, err := netnsfs.CreateMarked(ns, n.OwnerMark()); err != nil {
+			d.errorf("create namespace", err)
+		}
 	}
 	return d.diags
 }
 
-// ForeignNamespace returns a diagnostic when ns exists and another copy
-// of the lab owns it, so that n's state must neither take it for its own
-// (op "read": a warning, it is gone for this state), nor remove it (op
+// ForeignNamespace returns a diagnostic when ns exists and is not n's
+// state's (another copy of the lab made it, or it is unmarked: tsolab did
+// not make it), so that n's state must neither take it for its own (op
+// "read": a warning, it is gone for this state), nor remove it (op
 // "delete": a warning, it is left alone), nor change or plan anything in
 // it (op "": the error naming the owner and the fix); nil otherwise.
 func ForeignNamespace(n provider.Naming, a provider.Addr, ns, op string) *hcl.Diagnostic {
 	mark, ok, err := netnsfs.Mark(ns)
-	if err != nil || !ok || !n.ForeignOwner(mark) {
+	if err != nil || !ok || n.Ours(mark) {
 		return nil
 	}
 	if op == "" {
@@ -334,9 +332,40 @@ func ForeignNamespace(n provider.Naming, a provider.Addr, ns, op string) *hcl.Di
 	if op == "delete" {
 		what = "left namespace %s alone"
 	}
+	why := fmt.Errorf("it carries another state's mark %q: another copy of the lab made it", mark)
+	if mark == "" {
+		why = errors.New("it carries no tsolab mark: it was made outside tsolab (ip netns add?), and what is inside is not tsolab's")
+	}
 	d := newDiags(a)
-	d.warnf(what, fmt.Errorf("it carries another state's mark %q: another copy of the lab made it", mark), ns)
+	d.warnf(what, why, ns)
 	return d.diags[0]
+}
+
+// ReadNamespace returns the read of resource a, recorded in n's state
+// with the namespace ns, when ns is not there for that state: gone when
+// no namespace is bound at its name, with Remains when a file is left
+// there (netnsfs.Leftover), and gone with a warning when the namespace
+// is not n's (ForeignNamespace). It returns nil when ns is there and n's.
+func ReadNamespace(n provider.Naming, a provider.Addr, ns string) *provider.ReadResponse {
+	ok, err := netnsfs.Exists(ns)
+	if err != nil {
+		d := newDiags(a)
+		d.errorf("read namespace %s", err, ns)
+		return &provider.ReadResponse{Diagnostics: d.diags}
+	}
+	if !ok {
+		left, err := netnsfs.Leftover(ns)
+		if err != nil {
+			d := newDiags(a)
+			d.errorf("read namespace %s", err, ns)
+			return &provider.ReadResponse{Diagnostics: d.diags}
+		}
+		return &provider.ReadResponse{Gone: true, Remains: left}
+	}
+	if w := ForeignNamespace(n, a, ns, "read"); w != nil {
+		return &provider.ReadResponse{Gone: true, Diagnostics: hcl.Diagnostics{w}}
+	}
+	return nil
 }
 
 func isLocal(a provider.Attrs) bool {

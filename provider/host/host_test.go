@@ -2,7 +2,10 @@ package host_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,7 +92,7 @@ func checkThreadsHome(t *testing.T, home uint64) {
 
 func TestNamespaceLifecycle(t *testing.T) {
 	netnstest.Require(t)
-	n := provider.NewNaming(netnstest.LabID(t))
+	n := netnstest.Naming(t)
 	netnstest.CheckNoLeftovers(t, provider.NamespacePrefix+n.LabID+".")
 	home := nsInode(t, "/proc/self/ns/net")
 	ns := n.HostNS("tx")
@@ -327,5 +330,133 @@ func TestOwnership(t *testing.T) {
 	}
 	if ok, _ := netnsfs.Exists(ns); ok {
 		t.Errorf("%s still there after its own state's Delete", ns)
+	}
+}
+
+// handMade makes the namespace ns the way a user does with `ip netns
+// add`, with a veth pair of the user's inside (mine0, mine1), and removes it when t
+// ends; it returns a check that both are still there.
+func handMade(t *testing.T, ns string) (stillThere func(when string)) {
+	t.Helper()
+	t.Cleanup(func() { netnsfs.Remove(ns) })
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add %s: %v: %s", ns, err, out)
+	}
+	if out, err := exec.Command("ip", "-n", ns, "link", "add", "mine0", "type", "veth", "peer", "name", "mine1").CombinedOutput(); err != nil {
+		t.Fatalf("add a veth pair in %s: %v: %s", ns, err, out)
+	}
+	return func(when string) {
+		t.Helper()
+		if out, err := exec.Command("ip", "-n", ns, "link", "show", "mine0").CombinedOutput(); err != nil {
+			t.Errorf("%s: the user's namespace %s or its link mine0 is gone: %v: %s", when, ns, err, out)
+		}
+		if mark, _, err := netnsfs.Mark(ns); mark != "" || err != nil {
+			t.Errorf("%s: the user's namespace %s carries the mark %q (%v), want none", when, ns, mark, err)
+		}
+	}
+}
+
+// TestHandMadeNamespace: a namespace made by hand under the name a lab's
+// host would have (with the user's own links inside) is never tsolab's,
+// for a lab with no state yet and for one whose state records the host:
+// plan refuses it naming the fix, Create neither takes nor marks it, a
+// refresh sees the recorded host gone, and Delete leaves it alone.
+func TestHandMadeNamespace(t *testing.T) {
+	mine := netnstest.Lab(t)
+	mine.Owner = "state-a"
+	fresh := mine
+	fresh.Owner = ""
+	ns := mine.HostNS("tx")
+	stillThere := handMade(t, ns)
+	addr := provider.Addr{Kind: provider.KindHost, Name: "tx"}
+	desired := provider.Attrs{"kind": "netns", "netns": ns}
+	ctx := context.Background()
+	p := host.New()
+	notOurs := []string{"host.tx: namespace " + ns + " exists and tsolab did not make it"}
+
+	for _, n := range []provider.Naming{fresh, mine} {
+		v := p.Validate(ctx, provider.ValidateRequest{Naming: n, Addr: addr, Desired: desired})
+		if diff := cmp.Diff(notOurs, summaries(v.Diagnostics)); diff != "" {
+			t.Errorf("Validate by state %q (-want +got):\n%s", n.Owner, diff)
+		}
+		for _, d := range v.Diagnostics {
+			if !strings.Contains(d.Detail, "ip netns delete "+ns) || !strings.Contains(d.Detail, "-name") {
+				t.Errorf("Validate by state %q: %q lacks the fix (delete it, or -name)", n.Owner, d.Detail)
+			}
+		}
+		cr := p.Create(ctx, provider.CreateRequest{Naming: n, Addr: addr, Desired: desired})
+		if diff := cmp.Diff(notOurs, summaries(cr.Diagnostics)); diff != "" || cr.New != nil {
+			t.Errorf("Create by state %q: New %v, diagnostics (-want +got):\n%s", n.Owner, cr.New, diff)
+		}
+		stillThere("after Create by state " + n.Owner)
+	}
+	r := p.Read(ctx, provider.ReadRequest{Naming: mine, Addr: addr, Recorded: desired})
+	if !r.Gone || r.Diagnostics.HasErrors() || len(r.Diagnostics) != 1 {
+		t.Errorf("Read of a recorded host: Gone %v, %v; want gone with a warning", r.Gone, r.Diagnostics)
+	}
+	d := p.Delete(ctx, provider.DeleteRequest{Naming: mine, Addr: addr, Recorded: desired})
+	if d.Diagnostics.HasErrors() || len(d.Diagnostics) != 1 {
+		t.Errorf("Delete of a recorded host: %v, want one warning", d.Diagnostics)
+	}
+	stillThere("after Delete")
+}
+
+// leaveFile puts at the path of namespace ns what a kill -9 of tsolab
+// leaves there: a file with no namespace bound on it, either never
+// mounted (killed between creating the file and mounting) or unmounted
+// (killed between unmounting and removing it).
+func leaveFile(t *testing.T, ns string, unmounted bool) {
+	t.Helper()
+	if !unmounted {
+		if err := os.WriteFile(netnsfs.Path(ns), nil, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if _, err := netnsfs.Create(ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Unmount(netnsfs.Path(ns), unix.MNT_DETACH); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeftoverFile: a file of a recorded host's namespace with no
+// namespace bound on it is not a namespace, but it is the host's: a
+// refresh reports the host gone with the file remaining, Delete removes
+// the file and Create completes the namespace on it.
+func TestLeftoverFile(t *testing.T) {
+	n := netnstest.Lab(t)
+	n.Owner = "state-a"
+	ctx := context.Background()
+	p := host.New()
+	for _, unmounted := range []bool{false, true} {
+		addr := provider.Addr{Kind: provider.KindHost, Name: fmt.Sprintf("h%v", unmounted)}
+		ns := n.HostNS(addr.Name)
+		t.Cleanup(func() { netnsfs.Remove(ns) })
+		recorded := provider.Attrs{"kind": "netns", "netns": ns}
+
+		leaveFile(t, ns, unmounted)
+		r := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: recorded})
+		if !r.Gone || !r.Remains || r.Diagnostics.HasErrors() {
+			t.Errorf("unmounted=%v: Read: Gone %v Remains %v %v; want gone, the file remaining", unmounted, r.Gone, r.Remains, r.Diagnostics)
+		}
+		if d := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: recorded}); d.Diagnostics.HasErrors() {
+			t.Errorf("unmounted=%v: Delete: %v", unmounted, d.Diagnostics)
+		}
+		if _, err := os.Lstat(netnsfs.Path(ns)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("unmounted=%v: after Delete, %s: %v; want it removed", unmounted, netnsfs.Path(ns), err)
+		}
+
+		leaveFile(t, ns, unmounted)
+		if cr := p.Create(ctx, provider.CreateRequest{Naming: n, Addr: addr, Desired: recorded}); cr.Diagnostics.HasErrors() {
+			t.Errorf("unmounted=%v: Create: %v", unmounted, cr.Diagnostics)
+		}
+		if mark, ok, err := netnsfs.Mark(ns); !ok || err != nil || mark != n.OwnerMark() {
+			t.Errorf("unmounted=%v: after Create: exists %v, mark %q, %v; want ours", unmounted, ok, mark, err)
+		}
+		if d := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: recorded}); d.Diagnostics.HasErrors() {
+			t.Errorf("unmounted=%v: Delete: %v", unmounted, d.Diagnostics)
+		}
 	}
 }

@@ -281,7 +281,7 @@ func TestMoveDeviceInterrupted(t *testing.T) {
 func moveLab(t *testing.T) (n provider.Naming, stand, hostNS string) {
 	n, stand = netnstest.StandIn(t)
 	hostNS = n.HostNS("h")
-	netnstest.Namespace(t, hostNS)
+	netnstest.MarkedNamespace(t, hostNS, n.OwnerMark())
 	return n, stand, hostNS
 }
 

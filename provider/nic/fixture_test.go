@@ -31,7 +31,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	netnstest.Require(t)
-	f := &fixture{t: t, n: provider.NewNaming(netnstest.LabID(t)), host: host.New(), sw: nic.NewSwitch(), nic: nic.New()}
+	f := &fixture{t: t, n: netnstest.Naming(t), host: host.New(), sw: nic.NewSwitch(), nic: nic.New()}
 	netnstest.CheckNoLeftovers(t, provider.NamespacePrefix+f.n.LabID+".")
 	return f
 }

@@ -34,7 +34,7 @@ func benchLab(b *testing.B, hosts, workers int) {
 	hp, sp, np := host.New(), nic.NewSwitch(), nic.New()
 	var apply, refresh, destroy time.Duration
 	for b.Loop() {
-		n := provider.NewNaming(netnstest.LabID(b))
+		n := netnstest.Naming(b)
 		swAddr := provider.Addr{Kind: provider.KindSwitch, Name: "sw"}
 		swAttrs := provider.Attrs{provider.AttrNetNS: n.SwitchNS("sw"), provider.AttrBridge: provider.BridgeName}
 		type pair struct {

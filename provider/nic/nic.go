@@ -209,7 +209,15 @@ func (p *Provider) createVeth(c *nsConn, s spec, req provider.CreateRequest, d *
 		d.errorf("create veth %s", foreignLink(c.name, link), s.ifname)
 		return nil, peer
 	}
+	farAlias := alias
+	if s.kind == linkPeer {
+		farAlias = req.Naming.Alias(provider.Addr{Kind: provider.KindNIC, Name: s.target})
+	}
 	if link == nil {
+		if err := removeOrphan(peer, s.peerIf, farAlias); err != nil {
+			d.errorf("create veth %s", err, s.ifname)
+			return nil, peer
+		}
 		attrs := linkAttrs(s.ifname)
 		attrs.Alias = alias
 		attrs.MTU = s.mtu
@@ -248,10 +256,6 @@ func (p *Provider) createVeth(c *nsConn, s spec, req provider.CreateRequest, d *
 		d.errorf("create veth %s", err, s.ifname)
 		return nil, peer
 	}
-	farAlias := alias
-	if s.kind == linkPeer {
-		farAlias = req.Naming.Alias(provider.Addr{Kind: provider.KindNIC, Name: s.target})
-	}
 	if s.kind == linkSwitch {
 		// configure attaches the port to the bridge and brings it up.
 		if far.Attrs().Alias != farAlias {
@@ -266,6 +270,28 @@ func (p *Provider) createVeth(c *nsConn, s spec, req provider.CreateRequest, d *
 		d.errorf("configure the other end %s", err, s.peerIf)
 	}
 	return link, peer
+}
+
+// removeOrphan deletes the far end name of a veth whose own end is
+// missing: the pair's survivor after the namespace of the own end went
+// away (a kill -9 between unmounting a host's namespace and forgetting
+// it; the kernel frees a namespace, and the veths inside it, in the
+// background). It is removed only when it is tsolab's: it carries the
+// alias the far end is given (want), or, unmarked, it is a veth in a
+// namespace of the lab (where nothing but tsolab makes links) left by a
+// kill before marking.
+func removeOrphan(peer *nsConn, name, want string) error {
+	far, err := peer.linkByName(name)
+	if err != nil || far == nil {
+		return err
+	}
+	if a := far.Attrs().Alias; a != want && (a != "" || far.Type() != "veth") {
+		return nil // not ours: LinkAdd then says the name is taken
+	}
+	if err := peer.nl.LinkDel(far); err != nil && !errors.Is(err, unix.ENODEV) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("remove %s, left in %s by an interrupted apply or destroy: %w", name, nsName(peer.name), err)
+	}
+	return nil
 }
 
 // halfMade reports whether link, found without an alias, is the veth an

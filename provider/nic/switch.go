@@ -110,9 +110,8 @@ func (s *Switch) observe(c *nsConn, n provider.Naming, a provider.Addr, want pro
 func (s *Switch) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
 	d := newDiags(req.Addr)
 	ns := req.Recorded[provider.AttrNetNS]
-	// Ours no more: another copy of the lab made it anew.
-	if w := host.ForeignNamespace(req.Naming, req.Addr, ns, "read"); w != nil {
-		return provider.ReadResponse{Gone: true, Diagnostics: hcl.Diagnostics{w}}
+	if r := host.ReadNamespace(req.Naming, req.Addr, ns); r != nil {
+		return *r
 	}
 	c, err := openNS(ns)
 	if errors.Is(err, errNoNamespace) {

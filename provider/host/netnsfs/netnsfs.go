@@ -51,8 +51,15 @@ func Exists(name string) (bool, error) {
 // unshare a new network namespace on a locked thread and bind-mount it at
 // Path(name)), without leaving any thread in it. It reports created=false
 // when the namespace already exists. A file left without a mount by an
-// interrupted Create is reused.
-func Create(name string) (created bool, err error) {
+// interrupted Create or Remove (see Leftover) is reused.
+func Create(name string) (created bool, err error) { return CreateMarked(name, "") }
+
+// CreateMarked is Create writing mark (see Mark) inside the new namespace
+// before binding it to its name: a namespace bound at Path(name) by
+// CreateMarked carries its mark from the first moment anyone can see it,
+// so a kill at any point never leaves it unmarked. An empty mark writes
+// none. An existing namespace is left as it is, mark included.
+func CreateMarked(name, mark string) (created bool, err error) {
 	if ok, err := Exists(name); err != nil || ok {
 		return false, err
 	}
@@ -69,6 +76,11 @@ func Create(name string) (created bool, err error) {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			return fmt.Errorf("unshare: %w", err)
 		}
+		if mark != "" {
+			if err := markHere(mark); err != nil {
+				return err
+			}
+		}
 		if err := unix.Mount(threadNS, p, "none", unix.MS_BIND, ""); err != nil {
 			return fmt.Errorf("bind mount %s: %w", p, err)
 		}
@@ -77,6 +89,27 @@ func Create(name string) (created bool, err error) {
 	if err != nil {
 		os.Remove(p)
 		return false, fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// Leftover reports whether a file is at Path(name) with no namespace
+// bound on it: what a kill leaves between Create making the file and
+// mounting on it, or between Remove unmounting and removing it. It is no
+// namespace (Exists is false, Open fails as for a missing one), `ip netns
+// list` fails on it, Create reuses it and Remove removes it.
+func Leftover(name string) (bool, error) {
+	if err := checkName(name); err != nil {
+		return false, err
+	}
+	if ok, err := Exists(name); err != nil || ok {
+		return false, err
+	}
+	if _, err := os.Lstat(Path(name)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
 	}
 	return true, nil
 }
@@ -118,7 +151,8 @@ func List(prefix string) ([]string, error) {
 }
 
 // Open returns a handle (an open file descriptor) on the named namespace;
-// the caller closes it. The empty name is the namespace of the calling
+// the caller closes it. A missing namespace (a left-over file included)
+// is an error wrapping unix.ENOENT. The empty name is the namespace of the calling
 // thread (the machine's own, as tsolab never leaves threads elsewhere).
 func Open(name string) (netns.NsHandle, error) {
 	if name == "" {
@@ -129,6 +163,15 @@ func Open(name string) (netns.NsHandle, error) {
 	}
 	h, err := netns.GetFromPath(Path(name))
 	if err != nil {
+		return netns.None(), fmt.Errorf("namespace %s: %w", name, err)
+	}
+	// A left-over file (see Leftover) opens, but holds no namespace.
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(h), &st); err != nil || st.Type != unix.NSFS_MAGIC {
+		h.Close()
+		if err == nil {
+			err = fmt.Errorf("no namespace is bound on %s: %w", Path(name), unix.ENOENT)
+		}
 		return netns.None(), fmt.Errorf("namespace %s: %w", name, err)
 	}
 	return h, nil

@@ -30,39 +30,22 @@ func Mark(name string) (mark string, exists bool, err error) {
 	return mark, true, nil
 }
 
-// SetMark writes the mark of the named namespace (see Mark).
-func SetMark(name, mark string) error {
-	err := withNetlink(name, func(h *netlink.Handle) error {
-		lo, err := h.LinkByIndex(1)
-		if err != nil {
-			return fmt.Errorf("find lo: %w", err)
-		}
-		if lo.Attrs().Alias == mark {
-			return nil
-		}
-		return h.LinkSetAlias(lo, mark)
-	})
+// markHere writes mark as the alias of lo in the calling thread's
+// namespace.
+func markHere(mark string) error {
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
-		return fmt.Errorf("mark namespace %s: %w", name, err)
+		return fmt.Errorf("mark the new namespace: %w", err)
+	}
+	defer h.Close()
+	lo, err := h.LinkByIndex(1)
+	if err == nil {
+		err = h.LinkSetAlias(lo, mark)
+	}
+	if err != nil {
+		return fmt.Errorf("mark the new namespace: %w", err)
 	}
 	return nil
-}
-
-// Claim writes mark on the named namespace (see Mark) unless the mark it
-// already carries is one accept refuses: then it changes nothing and
-// returns that mark. An empty mark is never written.
-func Claim(name, mark string, accept func(held string) bool) (refused string, err error) {
-	held, _, err := Mark(name)
-	if err != nil {
-		return "", err
-	}
-	if !accept(held) {
-		return held, nil
-	}
-	if mark == "" {
-		return "", nil
-	}
-	return "", SetMark(name, mark)
 }
 
 // lockPath is the machine-wide lock LockClaims takes: in /run, which
@@ -71,9 +54,9 @@ func Claim(name, mark string, accept func(held string) bool) (refused string, er
 const lockPath = "/run/tsolab-netns.lock"
 
 // LockClaims takes a lock that every tsolab process on the machine shares
-// around creating and claiming a namespace (Create, then Claim), so that
-// two applies started at once cannot both find a namespace unmarked and
-// both take it. It returns the unlock.
+// around looking at a namespace's mark and creating it (Mark, then
+// CreateMarked), so that two applies started at once cannot both find a
+// name free and both create on it. It returns the unlock.
 func LockClaims() (unlock func(), err error) {
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {

@@ -52,6 +52,19 @@ func LabID(t testing.TB) string {
 	return fmt.Sprintf("tt%d-%d", os.Getpid(), seq.Add(1))
 }
 
+// Owner is the state that owns the namespaces of the namings Naming, Lab
+// and StandIn return (provider.Naming.Owner): provider calls made with
+// them create namespaces marked as this state's.
+const Owner = "netnstest-state"
+
+// Naming returns the naming of a lab with a fresh ID (LabID), as the
+// state Owner.
+func Naming(t testing.TB) provider.Naming {
+	n := provider.NewNaming(LabID(t))
+	n.Owner = Owner
+	return n
+}
+
 // CheckNoLeftovers registers a cleanup (run after the test's own
 // cleanups, as it is registered first) that fails the test if any
 // namespace whose name starts with prefix is still bound.
@@ -74,12 +87,12 @@ func CheckNoLeftovers(t testing.TB, prefix string) {
 
 // StandIn makes a namespace that stands for "the machine's own" in tests of
 // local hosts and adopted devices, so the real machine is never touched. It
-// requires namespaces (see Require), returns the test's lab naming and the
+// requires namespaces (see Require), returns the test's lab naming (Naming) and the
 // stand-in's name, and removes it, and checks for leftovers, when t ends.
 func StandIn(t testing.TB) (provider.Naming, string) {
 	t.Helper()
 	Require(t)
-	n := provider.NewNaming(LabID(t))
+	n := Naming(t)
 	stand := "tsltest." + n.LabID + ".machine"
 	CheckNoLeftovers(t, "tsltest."+n.LabID+".")
 	removeAtEnd(t, stand)
@@ -90,12 +103,12 @@ func StandIn(t testing.TB) (provider.Naming, string) {
 }
 
 // Lab requires namespaces (see Require) and returns the naming of a lab
-// with a fresh ID (LabID), whose namespaces ("tsl.LABID.") must all be
+// with a fresh ID (Naming), whose namespaces ("tsl.LABID.") must all be
 // gone when t ends (CheckNoLeftovers).
 func Lab(t testing.TB) provider.Naming {
 	t.Helper()
 	Require(t)
-	n := provider.NewNaming(LabID(t))
+	n := Naming(t)
 	CheckNoLeftovers(t, provider.NamespacePrefix+n.LabID+".")
 	return n
 }
@@ -103,11 +116,16 @@ func Lab(t testing.TB) provider.Naming {
 // Namespace requires namespaces (see Require) and makes the named one
 // (which must start with tsl. or tsltest) with lo up, or fails t; it is
 // removed when t ends, even when t fails.
-func Namespace(t testing.TB, name string) {
+func Namespace(t testing.TB, name string) { MarkedNamespace(t, name, "") }
+
+// MarkedNamespace is Namespace with the namespace marked (see
+// netnsfs.CreateMarked): with provider.Naming.OwnerMark, the namespace of
+// a lab host its state made.
+func MarkedNamespace(t testing.TB, name, mark string) {
 	t.Helper()
 	Require(t)
 	removeAtEnd(t, name)
-	if _, err := netnsfs.Create(name); err != nil {
+	if _, err := netnsfs.CreateMarked(name, mark); err != nil {
 		t.Fatal(err)
 	}
 	if err := netnsfs.LoopbackUp(name); err != nil {
