@@ -74,6 +74,9 @@ type Plan struct {
 	// included: desired resources first in dependency order (ties in the
 	// order given), then deletions, dependents before what they depend on.
 	Changes []Change `json:"changes"`
+	// Targets are the -target addresses the plan was narrowed to (see
+	// Target); nil for a whole plan.
+	Targets []provider.Addr `json:"targets,omitempty"`
 	// Diagnostics from refresh and from the providers' Validate. A plan
 	// with errors cannot be applied or saved.
 	Diagnostics hcl.Diagnostics `json:"-"`
