@@ -117,7 +117,7 @@ func newPlanner(dir string, lab *config.Lab, sc *config.Scenario, v view.View) *
 
 // planLab loads, plans and renders; it returns nil after printing the
 // reason when planning failed.
-func (c *cli) planLab(ctx context.Context, dir string, vf *varFlags, scenario string, o outputFlags) (*config.Lab, *planner.Plan, view.View) {
+func (c *cli) planLab(ctx context.Context, dir string, vf *varFlags, scenario string, targets targetFlags, o outputFlags) (*config.Lab, *planner.Plan, view.View) {
 	lab := c.loadLab(dir, vf)
 	if lab == nil {
 		return nil, nil, nil
@@ -133,10 +133,14 @@ func (c *cli) planLab(ctx context.Context, dir string, vf *varFlags, scenario st
 		c.fail(err)
 		return nil, nil, nil
 	}
+	if !c.target(plan, targets) {
+		return nil, nil, nil
+	}
 	if !o.json {
 		fmt.Fprintln(c.stdout, scenarioLine(lab, sc, scenario != ""))
 	}
 	v.Plan(plan)
+	c.targetNote(plan, o)
 	if len(plan.Diagnostics) > 0 {
 		v.Diagnostics(plan.Diagnostics)
 	}
@@ -156,6 +160,8 @@ func (c *cli) plan(args []string) int {
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
 	out := fs.String("out", "", "save the plan to `FILE`, for a later tsolab apply FILE that makes exactly its changes")
 	scenario := fs.String("scenario", "", "the matrix cell to plan, e.g. tso=false (default: the first)")
+	var targets targetFlags
+	targets.register(fs, "plan")
 	dir, ok := c.parseDir(fs, args)
 	if !ok {
 		return exitError
@@ -165,7 +171,7 @@ func (c *cli) plan(args []string) int {
 	}
 	ctx, cancel := c.signalContext()
 	defer cancel()
-	_, plan, _ := c.planLab(ctx, dir, &vf, *scenario, o)
+	_, plan, _ := c.planLab(ctx, dir, &vf, *scenario, targets, o)
 	if plan == nil {
 		return exitError
 	}
@@ -204,6 +210,8 @@ func (c *cli) apply(args []string) int {
 	o.register(fs)
 	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
 	scenario := fs.String("scenario", "", "the matrix cell to apply, e.g. tso=false (default: the first)")
+	var targets targetFlags
+	targets.register(fs, "apply")
 	target, ok := c.parseDir(fs, args)
 	if !ok {
 		return exitError
@@ -220,12 +228,12 @@ func (c *cli) apply(args []string) int {
 		// A saved plan: apply exactly it, no question asked (it was reviewed).
 		var fixed []string
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "scenario" || f.Name == "var" || f.Name == "var-file" || f.Name == "name" {
+			if f.Name == "scenario" || f.Name == "var" || f.Name == "var-file" || f.Name == "name" || f.Name == "target" {
 				fixed = append(fixed, "-"+f.Name)
 			}
 		})
 		if len(fixed) > 0 {
-			c.errorf("%s cannot change a saved plan: %s fixed its scenario, variables and name when it was made. Run tsolab plan with %s and -out FILE, then apply that file.",
+			c.errorf("%s cannot change a saved plan: %s fixed its scenario, variables, name and targets when it was made. Run tsolab plan with %s and -out FILE, then apply that file.",
 				strings.Join(fixed, ", "), target, strings.Join(fixed, ", "))
 			return exitError
 		}
@@ -239,7 +247,7 @@ func (c *cli) apply(args []string) int {
 		return c.finishApply(v, res, err)
 	}
 	var lab *config.Lab
-	lab, plan, v = c.planLab(ctx, target, &vf, *scenario, o)
+	lab, plan, v = c.planLab(ctx, target, &vf, *scenario, targets, o)
 	if plan == nil {
 		return exitError
 	}
@@ -276,6 +284,8 @@ func (c *cli) destroy(args []string) int {
 	var o outputFlags
 	o.register(fs)
 	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
+	var targets targetFlags
+	targets.register(fs, "destroy")
 	dir, ok := c.parseDir(fs, args)
 	if !ok {
 		return exitError
@@ -283,14 +293,14 @@ func (c *cli) destroy(args []string) int {
 	if o.json {
 		c.useJSON()
 	}
-	code, _ := c.destroyDir(dir, o, *auto)
+	code, _ := c.destroyDir(dir, o, targets, *auto)
 	return code
 }
 
 // destroyDir destroys what the state of dir records. It needs no lab
 // files: the state names everything (a lab whose files were deleted can
 // still be destroyed).
-func (c *cli) destroyDir(dir string, o outputFlags, auto bool) (int, *planner.ApplyResult) {
+func (c *cli) destroyDir(dir string, o outputFlags, targets targetFlags, auto bool) (int, *planner.ApplyResult) {
 	st, err := planner.ReadState(dir)
 	if err != nil {
 		c.fail(err)
@@ -313,7 +323,11 @@ func (c *cli) destroyDir(dir string, o outputFlags, auto bool) (int, *planner.Ap
 		c.fail(err)
 		return exitError, nil
 	}
+	if !c.target(plan, targets) {
+		return exitError, nil
+	}
 	v.Plan(plan)
+	c.targetNote(plan, o)
 	v.Diagnostics(plan.Diagnostics)
 	if plan.Diagnostics.HasErrors() {
 		return exitError, nil
@@ -325,7 +339,11 @@ func (c *cli) destroyDir(dir string, o outputFlags, auto bool) (int, *planner.Ap
 		c.errorf("-json needs -auto-approve\n\ntsolab cannot ask for approval on a JSON stream: add -auto-approve.")
 		return exitError, nil
 	}
-	if !auto && !c.confirm("Do you really want to destroy all resources of the lab?") {
+	question := "Do you really want to destroy all resources of the lab?"
+	if len(targets) > 0 {
+		question = "Do you really want to destroy these resources of the lab?"
+	}
+	if !auto && !c.confirm(question) {
 		fmt.Fprintln(c.stdout, "Destroy cancelled.")
 		return exitError, nil
 	}

@@ -144,7 +144,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 			fmt.Fprintln(c.stdout, "\nDestroying the lab (-keep keeps it).")
 		}
 		o := outputFlags{json: f.out.json, noColor: f.out.noColor, brief: !f.verbose}
-		if code, _ := c.destroyDir(dir, o, true); code != exitOK && runErr == nil {
+		if code, _ := c.destroyDir(dir, o, nil, true); code != exitOK && runErr == nil {
 			runErr = fmt.Errorf("destroy failed: run tsolab destroy %s", dir)
 		}
 	}
