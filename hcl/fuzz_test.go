@@ -1,15 +1,25 @@
 package hcl
 
 import (
+	"bytes"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	hclv2 "github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tsolab/tsolab/config"
 )
 
 // FuzzLoad loads arbitrary lab files: the loader never panics, every
-// diagnostic can be rendered, and a lab without errors is complete.
+// diagnostic can be rendered, a lab without errors is complete, and
+// `tsolab fmt` of it loads to the same lab (and is already formatted).
 // Seeds: the test labs, the sources of the table tests' header, and every
 // lab under ../examples.
 func FuzzLoad(f *testing.F) {
@@ -55,6 +65,7 @@ func FuzzLoad(f *testing.F) {
 		if lab.Name == "" || len(lab.Scenarios) == 0 {
 			t.Fatalf("lab without errors has name %q and %d scenarios", lab.Name, len(lab.Scenarios))
 		}
+		checkFormatted(t, lab, src)
 		for _, sc := range lab.Scenarios {
 			for _, n := range sc.NICs {
 				if sc.Host(n.Host) == nil {
@@ -83,4 +94,53 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkFormatted loads Format(src) and requires the lab it gives to be
+// lab, but for where things are written: every value, scenario, workload
+// and expectation the same, conditions the same up to white space.
+func checkFormatted(t *testing.T, lab *config.Lab, src []byte) {
+	t.Helper()
+	const name = "fuzz.tsolab.hcl"
+	out := Format(src)
+	if again := Format(out); !bytes.Equal(again, out) {
+		t.Fatalf("fmt is not idempotent:\n%s\nformats to\n%s", out, again)
+	}
+	lab2, diags := load("fuzz", []sourceFile{{name: name, src: out}}, Options{})
+	if diags.HasErrors() {
+		t.Fatalf("the fmt output does not load: %v\n%s", diags, out)
+	}
+	opts := cmp.Options{
+		cmpopts.IgnoreFields(config.Lab{}, "Sources"),
+		cmpopts.IgnoreTypes(hclv2.Range{}, map[string]hclv2.Range{}),
+		cmpopts.IgnoreInterfaces(struct{ hclv2.Expression }{}),
+		cmp.Comparer(func(a, b cty.Value) bool { return a.RawEquals(b) }),
+		cmp.Comparer(func(a, b cty.Type) bool { return a.Equals(b) }),
+		cmpopts.EquateComparable(netip.Prefix{}, netip.Addr{}),
+		cmpopts.EquateEmpty(),
+	}
+	if diff := cmp.Diff(lab, lab2, opts); diff != "" {
+		t.Fatalf("the fmt output loads to another lab (-src +fmt):\n%s\nformatted:\n%s", diff, out)
+	}
+	for i, ex := range lab.Expects {
+		ex2 := lab2.Expects[i]
+		for _, e := range [][2]hclv2.Expression{{ex.When, ex2.When}, {ex.Condition, ex2.Condition}} {
+			a, b := exprText(lab.Sources[name], e[0]), exprText(out, e[1])
+			if a != b {
+				t.Errorf("expect %q: %q became %q", ex.Name, a, b)
+			}
+		}
+	}
+}
+
+// exprText is an expression's source without white space.
+func exprText(src []byte, e hclv2.Expression) string {
+	if e == nil {
+		return ""
+	}
+	r := e.Range()
+	if r.End.Byte > len(src) || r.Start.Byte > r.End.Byte {
+		return "<out of range>"
+	}
+	return strings.Join(strings.Fields(string(src[r.Start.Byte:r.End.Byte])), "")
 }

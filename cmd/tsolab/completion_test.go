@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
 )
 
 // completionScript writes `tsolab completion SHELL` to a file.
@@ -96,11 +99,25 @@ func TestCompletionBash(t *testing.T) {
 	}
 }
 
-func TestCompletionFish(t *testing.T) {
-	fish, err := exec.LookPath("fish")
-	if err != nil {
-		t.Skip("fish is not installed (apt-get install fish): cannot run the fish completion")
+// requireShell returns the path of shell, or skips t when it is not
+// installed (fails it under TSOLAB_REQUIRE_NETNS=1: .ci/run installs fish
+// and zsh, so CI never skips a completion).
+func requireShell(t *testing.T, shell string) string {
+	t.Helper()
+	p, err := exec.LookPath(shell)
+	if err == nil {
+		return p
 	}
+	reason := fmt.Sprintf("%s is not installed (apt-get install %s): cannot check the %s completion", shell, shell, shell)
+	if os.Getenv(netnstest.RequireEnv) == "1" {
+		t.Fatalf("%s=1 but %s", netnstest.RequireEnv, reason)
+	}
+	t.Skip(reason)
+	return ""
+}
+
+func TestCompletionFish(t *testing.T) {
+	fish := requireShell(t, "fish")
 	script := completionScript(t, "fish")
 	dir := completionDir(t)
 	tests := []struct {
@@ -140,10 +157,7 @@ func TestCompletionFish(t *testing.T) {
 }
 
 func TestCompletionZsh(t *testing.T) {
-	zsh, err := exec.LookPath("zsh")
-	if err != nil {
-		t.Skip("zsh is not installed (apt-get install zsh): cannot check the zsh completion")
-	}
+	zsh := requireShell(t, "zsh")
 	script := completionScript(t, "zsh")
 	if out, err := exec.Command(zsh, "-n", script).CombinedOutput(); err != nil {
 		t.Fatalf("zsh -n: %v\n%s", err, out)

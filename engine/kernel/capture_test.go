@@ -21,6 +21,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel"
+	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
 )
 
 // pcapCount is what a pcapng file holds, decoded by gopacket.
@@ -73,10 +74,14 @@ func readPcapng(t *testing.T, path string) pcapCount {
 }
 
 // tsharkData counts the TCP data packets of a file with tshark, or
-// returns -1 when tshark is not installed.
+// returns -1 when tshark is not installed (and fails t under
+// TSOLAB_REQUIRE_NETNS=1: .ci/run installs it).
 func tsharkData(t *testing.T, path string) int64 {
 	t.Helper()
 	if _, err := exec.LookPath("tshark"); err != nil {
+		if os.Getenv(netnstest.RequireEnv) == "1" {
+			t.Fatalf("%s=1 but tshark is not installed: the capture files would go without their cross-check (apt-get install tshark)", netnstest.RequireEnv)
+		}
 		return -1
 	}
 	out, err := exec.Command("tshark", "-r", path, "-Y", "tcp.len > 0", "-T", "fields", "-e", "frame.number").Output()

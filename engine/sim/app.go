@@ -18,7 +18,8 @@ type app struct {
 	bytesMode  bool  // the stream ends after pending bytes (FIN on the tail)
 
 	readSize int64 // bytes per read call (stream)
-	msg      int64 // rr: a read takes exactly this many bytes (request or response)
+	msg      int64 // rr: bytes of one message (request or response)
+	got      int64 // rr: bytes of the current message read so far
 	reply    int64 // rr server: bytes written back per message read
 	next     int64 // rr client: bytes of the next request
 	txStart  int64 // rr client: when the outstanding transaction began, ns
@@ -50,10 +51,18 @@ func (ep *endpoint) runApp(now int64) {
 	r := &ep.rcv
 	if r.unread > 0 {
 		n := min(r.unread, a.readSize)
+		msgDone := false
 		if a.msg > 0 {
+			// One read takes the rest of the message once it is all
+			// there; a message larger than half the receive buffer is
+			// read in parts as it comes (otherwise the window would
+			// close on an unfinished message and both sides wait).
 			n = 0
-			if r.unread >= a.msg {
-				n = a.msg
+			switch need := a.msg - a.got; {
+			case r.unread >= need:
+				n, msgDone = need, true
+			case r.unread >= r.buf/2:
+				n = r.unread
 			}
 		}
 		if n > 0 {
@@ -67,10 +76,16 @@ func (ep *endpoint) runApp(now int64) {
 			if nw := ep.prof.acks.window(ep); ep.prof.acks.windowUpdate(ep, oldWin, nw) {
 				ep.sendAck(now, ackWindow, c)
 			}
-			if a.reply > 0 {
+			if a.msg > 0 {
+				a.got += n
+				if msgDone {
+					a.got = 0
+				}
+			}
+			if a.reply > 0 && msgDone {
 				a.pending += a.reply
 			}
-			if a.next > 0 && a.msg > 0 {
+			if a.next > 0 && msgDone {
 				w.onTransaction(done - a.txStart)
 				if !w.stopping {
 					a.txStart = done

@@ -190,6 +190,22 @@ func TestNamespaceLifecycle(t *testing.T) {
 	if !loUp() {
 		t.Errorf("lo in %s is down after Update, want up", ns)
 	}
+	// The namespace itself has it back, not only Update's report.
+	var fwd []byte
+	err = netnsfs.Do(ns, func() (err error) {
+		fwd, err = os.ReadFile("/proc/sys/net/ipv4/ip_forward")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(string(fwd)), desired["sysctl.net.ipv4.ip_forward"]; got != want {
+		t.Errorf("ip_forward in %s after Update = %q, want %q", ns, got, want)
+	}
+	rr = p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: ur.New})
+	if got, want := rr.Actual["sysctl.net.ipv4.ip_forward"], desired["sysctl.net.ipv4.ip_forward"]; got != want {
+		t.Errorf("Read ip_forward after Update = %q, want %q", got, want)
+	}
 
 	dr := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: ur.New})
 	if dr.Diagnostics.HasErrors() {

@@ -138,10 +138,7 @@ func TestMoveDevice(t *testing.T) {
 	n, stand, hostNS := moveLab(t)
 
 	addr := provider.Addr{Kind: provider.KindNIC, Name: "port1"}
-	desired := provider.Attrs{
-		"host": "h", "netns": hostNS, "ifname": "eth9", "link": "device:eth9",
-		"address": "10.84.0.1/24", "mtu": "9000", "offload.tso": "false",
-	}
+	desired := movedPort(hostNS)
 	err := netnsfs.Do(stand, func() error {
 		l, err := standInPort()
 		if err != nil {
@@ -294,4 +291,95 @@ func standInPort() (netlink.Link, error) {
 		return nil, err
 	}
 	return netlink.LinkByName("eth9")
+}
+
+// A destroy interrupted after it moved the device home but before it gave
+// the device its settings back leaves it in the machine's namespace with
+// the lab's MTU and offloads: Delete finds it there (not in the host's
+// namespace, so release did not run) and restores them there.
+func TestMoveDeviceHomeAlready(t *testing.T) {
+	n, stand, hostNS := moveLab(t)
+	addr := provider.Addr{Kind: provider.KindNIC, Name: "port1"}
+	desired := movedPort(hostNS)
+	err := netnsfs.Do(stand, func() error {
+		if _, err := standInPort(); err != nil {
+			return err
+		}
+		origMTU, origTSO, err := mtuTSO("eth9")
+		if err != nil {
+			return err
+		}
+		if origMTU == 9000 || !origTSO {
+			return fmt.Errorf("stand-in port starts with mtu %d, tso %v: the test needs it to differ from the lab's 9000, false", origMTU, origTSO)
+		}
+		ctx := context.Background()
+		p := nic.New()
+		cr := p.Create(ctx, provider.CreateRequest{Naming: n, Addr: addr, Desired: desired})
+		if len(cr.Diagnostics) > 0 {
+			return fmt.Errorf("Create: %v", cr.Diagnostics)
+		}
+		// The interrupted destroy: the device is home, with the lab's
+		// MTU and offloads still on it.
+		home, err := netnsfs.Open(stand)
+		if err != nil {
+			return err
+		}
+		defer home.Close()
+		err = netnsfs.Do(hostNS, func() error {
+			l, err := netlink.LinkByName("eth9")
+			if err != nil {
+				return err
+			}
+			return netlink.LinkSetNsFd(l, int(home))
+		})
+		if err != nil {
+			return fmt.Errorf("move eth9 home by hand: %w", err)
+		}
+		if mtu, tso, err := mtuTSO("eth9"); err != nil || mtu != 9000 || tso {
+			return fmt.Errorf("eth9 at home before Delete: mtu %d tso %v (%v); want it there with 9000, false", mtu, tso, err)
+		}
+
+		if dr := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: cr.New}); len(dr.Diagnostics) > 0 {
+			return fmt.Errorf("Delete: %v", dr.Diagnostics)
+		}
+		mtu, tso, err := mtuTSO("eth9")
+		if err != nil {
+			return err
+		}
+		if mtu != origMTU || tso != origTSO {
+			t.Errorf("after Delete: mtu %d tso %v; want %d %v", mtu, tso, origMTU, origTSO)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// movedPort is the stand-in port eth9 moved into host h's namespace with
+// an address, MTU 9000 and TSO off.
+func movedPort(hostNS string) provider.Attrs {
+	return provider.Attrs{
+		"host": "h", "netns": hostNS, "ifname": "eth9", "link": "device:eth9",
+		"address": "10.84.0.1/24", "mtu": "9000", "offload.tso": "false",
+	}
+}
+
+// mtuTSO reads a device's MTU and TSO state in the calling thread's
+// namespace.
+func mtuTSO(name string) (int, bool, error) {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return 0, false, err
+	}
+	et, err := ethtool.NewEthtool()
+	if err != nil {
+		return 0, false, err
+	}
+	defer et.Close()
+	feats, err := et.Features(name)
+	if err != nil {
+		return 0, false, err
+	}
+	return l.Attrs().MTU, feats["tx-tcp-segmentation"], nil
 }

@@ -36,6 +36,10 @@ type Options struct {
 	// leave by the sender's device only on loopback) are recorded, not
 	// counted.
 	Headers Sink
+
+	// tracepoint (tests only) counts at the tracepoint even where TCX
+	// would do, so a kernel with TCX tests the fallback too.
+	tracepoint bool
 }
 
 // Sink receives recorded packets, one at a time, in order, on the
@@ -89,6 +93,9 @@ func Open(opts Options) (*Counter, error) {
 	off, err := kernelBTF()
 	if err != nil {
 		return nil, fmt.Errorf("devqueue: %w", err)
+	}
+	if opts.tracepoint {
+		off.CastToKernCtx = 0
 	}
 	m, err := ebpf.NewMap(&ebpf.MapSpec{
 		Name:       "tsl_units",

@@ -3,8 +3,10 @@ package devqueue
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -83,7 +85,7 @@ func kernelSpec(t *testing.T) *btf.Spec {
 	t.Helper()
 	spec, err := btf.LoadKernelSpec()
 	if err != nil {
-		t.Skipf("no kernel BTF (%v): the counter needs /sys/kernel/btf/vmlinux", err)
+		skipUnlessRequired(t, fmt.Sprintf("no kernel BTF (%v): the counter needs /sys/kernel/btf/vmlinux", err))
 	}
 	return spec
 }
@@ -154,13 +156,24 @@ func openIn(ns *testNS, opts Options) (*Counter, error) {
 	return c, err
 }
 
+// skipUnlessRequired skips t for a missing kernel feature, or fails it
+// under TSOLAB_REQUIRE_NETNS=1: CI's kernel has what the counter needs.
+func skipUnlessRequired(t *testing.T, reason string) {
+	t.Helper()
+	if os.Getenv(netnstest.RequireEnv) == "1" {
+		t.Fatalf("%s=1 but %s", netnstest.RequireEnv, reason)
+	}
+	t.Skip(reason)
+}
+
 // mustOpenIn is openIn that skips t when the kernel refuses BPF to this
-// process and fails it on any other error.
+// process (fails it under TSOLAB_REQUIRE_NETNS=1) and fails it on any
+// other error.
 func mustOpenIn(t *testing.T, ns *testNS, opts Options) *Counter {
 	t.Helper()
 	c, err := openIn(ns, opts)
 	if errors.Is(err, unix.EPERM) {
-		t.Skipf("BPF refused: %v", err)
+		skipUnlessRequired(t, fmt.Sprintf("BPF refused: %v", err))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +249,17 @@ func loopbackStream(t *testing.T, ns *testNS, n, ws int, pacing uint64, listen f
 	return int64(info.Bytes_retrans)
 }
 
+// TestCountsLoopbackStream counts an unpaced loopback stream at the hook
+// Open picks and, forced, at the tracepoint fallback: both must count
+// every byte (an unpaced stream sends from the sender's own thread, which
+// tracing programs see; see the package documentation).
 func TestCountsLoopbackStream(t *testing.T) {
+	for _, tp := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tracepoint=%v", tp), func(t *testing.T) { countsLoopbackStream(t, tp) })
+	}
+}
+
+func countsLoopbackStream(t *testing.T, tracepoint bool) {
 	netnstest.Require(t)
 	kernelSpec(t)
 	lab := netnstest.LabID(t)
@@ -248,7 +271,7 @@ func TestCountsLoopbackStream(t *testing.T) {
 	retrans := loopbackStream(t, a, n, 64<<10, 0, func(port uint16, m int) {
 		var err error
 		mss = m
-		c = mustOpenIn(t, a, Options{Ifindex: 1, NetNS: a.inode, DstPorts: []uint16{port}, MSS: m})
+		c = mustOpenIn(t, a, Options{Ifindex: 1, NetNS: a.inode, DstPorts: []uint16{port}, MSS: m, tracepoint: tracepoint})
 		// Every port in namespace b: a's traffic must not show up there.
 		if all, err = openIn(b, Options{Ifindex: 1, NetNS: b.inode, MSS: m}); err != nil {
 			t.Fatal(err)
@@ -272,6 +295,9 @@ func TestCountsLoopbackStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("MSS %d, %d bytes retransmitted, counted at %v: %+v", mss, retrans, c.Hook(), res)
+	if tracepoint && c.Hook() != HookTracepoint {
+		t.Errorf("counted at %v, want the forced %v", c.Hook(), HookTracepoint)
+	}
 	if res.PayloadBytes != n+retrans {
 		t.Errorf("payload = %d bytes, want the %d sent and %d retransmitted", res.PayloadBytes, n, retrans)
 	}
@@ -323,8 +349,18 @@ func TestCountsPacedStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Hook != HookTCX {
-		t.Skipf("counted at %v: this kernel has no TCX, and the tracepoint may fall short here", res.Hook)
+	if res.PayloadBytes > n+retrans {
+		t.Errorf("%v counted %d payload bytes, more than the %d sent and %d retransmitted", res.Hook, res.PayloadBytes, n, retrans)
+	}
+	if res.Hook == HookTracepoint {
+		// Without TCX: the tracepoint misses the units sent while a task
+		// tracing programs do not run for is current (0.1% of the
+		// bytes in 14 of 30 runs where measured); the test bounds the
+		// loss at 1%, ten times that.
+		if miss := n + retrans - res.PayloadBytes; miss*100 > n {
+			t.Errorf("the tracepoint missed %d of %d payload bytes, more than 1%%", miss, n+retrans)
+		}
+		return
 	}
 	if res.PayloadBytes != n+retrans {
 		t.Errorf("%v counted %d payload bytes in %d units, want the %d sent and %d retransmitted (%d missing)",
