@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -12,12 +14,7 @@ import (
 // runs one at a time and four at once (two rounds, -repeat 2): the results
 // file and the verdict table must be the same, byte for byte.
 func TestSimParallelIsSerial(t *testing.T) {
-	labs, err := filepath.Glob("../../examples/*/lab.tsolab.hcl")
-	if err != nil || len(labs) == 0 {
-		t.Fatalf("no example labs: %v", err)
-	}
-	for _, lab := range labs {
-		dir := filepath.Dir(lab)
+	for _, dir := range exampleLabs(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			run := func(workers int) (results, table []byte) {
 				var out, errb bytes.Buffer
@@ -43,4 +40,36 @@ func TestSimParallelIsSerial(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkSimLab runs `tsolab test -engine sim` on each example lab with
+// its runs one at a time and with one per core (GOMAXPROCS), so the two
+// wall times per lab compare in one benchmark run.
+func BenchmarkSimLab(b *testing.B) {
+	for _, dir := range exampleLabs(b) {
+		for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%s/workers=%d", filepath.Base(dir), workers), func(b *testing.B) {
+				for b.Loop() {
+					var out bytes.Buffer
+					c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &out, workers: workers}
+					if code := c.main([]string{"test", "-engine", "sim", dir}); code != exitOK && code != exitFailed {
+						b.Fatalf("exit %d:\n%s", code, out.String())
+					}
+				}
+			})
+		}
+	}
+}
+
+// exampleLabs lists the directories of the example labs.
+func exampleLabs(tb testing.TB) []string {
+	files, err := filepath.Glob("../../examples/*/lab.tsolab.hcl")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no example labs: %v", err)
+	}
+	dirs := make([]string, len(files))
+	for i, f := range files {
+		dirs[i] = filepath.Dir(f)
+	}
+	return dirs
 }
