@@ -245,27 +245,39 @@ func (h *Human) State(st *planner.State) {
 	fmt.Fprintf(&b, "Lab %q, scenario %q (state serial %d, lineage %s)\n", st.Lab, st.Scenario, st.Serial, st.Lineage)
 	for _, r := range st.Resources {
 		b.WriteString("\n")
-		if r.Status == planner.StatusCreating {
-			fmt.Fprintf(&b, "# %s: (being created: an apply did not finish it)\n", h.color(ansiBold, r.Addr.String()))
-		} else {
-			fmt.Fprintf(&b, "# %s:\n", h.color(ansiBold, r.Addr.String()))
-		}
-		width := 0
-		for k := range r.Attrs {
-			width = max(width, len(k))
-		}
-		for _, k := range r.Attrs.Keys() {
-			fmt.Fprintf(&b, "    %-*s %s\n", width+1, k+":", value(r.Attrs[k], true))
-		}
-		if len(r.DependsOn) > 0 {
-			deps := make([]string, len(r.DependsOn))
-			for i, d := range r.DependsOn {
-				deps[i] = d.String()
-			}
-			fmt.Fprintf(&b, "    (depends on %s)\n", strings.Join(deps, ", "))
-		}
+		h.resource(&b, r)
 	}
 	h.write(b.String())
+}
+
+// Resource renders one recorded resource as State does (tsolab state
+// show).
+func (h *Human) Resource(r planner.ResourceState) {
+	var b strings.Builder
+	h.resource(&b, r)
+	h.write(b.String())
+}
+
+func (h *Human) resource(b *strings.Builder, r planner.ResourceState) {
+	if r.Status == planner.StatusCreating {
+		fmt.Fprintf(b, "# %s: (being created: an apply did not finish it)\n", h.color(ansiBold, r.Addr.String()))
+	} else {
+		fmt.Fprintf(b, "# %s:\n", h.color(ansiBold, r.Addr.String()))
+	}
+	width := 0
+	for k := range r.Attrs {
+		width = max(width, len(k))
+	}
+	for _, k := range r.Attrs.Keys() {
+		fmt.Fprintf(b, "    %-*s %s\n", width+1, k+":", value(r.Attrs[k], true))
+	}
+	if len(r.DependsOn) > 0 {
+		deps := make([]string, len(r.DependsOn))
+		for i, d := range r.DependsOn {
+			deps[i] = d.String()
+		}
+		fmt.Fprintf(b, "    (depends on %s)\n", strings.Join(deps, ", "))
+	}
 }
 
 // Diagnostics implements View, with source snippets from

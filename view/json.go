@@ -16,7 +16,7 @@ import (
 // JSONFormatVersion is the version of the JSON-lines vocabulary, reported
 // in the first line as "tsolab_format_version". Programs should accept
 // any 1.x; a new field or message type bumps the minor version.
-const JSONFormatVersion = "1.3"
+const JSONFormatVersion = "1.4"
 
 // JSONOptions configure the JSON-lines view.
 type JSONOptions struct {
@@ -236,6 +236,24 @@ func (j *JSON) State(st *planner.State) {
 		msg = fmt.Sprintf("Lab %q, scenario %q: %d resource(s) (state serial %d)", st.Lab, st.Scenario, len(st.Resources), st.Serial)
 	}
 	j.emit("info", "state", msg, map[string]any{"state": st})
+}
+
+// Resource writes one "state_resource" message: a recorded resource as
+// the state file has it (tsolab state list and show).
+func (j *JSON) Resource(r planner.ResourceState) {
+	deps := make([]string, len(r.DependsOn))
+	for i, d := range r.DependsOn {
+		deps[i] = d.String()
+	}
+	j.emit("info", "state_resource", r.Addr.String(), map[string]any{
+		"resource": resource(r.Addr), "status": r.Status, "attrs": r.Attrs, "depends_on": deps,
+	})
+}
+
+// Removed writes one "state_removed" message: tsolab state rm forgot
+// the resource at a, which stays where it is.
+func (j *JSON) Removed(a provider.Addr) {
+	j.emit("info", "state_removed", "Removed "+a.String(), map[string]any{"resource": resource(a)})
 }
 
 // Diagnostics implements View.

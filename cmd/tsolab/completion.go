@@ -72,6 +72,8 @@ type cmdSpec struct {
 	summary string
 	flags   []flagSpec
 	args    argKind // what positional arguments complete to
+	// subs are the subcommands the first argument completes to (state).
+	subs []string
 }
 
 var (
@@ -100,6 +102,11 @@ func (c *cli) completionSpec() []cmdSpec {
 		quiet := &cli{stdin: strings.NewReader(""), stdout: &help, stderr: io.Discard, env: c.env}
 		cmds[n].run(quiet, []string{"-h"})
 		s.flags, s.args = parseHelp(help.String())
+		if n == "state" {
+			for _, sub := range stateCommands {
+				s.subs = append(s.subs, sub.name)
+			}
+		}
 		out = append(out, s)
 	}
 	return out
@@ -162,7 +169,7 @@ func writeBashCompletion(w io.Writer, cmds []cmdSpec) {
 	}
 	fmt.Fprintf(w, `# bash completion for tsolab: source <(tsolab completion bash)
 _tsolab() {
-    local cur prev cmd flags valued files dirs pos
+    local cur prev cmd flags valued files dirs pos subs
     cur="${COMP_WORDS[COMP_CWORD]}"
     prev="${COMP_WORDS[COMP_CWORD-1]}"
     if [[ $COMP_CWORD -eq 1 ]]; then
@@ -185,8 +192,8 @@ _tsolab() {
 				anys = append(anys, "-"+f.name)
 			}
 		}
-		fmt.Fprintf(w, "        %s) flags=%q; files=%q; dirs=%q; valued=%q; pos=%s ;;\n",
-			c.name, strings.Join(flags, " "), " "+strings.Join(files, " ")+" ", " "+strings.Join(dirs, " ")+" ", " "+strings.Join(anys, " ")+" ", c.args)
+		fmt.Fprintf(w, "        %s) flags=%q; files=%q; dirs=%q; valued=%q; pos=%s; subs=%q ;;\n",
+			c.name, strings.Join(flags, " "), " "+strings.Join(files, " ")+" ", " "+strings.Join(dirs, " ")+" ", " "+strings.Join(anys, " ")+" ", c.args, strings.Join(c.subs, " "))
 	}
 	fmt.Fprint(w, `        *) return ;;
     esac
@@ -210,6 +217,10 @@ _tsolab() {
     fi
     if [[ "$cur" == -* ]]; then
         COMPREPLY=( $(compgen -W "$flags" -- "$cur") )
+        return
+    fi
+    if [[ -n "$subs" && $COMP_CWORD -eq 2 ]]; then
+        COMPREPLY=( $(compgen -W "$subs" -- "$cur") )
         return
     fi
     case "$pos" in
@@ -266,6 +277,9 @@ _tsolab() {
 			}
 			fmt.Fprintf(w, " \\\n                '%s'", spec)
 		}
+		if len(c.subs) > 0 {
+			fmt.Fprintf(w, " \\\n                '1:subcommand:(%s)'", strings.Join(c.subs, " "))
+		}
 		switch c.args {
 		case argDir:
 			fmt.Fprint(w, " \\\n                '*:lab directory:_files -/'")
@@ -313,6 +327,11 @@ func writeFishCompletion(w io.Writer, cmds []cmdSpec) {
 				opt = " -x"
 			}
 			fmt.Fprintf(w, "complete -c tsolab -n %s -o %s%s -d %s\n", cond, f.name, opt, fishQuote(f.usage))
+		}
+		if len(c.subs) > 0 {
+			subs := strings.Join(c.subs, " ")
+			fmt.Fprintf(w, "complete -c tsolab -n %s -a %s\n",
+				fishQuote("__fish_seen_subcommand_from "+c.name+"; and not __fish_seen_subcommand_from "+subs), fishQuote(subs))
 		}
 		switch c.args {
 		case argDir:

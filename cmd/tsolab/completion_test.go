@@ -75,6 +75,11 @@ func TestCompletionBash(t *testing.T) {
 		{"tsolab test -confidence r", nil},
 		{"tsolab plan -name ", nil},
 		{"tsolab test -var-file r", []string{"run.json"}},
+		{"tsolab st", []string{"state"}},
+		{"tsolab state ", []string{"list", "show", "rm"}},
+		{"tsolab state r", []string{"rm"}},
+		{"tsolab state list l", []string{"lab1"}},
+		{"tsolab state rm -", []string{"-json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -133,6 +138,8 @@ func TestCompletionFish(t *testing.T) {
 		{"tsolab plan l", []string{"lab1/"}},
 		{"tsolab test -name r", nil},
 		{"tsolab test -confidence r", nil},
+		{"tsolab state ", []string{"lab1/", "list", "rm", "show"}},
+		{"tsolab state list -", []string{"-json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -169,7 +176,7 @@ func TestCompletionZsh(t *testing.T) {
 		t.Fatalf("zsh did not define _tsolab: %v\n%s", err, out)
 	}
 	b, _ := os.ReadFile(script)
-	for _, want := range []string{"'report:render a results file", "'-engine[", ":engine:(kernel sim)'", "'-lab[", "'1:shell:(bash zsh fish)'"} {
+	for _, want := range []string{"'report:render a results file", "'-engine[", ":engine:(kernel sim)'", "'-lab[", "'1:shell:(bash zsh fish)'", "'1:subcommand:(list show rm)'"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("zsh script lacks %q", want)
 		}

@@ -51,6 +51,7 @@ func commands() map[string]command {
 		"apply":      {"create or update the lab", (*cli).apply},
 		"destroy":    {"remove everything the lab created", (*cli).destroy},
 		"show":       {"print the recorded state", (*cli).show},
+		"state":      {"list, show or forget (rm) what the state records, to repair it by hand", (*cli).state},
 		"graph":      {"print the lab's dependency graph as DOT", (*cli).graph},
 		"run":        {"run the workloads of the applied scenario", (*cli).runCmd},
 		"test":       {"plan, apply, run and judge every scenario, then destroy", (*cli).test},
