@@ -81,7 +81,7 @@ footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 <tr><th>Scenario</th><th>Matrix</th><th>Kernel or stack</th><th>MSS</th><th>Runs</th></tr>
 {{range .Scenarios}}<tr><td><span class="swatch" style="background:{{.Color}}"></span>{{.Name}}</td><td>{{.Matrix}}</td><td>{{.Profile}}</td><td class="num">{{.MSS}}</td><td class="num">{{.Runs}}</td></tr>
 {{end}}</table>
-<p class="muted">Offloads as the engine found them in force during the first run: read back from the device (kernel engine), or as the model resolved them after the kernel's feature fix-ups (sim engine).</p>
+<p class="muted">Offloads as the engine found them in force during the first run: read back from the device (kernel engine), or as the model resolved them after the kernel's feature fix-ups (sim engine). A feature the stack does not have is not shown (–): the model's FreeBSD profiles have neither GSO nor GRO, Linux before 2.6.29 no GRO.</p>
 <table>
 <tr><th>Scenario</th><th>NIC</th>{{range .OffloadFlags}}<th>{{.}}</th>{{end}}</tr>
 {{range .NICRows}}<tr>{{if .Span}}<td rowspan="{{.Span}}"><span class="swatch" style="background:{{.Color}}"></span>{{.Scenario}}</td>{{end}}<td>{{.NIC}}</td>{{range .Flags}}<td class="{{.Class}}">{{.Text}}</td>{{end}}</tr>

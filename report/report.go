@@ -422,7 +422,7 @@ func build(in Input) (*pageData, error) {
 			on, ok := n.flags[f]
 			switch {
 			case !ok:
-				row.Flags = append(row.Flags, flagCell{"", "na"})
+				row.Flags = append(row.Flags, flagCell{"–", "na"})
 			case on:
 				row.Flags = append(row.Flags, flagCell{"on", "on"})
 			default:

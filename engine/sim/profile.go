@@ -65,6 +65,20 @@ type profile struct {
 	bsd *bsdSockbufs
 }
 
+// holds reports whether the stack has offload f at all. A device flag
+// for a feature the stack lacks is never in force, and results do not
+// report it: GSO came with Linux 2.6.18 (2.6.27 here) and GRO with 2.6.29
+// (linux-6 here); FreeBSD has neither, only the NIC's LRO.
+func (p *profile) holds(f config.Offload) bool {
+	switch f {
+	case offGSO:
+		return p.softGSO || p.gsoAlways
+	case offGRO:
+		return p.gro
+	}
+	return true
+}
+
 // bsdSockbufs is FreeBSD's socket-buffer configuration from its sysctls:
 // the sizes tcp_attach reserves for a new socket (soreserve with
 // net.inet.tcp.sendspace and recvspace: defaults, not fixed sizes), send

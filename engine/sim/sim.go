@@ -702,7 +702,9 @@ func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult 
 	for _, n := range w.nics {
 		o := map[string]bool{}
 		for _, f := range config.AllOffloads() {
-			o[f.String()] = n.off.Has(f)
+			if n.host.prof.holds(f) {
+				o[f.String()] = n.off.Has(f)
+			}
 		}
 		key := n.name
 		if n.loopback {
