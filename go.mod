@@ -52,5 +52,6 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
+	gonum.org/v1/gonum v0.16.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 )

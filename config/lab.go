@@ -40,6 +40,11 @@ type Lab struct {
 	Scenarios []*Scenario
 
 	Expects []*Expect
+
+	// Observed are figures measured elsewhere, and Calibrations the
+	// model's parameters fitted to some of them (docs/engine.md).
+	Observed     []*Observed
+	Calibrations []*Calibration
 }
 
 // Scenario returns the scenario with the given name, or nil.

@@ -147,6 +147,25 @@ type Results struct {
 	// the runs.
 	Provenance *provenance.Provenance `json:"provenance,omitempty"`
 	Runs       []WorkloadResult       `json:"runs"`
+	// Observations puts each observed figure of the lab (an observed
+	// block's value) beside the model's or the kernel's, and says whether
+	// a calibration was fitted to it or it is a prediction.
+	Observations []Observation `json:"observations,omitempty"`
+}
+
+// Observation is one observed figure beside the measured one.
+type Observation struct {
+	Observed string  `json:"observed"` // the observed block
+	Source   string  `json:"source,omitempty"`
+	Scenario string  `json:"scenario"`
+	Workload string  `json:"workload"`
+	Metric   string  `json:"metric"`
+	Value    float64 `json:"value"`    // observed
+	Measured float64 `json:"measured"` // the median of this engine's runs
+	Error    float64 `json:"error"`    // measured/value - 1
+	// Role is "fitted" when a calibration was fitted to the figure,
+	// "predicted" otherwise.
+	Role string `json:"role"`
 }
 
 // OrderMetrics returns the metric names in have for display: the shared

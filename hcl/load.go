@@ -172,6 +172,8 @@ func load(dir string, files []sourceFile, opts Options) (*config.Lab, hclv2.Diag
 	l.loadMatrix()
 	l.loadExpects()
 	l.loadScenarios()
+	l.loadObserved()
+	l.loadCalibrations()
 	return l.lab, l.diags.sorted()
 }
 

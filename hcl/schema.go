@@ -11,14 +11,16 @@ import (
 
 // Block types of the language.
 const (
-	kindLab      = "lab"
-	kindVariable = "variable"
-	kindMatrix   = "matrix"
-	kindHost     = "host"
-	kindSwitch   = "switch"
-	kindNIC      = "nic"
-	kindWorkload = "workload"
-	kindExpect   = "expect"
+	kindLab       = "lab"
+	kindVariable  = "variable"
+	kindMatrix    = "matrix"
+	kindHost      = "host"
+	kindSwitch    = "switch"
+	kindNIC       = "nic"
+	kindWorkload  = "workload"
+	kindExpect    = "expect"
+	kindObserved  = "observed"
+	kindCalibrate = "calibrate"
 )
 
 // Names an expression can start with. The block kinds that can be
@@ -32,11 +34,11 @@ const (
 )
 
 // refKinds are the block kinds an expression can reference by name.
-var refKinds = []string{kindHost, kindSwitch, kindNIC, kindWorkload}
+var refKinds = []string{kindHost, kindSwitch, kindNIC, kindWorkload, kindObserved}
 
 // allRoots is every name an expression can start with somewhere, for
 // telling "not allowed here" apart from "unknown".
-var allRoots = []string{rootVar, rootMatrix, kindHost, kindSwitch, kindNIC, kindWorkload, rootResult, rootBaseline}
+var allRoots = []string{rootVar, rootMatrix, kindHost, kindSwitch, kindNIC, kindWorkload, kindObserved, rootResult, rootBaseline}
 
 // attrSpec describes one attribute of a block.
 type attrSpec struct {
@@ -180,6 +182,25 @@ var schema = []*blockSpec{
 			{name: "when", roots: values, example: `when = matrix.tso`},
 			{name: "condition", required: true, roots: []string{rootVar, rootMatrix, rootResult, rootBaseline}, example: `condition = result.throughput_bps >= 1e9`},
 			{name: "message", roots: varsOnly, example: `message = "why it should hold"`},
+		},
+	},
+	{
+		kind: kindObserved, labeled: true, labelDesc: "the observed figures' name",
+		example: `observed "NAME" { workload = workload.W, values = { throughput_bps = 2.5e9 } }`,
+		attrs: []attrSpec{
+			{name: "source", roots: varsOnly, example: `source = "seed 001, TSO off, MTU 1500"`},
+			{name: "workload", roots: []string{kindWorkload}, refs: []string{kindWorkload}, example: `workload = workload.WORKLOAD`},
+			{name: "scenario", roots: varsOnly, example: `scenario = { tso = false, mtu = 1500 }`},
+			{name: "values", required: true, roots: varsOnly, example: `values = { throughput_bps = 2.5e9, cpu_tx_pct = 220 }`},
+		},
+	},
+	{
+		kind: kindCalibrate, labeled: true, labelDesc: "the CPU profile to calibrate",
+		example: `calibrate "CPU" { free = ["bus_per_unit"], fit = [observed.NAME], file = "CPU.calibration.json" }`,
+		attrs: []attrSpec{
+			{name: "free", required: true, roots: varsOnly, example: `free = ["bus_per_unit", "stack_per_skb"]`},
+			{name: "fit", required: true, roots: []string{kindObserved}, refs: []string{kindObserved}, example: `fit = [observed.NAME]`},
+			{name: "file", required: true, roots: varsOnly, example: `file = "CPU.calibration.json"`},
 		},
 	},
 }

@@ -44,6 +44,10 @@ func WriteMarkdown(w io.Writer, lab *config.Lab, results *engine.Results, verdic
 	}
 	fmt.Fprintf(ew, "### Results\n\n")
 	writeMarkdownTable(ew, resultRows(sets, hasRR))
+	if len(results.Observations) > 0 {
+		fmt.Fprintf(ew, "\n### Observed figures\n\nfitted: a calibration was fitted to it; predicted: never tuned to.\n\n")
+		writeMarkdownTable(ew, observationRows(results.Observations, results.Engine))
+	}
 	if len(verdicts) > 0 {
 		fmt.Fprintf(ew, "\n### Verdicts\n\n")
 		writeMarkdownTable(ew, verdictRows(verdicts))

@@ -23,6 +23,7 @@ func WriteTable(w io.Writer, lab *config.Lab, results *engine.Results, verdicts 
 	tw := &errWriter{w: w}
 	sets := orderedRuns(lab, results)
 	writeResults(tw, lab, results, sets)
+	writeObservations(tw, results)
 	if len(verdicts) > 0 {
 		fmt.Fprintln(tw)
 		writeVerdicts(tw, verdicts)

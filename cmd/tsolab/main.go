@@ -56,6 +56,7 @@ func commands() map[string]command {
 		"run":        {"run the workloads of the applied scenario", (*cli).runCmd},
 		"test":       {"plan, apply, run and judge every scenario, then destroy", (*cli).test},
 		"version":    {"print the version", (*cli).version},
+		"calibrate":  {"fit the model's cost parameters to a lab's observed figures", (*cli).calibrate},
 		"report":     {"render a results file as a self-contained HTML report", (*cli).reportCmd},
 		"completion": {"print a shell completion script (bash, zsh or fish)", (*cli).completion},
 	}

@@ -138,6 +138,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	defer cancel()
 	results := &engine.Results{FormatVersion: 1, Lab: lab.Name, Engine: string(kind), Provenance: labProvenance(lab, dir)}
 	runErr := interrupted(ctx, c.runScenarios(ctx, lab, dir, scenarios, eng, kind, &f, test, results))
+	results.Observations = outcome.Observe(lab, results)
 
 	if test && kind == config.EngineKernel && !f.keep {
 		if c.stream == nil {
@@ -234,7 +235,16 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 			c.errorf("-capture applies to the kernel engine only: the sim engine models packets and sends none to capture (use -engine kernel)")
 			return kind, nil
 		}
-		return kind, sim.New(sim.Options{})
+		opts := sim.Options{}
+		if len(lab.Calibrations) > 0 {
+			profiles, files, err := sim.ProfilesFor(lab)
+			if err != nil {
+				c.fail(err)
+				return kind, nil
+			}
+			opts.CPUProfiles, opts.ProfileFiles = profiles, files
+		}
+		return kind, sim.New(opts)
 	case config.EngineKernel, "":
 		opts := kernel.Options{DisableCapture: f.noCapture}
 		if f.capture != "" {

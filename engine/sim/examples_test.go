@@ -21,7 +21,12 @@ func runLab(t *testing.T, dir string) (*config.Lab, *engine.Results, []byte) {
 	if diags.HasErrors() {
 		t.Fatalf("hcl.Load(%s): %v", dir, diags)
 	}
-	e := New(Options{})
+	// The lab's calibration files, as tsolab test applies them.
+	profiles, files, err := ProfilesFor(lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(Options{CPUProfiles: profiles, ProfileFiles: files})
 	res := &engine.Results{FormatVersion: 1, Lab: lab.Name, Engine: e.Name()}
 	for _, sc := range lab.Scenarios {
 		for _, wl := range sc.Workloads {

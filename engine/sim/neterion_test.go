@@ -53,7 +53,19 @@ var neterionSeed = []struct {
 }
 
 func TestNeterion2005(t *testing.T) {
-	e := New(Options{})
+	// The example's calibration files: the sender fitted to the TSO-off
+	// rows, the receivers to the TSO-on MTU 1500 row.
+	profiles := builtinCPUProfiles()
+	for _, f := range []string{"opteron-2005.calibration.json", "opteron-2005-rx.calibration.json"} {
+		cal, err := ReadCalibration("../../examples/neterion-2005/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cal.Apply(profiles); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := New(Options{CPUProfiles: profiles})
 	for _, row := range neterionSeed {
 		sc := neterionScenario(row.tso, row.mtu, "linux-2.6.12")
 		res := runScenario(t, e, sc)

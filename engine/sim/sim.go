@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/provenance"
 )
 
 // Options configures the model.
@@ -21,6 +22,9 @@ type Options struct {
 	LineRate config.Rate
 	// CPUProfiles replaces the built-in `cpu` profiles when not nil.
 	CPUProfiles []CPUProfile
+	// ProfileFiles are the files CPUProfiles were read from (calibration
+	// files), named with their hashes in every run's provenance.
+	ProfileFiles []string
 	// MaxSimTime bounds a run in virtual time; 0 means one hour. A run
 	// that reaches it reports what it measured with a note.
 	MaxSimTime time.Duration
@@ -34,8 +38,9 @@ type Engine struct {
 	lineRate     config.Rate
 	cpus         []CPUProfile
 	maxSim       int64
-	checks       bool     // tests: verify the invariants after every step
-	lastCheck    *checker // tests: the checker of the last run
+	files        []provenance.File // ProfileFiles with their hashes
+	checks       bool              // tests: verify the invariants after every step
+	lastCheck    *checker          // tests: the checker of the last run
 	// editProfile, when set (tests only), changes each host's profile
 	// after it is built: one strategy swapped to see its effect alone.
 	editProfile func(*profile)
@@ -45,7 +50,7 @@ var _ engine.Engine = (*Engine)(nil)
 
 // New returns the model engine.
 func New(o Options) *Engine {
-	e := &Engine{defaultStack: o.DefaultStack, lineRate: o.LineRate, cpus: o.CPUProfiles, maxSim: int64(o.MaxSimTime)}
+	e := &Engine{defaultStack: o.DefaultStack, lineRate: o.LineRate, cpus: o.CPUProfiles, maxSim: int64(o.MaxSimTime), files: hashFiles(o.ProfileFiles)}
 	if e.defaultStack == "" {
 		e.defaultStack = "linux-6"
 	}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine/sim"
+	"github.com/tsolab/tsolab/engine/sim/calibrate"
+)
+
+// calibrate fits every calibrate block of a lab and writes its file: the
+// free cost parameters of a CPU profile of the model, fitted to the
+// observed blocks it names. -check fits without writing and exits 3 when
+// a file differs from what the fit gives (CI: the committed calibration
+// is the one the lab's figures give).
+func (c *cli) calibrate(args []string) int {
+	fs := newFlagSet("calibrate", c.stderr, "calibrate [-check] [DIR]")
+	check := fs.Bool("check", false, "do not write; exit 3 when a calibration file differs from what the fit gives")
+	var vf varFlags
+	vf.register(fs)
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
+		return exitError
+	}
+	lab := c.loadLab(dir, &vf)
+	if lab == nil {
+		return exitError
+	}
+	if len(lab.Calibrations) == 0 {
+		c.errorf("lab %q has no calibrate block: add one naming the CPU profile, its free parameters and the observed blocks to fit (docs/engine.md, Calibration)", lab.Name)
+		return exitError
+	}
+	ctx, cancel := c.signalContext()
+	defer cancel()
+	code := exitOK
+	_, err := calibrate.FitAll(ctx, lab, func(cal *config.Calibration, f *sim.CalibrationFile) {
+		fmt.Fprintf(c.stdout, "Calibrating cpu profile %q: %s free, fitted to %s.\n", cal.CPU, strings.Join(cal.Free, ", "), strings.Join(cal.Fit, ", "))
+		c.writeFit(f)
+		path := sim.CalibrationPath(lab, cal)
+		if *check {
+			if old, err := sim.ReadCalibration(path); err != nil || !sameFit(old, f) {
+				fmt.Fprintf(c.stdout, "%s is not what the fit gives: run tsolab calibrate %s\n\n", path, dir)
+				code = exitFailed
+			}
+			return
+		}
+		if err := f.Write(path); err != nil {
+			c.fail(err)
+			code = exitError
+			return
+		}
+		fmt.Fprintf(c.stdout, "Wrote %s.\n\n", path)
+	})
+	if err != nil {
+		c.fail(err)
+		return exitError
+	}
+	return code
+}
+
+// writeFit prints the fitted parameters and the fitted figures.
+func (c *cli) writeFit(f *sim.CalibrationFile) {
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nPARAMETER\tSTART\tFITTED")
+	for _, name := range sim.ParamNames() {
+		if v, ok := f.Params[name]; ok {
+			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\n", name, f.Start[name], v)
+		}
+	}
+	tw.Flush()
+	tw = tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nOBSERVED\tSCENARIO\tMETRIC\tVALUE\tMODEL\tERROR")
+	for _, g := range f.Figures {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%.4g\t%+.1f%%\n", g.Observed, g.Scenario, g.Metric, g.Value, g.Model, 100*g.Error)
+	}
+	tw.Flush()
+	fmt.Fprintf(c.stdout, "(%d evaluations)\n", f.Evaluations)
+}
+
+func sameFit(a, b *sim.CalibrationFile) bool {
+	if len(a.Params) != len(b.Params) {
+		return false
+	}
+	for k, v := range b.Params {
+		if a.Params[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,199 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/engine/sim"
+)
+
+// FitAll fits the lab's calibrations in the order the lab declares them,
+// each on the built-in profiles with the fits before it applied: the
+// result depends on the lab alone, never on files an earlier run left.
+func FitAll(ctx context.Context, lab *config.Lab, each func(*config.Calibration, *sim.CalibrationFile)) ([]*sim.CalibrationFile, error) {
+	var done []*sim.CalibrationFile
+	for _, c := range lab.Calibrations {
+		f, err := Fit(ctx, lab, c, done)
+		if err != nil {
+			return nil, err
+		}
+		if each != nil {
+			each(c, f)
+		}
+		done = append(done, f)
+	}
+	return done, nil
+}
+
+// Fit fits calibration c of the lab: the free parameters of its CPU
+// profile, to the figures of its fit blocks, starting from the built-in
+// values with the fits in before applied.
+func Fit(ctx context.Context, lab *config.Lab, c *config.Calibration, before []*sim.CalibrationFile) (*sim.CalibrationFile, error) {
+	base := sim.BuiltinCPUProfiles()
+	for _, f := range before {
+		if err := f.Apply(base); err != nil {
+			return nil, err
+		}
+	}
+	idx := slices.IndexFunc(base, func(p sim.CPUProfile) bool { return p.Name == c.CPU })
+	if idx < 0 {
+		return nil, fmt.Errorf("calibrate %q: no such cpu profile", c.CPU)
+	}
+	start := map[string]float64{}
+	for _, name := range c.Free {
+		v, err := base[idx].Get(name)
+		if err != nil {
+			return nil, fmt.Errorf("calibrate %q: %w", c.CPU, err)
+		}
+		if v <= 0 {
+			return nil, fmt.Errorf("calibrate %q: %s starts at %g; a fit works on positive costs", c.CPU, name, v)
+		}
+		start[name] = v
+	}
+	figs, err := figures(lab, c)
+	if err != nil {
+		return nil, err
+	}
+
+	evals := 0
+	// run evaluates the figures with the free parameters at
+	// start·exp(x): the fit works on logarithms, so costs stay positive
+	// and a step means the same at every scale.
+	run := func(x []float64) ([]float64, error) {
+		evals++
+		profiles := slices.Clone(base)
+		for i, name := range c.Free {
+			if err := profiles[idx].Set(name, start[name]*math.Exp(x[i])); err != nil {
+				return nil, err
+			}
+		}
+		return model(ctx, lab, profiles, figs)
+	}
+	var runErr error
+	loss := func(x []float64) float64 {
+		got, err := run(x)
+		if err != nil {
+			runErr = err
+			return math.Inf(1)
+		}
+		sum := 0.0
+		for i, f := range figs {
+			d := got[i]/f.Value - 1
+			sum += d * d
+		}
+		return sum
+	}
+	x0 := make([]float64, len(c.Free))
+	res, err := optimize.Minimize(optimize.Problem{Func: loss}, x0, &optimize.Settings{
+		FuncEvaluations: 400,
+		Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-6, Iterations: 20},
+	}, &optimize.NelderMead{SimplexSize: 0.2})
+	if runErr != nil {
+		return nil, runErr
+	}
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("calibrate %q: %w", c.CPU, err)
+	}
+	out := &sim.CalibrationFile{FormatVersion: sim.CalibrationFormatVersion, CPU: c.CPU, Params: map[string]float64{}, Start: start, FittedTo: c.Fit}
+	for i, name := range c.Free {
+		out.Params[name] = round(start[name] * math.Exp(res.X[i]))
+	}
+	// The figures with the rounded values, as every later run sees them.
+	profiles := slices.Clone(base)
+	for name, v := range out.Params {
+		_ = profiles[idx].Set(name, v)
+	}
+	got, err := model(ctx, lab, profiles, figs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range figs {
+		figs[i].Model = got[i]
+		figs[i].Error = got[i]/figs[i].Value - 1
+	}
+	out.Figures = figs
+	out.Evaluations = evals
+	return out, nil
+}
+
+// round keeps four significant digits: a fit's last digits are noise of
+// the optimiser, and a file that changes with them would churn in git.
+func round(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	e := math.Pow(10, math.Floor(math.Log10(math.Abs(v)))-3)
+	return math.Round(v/e) * e
+}
+
+// figures lists the values of the fit blocks, in a fixed order.
+func figures(lab *config.Lab, c *config.Calibration) ([]sim.Figure, error) {
+	var out []sim.Figure
+	for _, name := range c.Fit {
+		var obs *config.Observed
+		for _, o := range lab.Observed {
+			if o.Name == name {
+				obs = o
+			}
+		}
+		if obs == nil {
+			return nil, fmt.Errorf("calibrate %q: no observed %q", c.CPU, name)
+		}
+		for _, m := range sortedKeys(obs.Values) {
+			out = append(out, sim.Figure{Observed: obs.Name, Scenario: obs.Scenario, Workload: obs.Workload, Metric: m, Value: obs.Values[m]})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("calibrate %q: the fit blocks hold no values", c.CPU)
+	}
+	return out, nil
+}
+
+// model runs each cell the figures name once, on profiles, and returns
+// the model's value of each figure.
+func model(ctx context.Context, lab *config.Lab, profiles []sim.CPUProfile, figs []sim.Figure) ([]float64, error) {
+	eng := sim.New(sim.Options{CPUProfiles: profiles})
+	runs := map[[2]string]*engine.WorkloadResult{}
+	out := make([]float64, len(figs))
+	for i, f := range figs {
+		k := [2]string{f.Scenario, f.Workload}
+		res := runs[k]
+		if res == nil {
+			sc := lab.Scenario(f.Scenario)
+			if sc == nil {
+				return nil, fmt.Errorf("observed %q: no scenario %s", f.Observed, f.Scenario)
+			}
+			w := sc.Workload(f.Workload)
+			if w == nil {
+				return nil, fmt.Errorf("observed %q: no workload %s", f.Observed, f.Workload)
+			}
+			var err error
+			if res, err = eng.Run(ctx, engine.RunRequest{Lab: lab, Scenario: sc, Workload: w}); err != nil {
+				return nil, fmt.Errorf("observed %q: %w", f.Observed, err)
+			}
+			runs[k] = res
+		}
+		v, ok := res.Metrics[f.Metric]
+		if !ok {
+			return nil, fmt.Errorf("observed %q: the model reports no %s", f.Observed, f.Metric)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

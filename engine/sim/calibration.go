@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/tsolab/tsolab/config"
+)
+
+// CalibrationFormatVersion is the format_version of calibration files.
+const CalibrationFormatVersion = 1
+
+// CalibrationFile is what `tsolab calibrate` writes for one calibrate
+// block (package calibrate fits it): the fitted values of a CPU
+// profile's free parameters, what they were fitted to, and how well.
+type CalibrationFile struct {
+	FormatVersion int    `json:"format_version"`
+	CPU           string `json:"cpu"`
+	// Params are the fitted values of the free parameters, by name.
+	Params map[string]float64 `json:"params"`
+	// Start are the built-in values the fit started from.
+	Start map[string]float64 `json:"start"`
+	// FittedTo names the observed blocks fitted to.
+	FittedTo []string `json:"fitted_to"`
+	// Figures are the fitted figures with the model's value after the
+	// fit and the relative error.
+	Figures []Figure `json:"figures"`
+	// Evaluations is how many times the fit ran the fitted cells.
+	Evaluations int `json:"evaluations"`
+}
+
+// Figure is one observed value beside the model's.
+type Figure struct {
+	Observed string  `json:"observed"`
+	Scenario string  `json:"scenario"`
+	Workload string  `json:"workload"`
+	Metric   string  `json:"metric"`
+	Value    float64 `json:"value"`
+	Model    float64 `json:"model"`
+	Error    float64 `json:"error"` // model/value - 1
+}
+
+// CalibrationPath is where a calibrate block's file lives.
+func CalibrationPath(lab *config.Lab, c *config.Calibration) string {
+	if filepath.IsAbs(c.File) {
+		return c.File
+	}
+	return filepath.Join(lab.Dir, c.File)
+}
+
+// ProfilesFor returns the built-in CPU profiles with every calibration
+// file of the lab applied, and the files it read: what the lab's runs on
+// the model use. A calibration whose file does not exist yet is an error
+// that says to run tsolab calibrate.
+func ProfilesFor(lab *config.Lab) ([]CPUProfile, []string, error) {
+	profiles := builtinCPUProfiles()
+	var read []string
+	for _, c := range lab.Calibrations {
+		path := CalibrationPath(lab, c)
+		f, err := ReadCalibration(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("calibrate %q: %s does not exist yet: run tsolab calibrate %s", c.CPU, path, lab.Dir)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("calibrate %q: %w", c.CPU, err)
+		}
+		if err := f.Apply(profiles); err != nil {
+			return nil, nil, fmt.Errorf("calibrate %q: %s: %w", c.CPU, path, err)
+		}
+		read = append(read, path)
+	}
+	return profiles, read, nil
+}
+
+// ReadCalibration reads a calibration file.
+func ReadCalibration(path string) (*CalibrationFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f CalibrationFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a calibration file (%v): run tsolab calibrate again", path, err)
+	}
+	if f.FormatVersion != CalibrationFormatVersion {
+		return nil, fmt.Errorf("%s: format_version %d, this tsolab reads %d: run tsolab calibrate again", path, f.FormatVersion, CalibrationFormatVersion)
+	}
+	return &f, nil
+}
+
+// Write writes a calibration file, indented.
+func (f *CalibrationFile) Write(path string) error {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Apply sets the fitted parameters on the profile the file calibrates.
+func (f *CalibrationFile) Apply(profiles []CPUProfile) error {
+	for i := range profiles {
+		if profiles[i].Name != f.CPU {
+			continue
+		}
+		names := make([]string, 0, len(f.Params))
+		for n := range f.Params {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if err := profiles[i].Set(name, f.Params[name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("no cpu profile %q to calibrate", f.CPU)
+}

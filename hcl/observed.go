@@ -1,0 +1,164 @@
+package hcl
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/tsolab/tsolab/config"
+)
+
+// loadObserved reads the observed blocks: figures measured elsewhere,
+// each tied to one scenario and workload of the lab. It runs after the
+// scenarios exist, so a scenario the matrix does not have is caught.
+func (l *loader) loadObserved() {
+	e := &evaluator{l: l, ctx: l.context(nil)}
+	workloads := l.names(kindWorkload)
+	for _, b := range l.blocks[kindObserved] {
+		o := &config.Observed{Name: b.name, Range: b.def, Scenario: DefaultScenario, Values: map[string]float64{}}
+		if s, ok := e.str(b, "source"); ok {
+			o.Source = s
+		}
+		if w, ok := e.reference(b, "workload"); ok {
+			o.Workload = w
+		} else if b.attrs["workload"] == nil && len(workloads) == 1 {
+			o.Workload = workloads[0]
+		} else if b.attrs["workload"] == nil {
+			l.errorf(b.def, "Missing required attribute",
+				"observed %q must say which workload its figures are of, since the lab has %d workloads: add workload = workload.%s.",
+				b.name, len(workloads), firstOr(workloads, "NAME"))
+		}
+		if name, ok := l.observedScenario(e, b); ok {
+			o.Scenario = name
+		}
+		if v, a, ok := e.value(b, "values"); ok {
+			if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+				e.wrongType(b, a, "an object of metric values", v)
+			} else {
+				for it := v.ElementIterator(); it.Next(); {
+					k, ev := it.Element()
+					n, err := convert.Convert(ev, cty.Number)
+					if err != nil || n.IsNull() {
+						e.fail(a, a.Expr.Range(), "Incorrect value type",
+							"Each observed value is a number; %s is %s.", k.AsString(), literal(ev))
+						continue
+					}
+					f, _ := n.AsBigFloat().Float64()
+					l.checkMetric(k.AsString(), a.Expr.Range())
+					o.Values[k.AsString()] = f
+				}
+			}
+		}
+		l.lab.Observed = append(l.lab.Observed, o)
+	}
+}
+
+// observedScenario names the scenario an observed block's `scenario`
+// object selects: a value for every matrix axis. Without the attribute
+// the lab must have one scenario.
+func (l *loader) observedScenario(e *evaluator, b *block) (string, bool) {
+	v, a, ok := e.value(b, "scenario")
+	if !ok {
+		if b.attr("scenario") == nil && len(l.lab.Matrix) > 0 {
+			l.errorf(b.def, "Missing required attribute",
+				"observed %q must say which scenario its figures are of, since the lab has a matrix: add scenario = { %s }.",
+				b.name, axisExample(l.lab.Matrix))
+		}
+		return "", false
+	}
+	if !v.Type().IsObjectType() {
+		e.wrongType(b, a, "an object of matrix values", v)
+		return "", false
+	}
+	var cell []config.MatrixValue
+	for _, ax := range l.lab.Matrix {
+		if !v.Type().HasAttribute(ax.Name) {
+			e.fail(a, a.Expr.Range(), "Incomplete scenario",
+				"The scenario of observed %q gives no value for the matrix axis %s: give every axis, like %s.", b.name, ax.Name, axisExample(l.lab.Matrix))
+			return "", false
+		}
+		cell = append(cell, config.MatrixValue{Name: ax.Name, Value: v.GetAttr(ax.Name)})
+	}
+	for name := range v.Type().AttributeTypes() {
+		if !slices.ContainsFunc(l.lab.Matrix, func(ax *config.MatrixAxis) bool { return ax.Name == name }) {
+			e.fail(a, a.Expr.Range(), "Unknown matrix axis",
+				"The matrix has no axis %q. %sThe axes are %s.", name, didYouMean(name, l.axisNames()), joinAnd(l.axisNames()))
+			return "", false
+		}
+	}
+	name := ScenarioName(cell)
+	if l.lab.Scenario(name) == nil {
+		var names []string
+		for _, s := range l.lab.Scenarios {
+			names = append(names, s.Name)
+		}
+		e.fail(a, a.Expr.Range(), "No such scenario",
+			"The matrix has no scenario %s; it has %s.", name, strings.Join(names, "; "))
+		return "", false
+	}
+	return name, true
+}
+
+// loadCalibrations reads the calibrate blocks.
+func (l *loader) loadCalibrations() {
+	e := &evaluator{l: l, ctx: l.context(nil)}
+	for _, b := range l.blocks[kindCalibrate] {
+		c := &config.Calibration{CPU: b.name, Range: b.def}
+		if v, a, ok := e.value(b, "free"); ok {
+			c.Free = e.stringList(b, a, v)
+			if len(c.Free) == 0 {
+				e.fail(a, a.Expr.Range(), "Nothing to fit",
+					"calibrate %q frees no parameter: name the cost parameters the fit may change, like %s.", b.name, exampleOf(b, "free"))
+			}
+		}
+		if fit, ok := e.referenceList(b, "fit"); ok {
+			c.Fit = fit
+		}
+		if s, ok := e.str(b, "file"); ok {
+			c.File = s
+		}
+		l.lab.Calibrations = append(l.lab.Calibrations, c)
+	}
+}
+
+// stringList converts a list of strings; a wrong element is reported.
+func (e *evaluator) stringList(b *block, a *hclsyntax.Attribute, v cty.Value) []string {
+	if !v.Type().IsListType() && !v.Type().IsTupleType() && !v.Type().IsSetType() {
+		e.wrongType(b, a, "a list of strings", v)
+		return nil
+	}
+	var out []string
+	for it := v.ElementIterator(); it.Next(); {
+		_, ev := it.Element()
+		sv, err := convert.Convert(ev, cty.String)
+		if err != nil || sv.IsNull() {
+			e.wrongType(b, a, "a list of strings", v)
+			return nil
+		}
+		out = append(out, sv.AsString())
+	}
+	return out
+}
+
+func firstOr(names []string, def string) string {
+	if len(names) > 0 {
+		return names[0]
+	}
+	return def
+}
+
+// axisExample is "tso = true, mtu = 1500": the first value of each axis.
+func axisExample(axes []*config.MatrixAxis) string {
+	var parts []string
+	for _, ax := range axes {
+		val := "..."
+		if len(ax.Values) > 0 {
+			val = literal(ax.Values[0])
+		}
+		parts = append(parts, ax.Name+" = "+val)
+	}
+	return strings.Join(parts, ", ")
+}
