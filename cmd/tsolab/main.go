@@ -58,6 +58,8 @@ func commands() map[string]command {
 		"version":    {"print the version", (*cli).version},
 		"calibrate":  {"fit the model's cost parameters to a lab's observed figures", (*cli).calibrate},
 		"report":     {"render a results file as a self-contained HTML report", (*cli).reportCmd},
+		"exec":       {"run a command inside a host's namespace: tsolab exec [DIR] HOST -- COMMAND", (*cli).execCmd},
+		"inspect":    {"list the applied lab's hosts, interfaces, addresses and offloads as they are", (*cli).inspectCmd},
 		"completion": {"print a shell completion script (bash, zsh or fish)", (*cli).completion},
 	}
 }

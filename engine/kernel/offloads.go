@@ -5,37 +5,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/safchain/ethtool"
 	"github.com/vishvananda/netlink"
 
-	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/provider/nic"
 )
 
-// offloadsOf reads the features of an interface in a namespace through
-// the ethtool ioctl.
-func offloadsOf(ns, ifname string) (map[string]bool, error) {
-	var feats map[string]bool
-	err := inNamespace(ns, func() error {
-		e, err := ethtool.NewEthtool()
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		feats, err = e.Features(ifname)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read offloads of %s: %w", ifname, err)
-	}
-	out := map[string]bool{}
-	on := nic.Offloads(feats)
-	for _, o := range config.AllOffloads() {
-		out[o.String()] = on[o]
-	}
-	return out, nil
-}
+// offloadsOf reads the offloads in force on an interface in a namespace.
+func offloadsOf(ns, ifname string) (map[string]bool, error) { return nic.ReadOffloads(ns, ifname) }
 
 // readOffloads reads back the offloads in force on every NIC of the
 // scenario and on the loopback device of every loopback server host.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
 // featureGroup is how one language offload maps to kernel features (the
@@ -192,4 +193,30 @@ func (f Features) fixedConflict(w wantOffload) string {
 		return "the device has it [fixed] " + onOff(on)
 	}
 	return ""
+}
+
+// ReadOffloads reads which of the language's offloads are on for the
+// interface ifname in the named namespace ("" the machine's own), through
+// the ethtool ioctl, keyed by the language's names ("tso"). It changes
+// nothing.
+func ReadOffloads(ns, ifname string) (map[string]bool, error) {
+	var feats map[string]bool
+	err := netnsfs.Do(ns, func() error {
+		e, err := ethtool.NewEthtool()
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		feats, err = e.Features(ifname)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read offloads of %s: %w", ifname, err)
+	}
+	out := map[string]bool{}
+	on := Offloads(feats)
+	for _, o := range config.AllOffloads() {
+		out[o.String()] = on[o]
+	}
+	return out, nil
 }

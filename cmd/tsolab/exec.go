@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/agext/levenshtein"
+
+	"github.com/tsolab/tsolab/planner"
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+)
+
+// execCmd is `tsolab exec [DIR] HOST -- COMMAND [ARGS...]`: it runs the
+// user's command inside the namespace of an applied host (containerlab's
+// exec), with tsolab's stdin, stdout and stderr, and exits with the
+// command's exit status (128+N when signal N ended it).
+func (c *cli) execCmd(args []string) int {
+	fs := newFlagSet("exec", c.stderr, "exec [DIR] HOST -- COMMAND [ARGS...]")
+	var before, command []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		before, command = args[:i], args[i+1:]
+	} else {
+		before = args
+	}
+	pos, err := c.parse(fs, before)
+	if err != nil {
+		return exitError
+	}
+	dir, hostName := ".", ""
+	switch len(pos) {
+	case 1:
+		hostName = pos[0]
+	case 2:
+		dir, hostName = pos[0], pos[1]
+	default:
+		c.errorf("name the host, and the lab directory before it unless it is the current one: tsolab exec [DIR] HOST -- COMMAND")
+		return exitError
+	}
+	if len(command) == 0 {
+		c.errorf("give the command after --: tsolab exec %s -- ip -br addr", strings.Join(pos, " "))
+		return exitError
+	}
+	ns, ok := c.hostNamespace(dir, hostName)
+	if !ok {
+		return exitError
+	}
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = c.stdin, c.stdout, c.stderr, c.env
+	if ns == "" {
+		err = cmd.Start() // a local host: the machine's own namespace
+	} else {
+		err = netnsfs.Start(ns, cmd)
+	}
+	if err != nil {
+		c.errorf("host %s: %v", hostName, err)
+		return exitError
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return 128 + int(st.Signal())
+		}
+		return ee.ExitCode()
+	}
+	c.errorf("host %s: %v", hostName, err)
+	return exitError
+}
+
+// hostNamespace returns the namespace the state of dir records for host
+// name ("" for a local host); false after printing why there is none.
+func (c *cli) hostNamespace(dir, name string) (string, bool) {
+	st, err := planner.ReadState(dir)
+	if err != nil {
+		c.fail(err)
+		return "", false
+	}
+	var hosts []string
+	if st != nil {
+		for _, r := range st.Resources {
+			if r.Addr.Kind == provider.KindHost {
+				hosts = append(hosts, r.Addr.Name)
+			}
+		}
+	}
+	if len(hosts) == 0 {
+		c.errorf("the lab in %s is not applied: nothing to run in. Run tsolab apply %s first.", dir, dir)
+		return "", false
+	}
+	rec := st.Resource(provider.Addr{Kind: provider.KindHost, Name: name})
+	if rec == nil {
+		sort.Strings(hosts)
+		c.errorf("the lab in %s has no applied host %q%s; its hosts are %s.", dir, name, didYouMeanHost(name, hosts), strings.Join(hosts, ", "))
+		return "", false
+	}
+	return rec.Attrs[provider.AttrNetNS], true
+}
+
+// didYouMeanHost suggests the host nearest to name, if one is close.
+func didYouMeanHost(name string, hosts []string) string {
+	best, bestDist := "", 3
+	for _, h := range hosts {
+		if d := levenshtein.Distance(name, h, nil); d < bestDist {
+			best, bestDist = h, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
