@@ -289,14 +289,18 @@ func (s *State) dependencyCycle() []provider.Addr {
 		onPath
 		done
 	)
+	deps := make(map[provider.Addr][]provider.Addr, len(s.Resources))
+	for _, r := range s.Resources {
+		deps[r.Addr] = r.DependsOn
+	}
 	mark := map[provider.Addr]int{}
 	var path []provider.Addr
 	var visit func(a provider.Addr) []provider.Addr
 	visit = func(a provider.Addr) []provider.Addr {
 		mark[a] = onPath
 		path = append(path, a)
-		for _, d := range s.Resource(a).DependsOn {
-			if s.Resource(d) == nil {
+		for _, d := range deps[a] {
+			if _, recorded := deps[d]; !recorded {
 				continue
 			}
 			switch mark[d] {

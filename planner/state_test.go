@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
@@ -147,4 +149,48 @@ func TestForget(t *testing.T) {
 	if got := actions(dplan); len(got) != len(before.Resources)-2 || got["nic.tx0"] != "" || got["host.tx"] != "" {
 		t.Errorf("destroy plan after Forget: %v, want every resource but nic.tx0 and host.tx", got)
 	}
+}
+
+// FuzzReadState feeds ReadState arbitrary files: it returns a state or
+// an error, never panics, and a state it returns is one tsolab could
+// have written (it reads back the same after a round trip through JSON).
+// go test -fuzz FuzzReadState ./planner
+func FuzzReadState(f *testing.F) {
+	seeds, _ := filepath.Glob("../cmd/tsolab/testdata/script/state-*.txtar")
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, part := range strings.Split(string(b), "\n-- ")[1:] {
+			if _, body, ok := strings.Cut(part, " --\n"); ok && strings.HasPrefix(strings.TrimSpace(body), "{") {
+				f.Add([]byte(body))
+			}
+		}
+	}
+	f.Add([]byte(`{"format_version": 1, "lab": "t", "resources": [{"addr": "host.a", "depends_on": ["host.a"]}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		writeFile(t, planner.StatePath(dir), string(b))
+		st, err := planner.ReadState(dir)
+		if err != nil {
+			var se *planner.StateError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %v is not a *planner.StateError", err)
+			}
+			return
+		}
+		out, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, planner.StatePath(dir), string(out))
+		again, err := planner.ReadState(dir)
+		if err != nil {
+			t.Fatalf("a state ReadState accepted does not read back: %v\n%s", err, out)
+		}
+		if !cmp.Equal(st, again, cmpopts.EquateEmpty()) {
+			t.Fatalf("round trip changed the state:\n%s", cmp.Diff(st, again, cmpopts.EquateEmpty()))
+		}
+	})
 }
