@@ -60,6 +60,7 @@ func commands() map[string]command {
 		"report":     {"render a results file as a self-contained HTML report", (*cli).reportCmd},
 		"exec":       {"run a command inside a host's namespace: tsolab exec [DIR] HOST -- COMMAND", (*cli).execCmd},
 		"inspect":    {"list the applied lab's hosts, interfaces, addresses and offloads as they are", (*cli).inspectCmd},
+		"man":        {"print this manual page (roff): tsolab man | man -l -", (*cli).man},
 		"completion": {"print a shell completion script (bash, zsh or fish)", (*cli).completion},
 	}
 }

@@ -159,7 +159,7 @@ func (c *cli) plan(args []string) int {
 	o.register(fs)
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
 	out := fs.String("out", "", "save the plan to `FILE`, for a later tsolab apply FILE that makes exactly its changes")
-	scenario := fs.String("scenario", "", "the matrix cell to plan, e.g. tso=false (default: the first)")
+	scenario := fs.String("scenario", "", "the matrix cell `NAME` to plan, e.g. tso=false (default: the first)")
 	var targets targetFlags
 	targets.register(fs, "plan")
 	dir, ok := c.parseDir(fs, args)
@@ -209,7 +209,7 @@ func (c *cli) apply(args []string) int {
 	vf.registerName(fs)
 	o.register(fs)
 	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
-	scenario := fs.String("scenario", "", "the matrix cell to apply, e.g. tso=false (default: the first)")
+	scenario := fs.String("scenario", "", "the matrix cell `NAME` to apply, e.g. tso=false (default: the first)")
 	var targets targetFlags
 	targets.register(fs, "apply")
 	target, ok := c.parseDir(fs, args)
@@ -376,7 +376,7 @@ func (c *cli) graph(args []string) int {
 	var vf varFlags
 	vf.register(fs)
 	vf.registerName(fs)
-	scenario := fs.String("scenario", "", "the matrix cell to draw (default: the first)")
+	scenario := fs.String("scenario", "", "the matrix cell `NAME` to draw (default: the first)")
 	dir, ok := c.parseDir(fs, args)
 	if !ok {
 		return exitError

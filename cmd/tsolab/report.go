@@ -26,9 +26,9 @@ func (c *cli) reportCmd(args []string) int {
 	vars.registerName(fs)
 	var out, baselineFile, labDirFlag string
 	var strict bool
-	fs.StringVar(&out, "o", "", "write the HTML report to FILE (- for stdout); required")
-	fs.StringVar(&baselineFile, "baseline", "", "an earlier results file: adds the baseline column, the change and its confidence interval")
-	fs.StringVar(&labDirFlag, "lab", "", "the lab directory the results came from: judge its expectations and show the verdicts (default: no verdicts)")
+	fs.StringVar(&out, "o", "", "write the HTML report to `FILE` (- for stdout); required")
+	fs.StringVar(&baselineFile, "baseline", "", "an earlier results `FILE`: adds the baseline column, the change and its confidence interval")
+	fs.StringVar(&labDirFlag, "lab", "", "the lab directory `DIR` the results came from: judge its expectations and show the verdicts (default: no verdicts)")
 	fs.BoolVar(&strict, "strict", false, "with -lab: count inconclusive verdicts as failures in the summary")
 	pos, err := c.parse(fs, args)
 	if err != nil {

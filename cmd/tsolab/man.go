@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// man prints tsolab's manual page (roff, section 1), made from the same
+// help text the commands print for -h, so it never drifts from them:
+//
+//	tsolab man | man -l -
+//	tsolab man > docs/tsolab.1   (the copy in the repository; a test keeps it current)
+func (c *cli) man(args []string) int {
+	fs := newFlagSet("man", c.stderr, "man")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return exitError
+	}
+	if len(pos) > 0 {
+		c.errorf("man takes no arguments, got %q: it prints the whole manual (tsolab man | man -l -)", pos)
+		return exitError
+	}
+	writeMan(c.stdout, c.manCommands())
+	return exitOK
+}
+
+// manCommand is one command as its help describes it.
+type manCommand struct {
+	name, summary, usage string
+	flags                []manFlag
+}
+
+// manFlag is one option: its name, the placeholder of its value ("" for
+// a boolean) and its help.
+type manFlag struct {
+	name, value, usage string
+}
+
+var (
+	manFlagLine  = regexp.MustCompile(`^  -([A-Za-z0-9][A-Za-z0-9_-]*)(?: (\S+))?$`)
+	manUsageLine = regexp.MustCompile(`^Usage: tsolab (.*)$`)
+)
+
+// manCommands asks every command for its -h and reads its usage line and
+// options from it.
+func (c *cli) manCommands() []manCommand {
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []manCommand
+	for _, n := range names {
+		var help bytes.Buffer
+		quiet := &cli{stdin: strings.NewReader(""), stdout: &help, stderr: io.Discard, env: c.env}
+		cmds[n].run(quiet, []string{"-h"})
+		mc := manCommand{name: n, summary: cmds[n].summary, usage: n}
+		sc := bufio.NewScanner(&help)
+		for sc.Scan() {
+			line := sc.Text()
+			if m := manUsageLine.FindStringSubmatch(line); m != nil {
+				mc.usage = m[1]
+				continue
+			}
+			if m := manFlagLine.FindStringSubmatch(line); m != nil {
+				mc.flags = append(mc.flags, manFlag{name: m[1], value: m[2]})
+				continue
+			}
+			if text := strings.TrimSpace(line); strings.HasPrefix(line, "    \t") && len(mc.flags) > 0 {
+				f := &mc.flags[len(mc.flags)-1]
+				f.usage = strings.TrimSpace(f.usage + " " + text)
+			}
+		}
+		out = append(out, mc)
+	}
+	return out
+}
+
+// writeMan writes the manual page.
+func writeMan(w io.Writer, cmds []manCommand) {
+	fmt.Fprintf(w, ".\\\" Made by tsolab man from the commands' help: do not edit; run tsolab man > docs/tsolab.1\n")
+	fmt.Fprintf(w, ".TH TSOLAB 1 \"\" \"tsolab %s\" \"User Commands\"\n", roff(version))
+	fmt.Fprintln(w, ".SH NAME\ntsolab \\- declarative lab provisioner for TCP segmentation-offload experiments")
+	fmt.Fprintln(w, ".SH SYNOPSIS\n.B tsolab\n.I COMMAND\n[options] [DIR]\n.br\n.B tsolab help\n[COMMAND]\n.br\n.B tsolab \\-version")
+	fmt.Fprintln(w, ".SH DESCRIPTION")
+	fmt.Fprintln(w, roff("A lab is a directory of *.tsolab.hcl files that declares hosts, NICs with their offload flags (TSO, GSO, GRO, SG, checksum offload), MTUs, link shaping, workloads and the outcomes expected. Like Terraform, plan shows the difference between the lab and what exists, apply builds it in Linux network namespaces, test runs every scenario of the lab's matrix and judges the measurements against the lab's expect blocks, and destroy removes everything tsolab made, and nothing else."))
+	fmt.Fprintln(w, ".PP")
+	fmt.Fprintln(w, roff("Flags may come before or after the lab directory; DIR defaults to the current directory. apply and destroy ask for confirmation unless given -auto-approve."))
+	fmt.Fprintln(w, ".SH COMMANDS")
+	for _, c := range cmds {
+		fmt.Fprintf(w, ".SS %s\n", roff(c.name))
+		fmt.Fprintf(w, "%s.\n.PP\n.B tsolab %s\n", roff(sentence(c.summary)), roff(c.usage))
+		for _, f := range c.flags {
+			if f.value == "" {
+				fmt.Fprintf(w, ".TP\n.B \\-%s\n", roff(f.name))
+			} else {
+				fmt.Fprintf(w, ".TP\n.BI \\-%s \" %s\"\n", roff(f.name), roff(f.value))
+			}
+			fmt.Fprintf(w, "%s\n", roff(f.usage))
+		}
+	}
+	fmt.Fprintln(w, ".SH EXIT STATUS")
+	for _, e := range []struct{ code, what string }{
+		{"0", "success; for test and run, every expectation holds"},
+		{"1", "an error: a mistake in the lab or the flags, a failed apply, an expectation that could not be judged"},
+		{"2", "plan -detailed-exitcode: there are changes"},
+		{"3", "test and run: an expectation failed (fmt -check: a file is not canonical)"},
+	} {
+		fmt.Fprintf(w, ".TP\n.B %s\n%s\n", e.code, roff(e.what))
+	}
+	fmt.Fprintln(w, ".SH FILES")
+	fmt.Fprintf(w, ".TP\n.I DIR/*.tsolab.hcl\n%s\n", roff("the lab (docs/language.md)"))
+	fmt.Fprintf(w, ".TP\n.I DIR/.tsolab/state.json\n%s\n", roff("what apply made, which destroy removes"))
+	fmt.Fprintf(w, ".TP\n.I /run/netns/tsl.LAB.HOST\n%s\n", roff("the namespace of each host"))
+	fmt.Fprintln(w, ".SH SEE ALSO")
+	fmt.Fprintln(w, roff("README.md and docs/ in tsolab's repository: language.md (the lab language), engine.md (the TSO model), report.md, json-format.md."))
+}
+
+// sentence starts s with a capital letter.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// roff escapes text for a roff line: backslashes, a leading dot or
+// quote, and the hyphens of options (so they stay ASCII hyphens).
+func roff(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\e`)
+	s = strings.ReplaceAll(s, "-", `\-`)
+	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
+		s = `\&` + s
+	}
+	return s
+}
