@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
-	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -76,33 +72,24 @@ type cmdSpec struct {
 	subs []string
 }
 
-var (
-	flagLine  = regexp.MustCompile(`^  -([A-Za-z0-9][A-Za-z0-9_-]*)(?: (\S+))?`)
-	usageLine = regexp.MustCompile(`^Usage: tsolab \S+ (.*)$`)
-)
-
-// completionSpec asks every command for its -h and reads its flags and
-// positional arguments from it.
+// completionSpec reads every command's flags and positional arguments
+// from its -h (commandHelps).
 func (c *cli) completionSpec() []cmdSpec {
-	cmds := commands()
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var out []cmdSpec
-	for _, n := range names {
-		s := cmdSpec{name: n, summary: cmds[n].summary, args: argNone}
-		if n == "completion" {
+	for _, h := range c.commandHelps() {
+		s := cmdSpec{name: h.name, summary: h.summary, args: argNone}
+		switch {
+		case h.name == "completion":
 			s.args = argShell
-			out = append(out, s)
-			continue
+		case strings.Contains(h.usage, "DIR"):
+			s.args = argDir
+		case strings.Contains(h.usage, "FILE") || strings.Contains(h.usage, ".json"):
+			s.args = argFile
 		}
-		var help bytes.Buffer
-		quiet := &cli{stdin: strings.NewReader(""), stdout: &help, stderr: io.Discard, env: c.env}
-		cmds[n].run(quiet, []string{"-h"})
-		s.flags, s.args = parseHelp(help.String())
-		if n == "state" {
+		for _, f := range h.flags {
+			s.flags = append(s.flags, flagSpec{name: f.name, usage: f.usage, value: valueKind(f.name, f.value)})
+		}
+		if h.name == "state" {
 			for _, sub := range stateCommands {
 				s.subs = append(s.subs, sub.name)
 			}
@@ -110,34 +97,6 @@ func (c *cli) completionSpec() []cmdSpec {
 		out = append(out, s)
 	}
 	return out
-}
-
-// parseHelp reads flag.PrintDefaults output and the usage line.
-func parseHelp(help string) ([]flagSpec, argKind) {
-	var flags []flagSpec
-	args := argNone
-	sc := bufio.NewScanner(strings.NewReader(help))
-	for sc.Scan() {
-		line := sc.Text()
-		if m := usageLine.FindStringSubmatch(line); m != nil {
-			switch u := m[1]; {
-			case strings.Contains(u, "DIR"):
-				args = argDir
-			case strings.Contains(u, "FILE") || strings.Contains(u, ".json"):
-				args = argFile
-			}
-			continue
-		}
-		if m := flagLine.FindStringSubmatch(line); m != nil {
-			f := flagSpec{name: m[1], value: valueKind(m[1], m[2])}
-			flags = append(flags, f)
-			continue
-		}
-		if strings.HasPrefix(line, "    \t") && len(flags) > 0 && flags[len(flags)-1].usage == "" {
-			flags[len(flags)-1].usage = strings.TrimSpace(line)
-		}
-	}
-	return flags, args
 }
 
 // valueKind guesses what a flag's value is from its name and the type

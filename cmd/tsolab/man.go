@@ -25,51 +25,52 @@ func (c *cli) man(args []string) int {
 		c.errorf("man takes no arguments, got %q: it prints the whole manual (tsolab man | man -l -)", pos)
 		return exitError
 	}
-	writeMan(c.stdout, c.manCommands())
+	writeMan(c.stdout, c.commandHelps())
 	return exitOK
 }
 
-// manCommand is one command as its help describes it.
-type manCommand struct {
+// cmdHelp is one command as its help (-h) describes it: what the manual
+// and the shell completions are made from.
+type cmdHelp struct {
 	name, summary, usage string
-	flags                []manFlag
+	flags                []flagHelp
 }
 
-// manFlag is one option: its name, the placeholder of its value ("" for
+// flagHelp is one option: its name, the placeholder of its value ("" for
 // a boolean) and its help.
-type manFlag struct {
+type flagHelp struct {
 	name, value, usage string
 }
 
 var (
-	manFlagLine  = regexp.MustCompile(`^  -([A-Za-z0-9][A-Za-z0-9_-]*)(?: (\S+))?$`)
-	manUsageLine = regexp.MustCompile(`^Usage: tsolab (.*)$`)
+	flagLine  = regexp.MustCompile(`^  -([A-Za-z0-9][A-Za-z0-9_-]*)(?: (\S+))?$`)
+	usageLine = regexp.MustCompile(`^Usage: tsolab (.*)$`)
 )
 
-// manCommands asks every command for its -h and reads its usage line and
-// options from it.
-func (c *cli) manCommands() []manCommand {
+// commandHelps asks every command for its -h and reads its usage line
+// and options from it, in the order of the command names.
+func (c *cli) commandHelps() []cmdHelp {
 	cmds := commands()
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var out []manCommand
+	var out []cmdHelp
 	for _, n := range names {
 		var help bytes.Buffer
 		quiet := &cli{stdin: strings.NewReader(""), stdout: &help, stderr: io.Discard, env: c.env}
 		cmds[n].run(quiet, []string{"-h"})
-		mc := manCommand{name: n, summary: cmds[n].summary, usage: n}
+		mc := cmdHelp{name: n, summary: cmds[n].summary, usage: n}
 		sc := bufio.NewScanner(&help)
 		for sc.Scan() {
 			line := sc.Text()
-			if m := manUsageLine.FindStringSubmatch(line); m != nil {
+			if m := usageLine.FindStringSubmatch(line); m != nil {
 				mc.usage = m[1]
 				continue
 			}
-			if m := manFlagLine.FindStringSubmatch(line); m != nil {
-				mc.flags = append(mc.flags, manFlag{name: m[1], value: m[2]})
+			if m := flagLine.FindStringSubmatch(line); m != nil {
+				mc.flags = append(mc.flags, flagHelp{name: m[1], value: m[2]})
 				continue
 			}
 			if text := strings.TrimSpace(line); strings.HasPrefix(line, "    \t") && len(mc.flags) > 0 {
@@ -83,7 +84,7 @@ func (c *cli) manCommands() []manCommand {
 }
 
 // writeMan writes the manual page.
-func writeMan(w io.Writer, cmds []manCommand) {
+func writeMan(w io.Writer, cmds []cmdHelp) {
 	fmt.Fprintf(w, ".\\\" Made by tsolab man from the commands' help: do not edit; run tsolab man > docs/tsolab.1\n")
 	fmt.Fprintf(w, ".TH TSOLAB 1 \"\" \"tsolab %s\" \"User Commands\"\n", roff(version))
 	fmt.Fprintln(w, ".SH NAME\ntsolab \\- declarative lab provisioner for TCP segmentation-offload experiments")

@@ -30,7 +30,7 @@ func TestManPageIsCurrent(t *testing.T) {
 		t.Errorf("docs/tsolab.1 differs from what tsolab man prints (a command or a flag changed): run\n\tgo run ./cmd/tsolab man > docs/tsolab.1")
 	}
 	// Every command has its section, every flag its entry.
-	for _, mc := range c.manCommands() {
+	for _, mc := range c.commandHelps() {
 		if !strings.Contains(out.String(), ".SS "+roff(mc.name)+"\n") {
 			t.Errorf("no section for command %s", mc.name)
 		}
