@@ -124,6 +124,7 @@ var scriptTools = []struct{ bin, pkg string }{
 	{"ethtool", "ethtool"},
 	{"ping", "iputils-ping"},
 	{"tshark", "tshark"},
+	{"capinfos", "wireshark-common, which tshark depends on"},
 }
 
 // requireTools fails the test when a program the namespace scripts need is
