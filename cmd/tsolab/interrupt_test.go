@@ -43,11 +43,13 @@ func TestInterrupt(t *testing.T) {
 		name string
 		sig  syscall.Signal // 0: close the read end of stdout
 		why  string         // the cause the stream reports
+		keep bool           // test -keep: the lab stays, recorded
 	}{
-		{"sigint", syscall.SIGINT, "interrupted by SIGINT (Ctrl-C)"},
-		{"sigterm", syscall.SIGTERM, "interrupted by SIGTERM"},
-		{"sighup", syscall.SIGHUP, "interrupted by SIGHUP"},
-		{"sigpipe", 0, ""}, // the stream is gone: nothing to read the cause from
+		{"sigint", syscall.SIGINT, "interrupted by SIGINT (Ctrl-C)", false},
+		{"sigterm", syscall.SIGTERM, "interrupted by SIGTERM", false},
+		{"sighup", syscall.SIGHUP, "interrupted by SIGHUP", false},
+		{"sigpipe", 0, "", false}, // the stream is gone: nothing to read the cause from
+		{"sigterm-keep", syscall.SIGTERM, "interrupted by SIGTERM", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "lab")
@@ -55,7 +57,11 @@ func TestInterrupt(t *testing.T) {
 			labName := "int-" + tc.name
 			t.Cleanup(func() { destroyLeftovers(t, filepath.Dir(dir)) })
 
-			cmd := exec.Command(exe, "test", "-json", "-", "-name", labName, "-scenario", "tso=true,mtu=1500", dir)
+			args := []string{"test", "-json", "-", "-name", labName, "-scenario", "tso=true,mtu=1500", dir}
+			if tc.keep {
+				args = append(args, "-keep")
+			}
+			cmd := exec.Command(exe, args...)
 			cmd.Env = append(os.Environ(), childEnv+"=1")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
@@ -98,11 +104,23 @@ func TestInterrupt(t *testing.T) {
 			}
 			if tc.why != "" {
 				stream := strings.Join(seen, "\n")
-				for _, want := range []string{`"operation":"destroy"`, `"type":"run_errored"`, tc.why} {
+				for _, want := range []string{`"type":"run_errored"`, tc.why} {
 					if !strings.Contains(stream, want) {
 						t.Errorf("the stream lacks %s:\n%s", want, stream)
 					}
 				}
+				if destroyed := strings.Contains(stream, `"operation":"destroy"`); destroyed == tc.keep {
+					t.Errorf("destroyed %v with -keep %v:\n%s", destroyed, tc.keep, stream)
+				}
+			}
+			if tc.keep {
+				// The lab stays, and the state records all of it.
+				ns, _ := netnsfs.List("tsl." + labName + ".")
+				st, err := planner.ReadState(dir)
+				if len(ns) != 2 || err != nil || st == nil || len(st.Resources) != 4 {
+					t.Errorf("with -keep: namespaces %v, state %+v (%v); want the lab's two and its 4 resources recorded", ns, st, err)
+				}
+				return // the cleanup destroys it
 			}
 			if ns, _ := netnsfs.List("tsl." + labName + "."); len(ns) != 0 {
 				t.Errorf("after the interruption: namespaces %v left behind\nstderr:\n%s", ns, stderr.String())
