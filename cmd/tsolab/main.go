@@ -84,6 +84,10 @@ func (c *cli) main(args []string) int {
 	case "-version", "--version":
 		return c.version(args[1:])
 	}
+	if err := setFaults(c.env); err != nil {
+		fmt.Fprintln(c.stderr, "tsolab:", err)
+		return exitError
+	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(c.stderr, "tsolab: unknown command %q\n\n", args[0])

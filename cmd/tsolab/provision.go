@@ -19,13 +19,14 @@ import (
 	"github.com/tsolab/tsolab/view"
 )
 
-// providers wires the real providers, one per resource kind.
+// providers wires the real providers, one per resource kind (with the
+// test's kill hook when it is set: see killAfterOpsEnv).
 func providers() map[provider.Kind]provider.Interface {
-	return map[provider.Kind]provider.Interface{
+	return withFaults(map[provider.Kind]provider.Interface{
 		provider.KindHost:   host.New(),
 		provider.KindSwitch: nic.NewSwitch(),
 		provider.KindNIC:    nic.New(),
-	}
+	})
 }
 
 // outputFlags are the rendering flags shared by the provisioning commands.
@@ -333,6 +334,14 @@ func (c *cli) destroyDir(dir string, o outputFlags, targets targetFlags, auto bo
 		return exitError, nil
 	}
 	if !plan.HasChanges() {
+		// Nothing to delete, but records of what refresh found gone
+		// (deleted outside tsolab, or made anew by another copy) go.
+		if plan.Prior != nil && len(plan.Prior.Resources) < len(st.Resources) {
+			if _, err := p.Apply(ctx, plan); err != nil {
+				c.fail(err)
+				return exitError, nil
+			}
+		}
 		return exitOK, nil
 	}
 	if !auto && o.json {

@@ -17,6 +17,14 @@ import (
 // vishvananda/netns (/var/run is a link to /run).
 const Dir = "/run/netns"
 
+// Between, when set, is called between the steps of CreateMarked and
+// Remove that a crash can separate: after the file is made and before
+// the namespace is mounted on it, after it is unmounted and before the
+// file is removed. It is for fault-injection tests (cmd/tsolab's
+// TSOLAB_TEST_KILL_AFTER_OPS), which kill the process there; nil
+// otherwise.
+var Between func()
+
 // threadNS is the network namespace of the calling thread.
 const threadNS = "/proc/thread-self/ns/net"
 
@@ -72,6 +80,9 @@ func CreateMarked(name, mark string) (created bool, err error) {
 		return false, err
 	}
 	f.Close()
+	if Between != nil {
+		Between()
+	}
 	err = onThread(func() error {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			return fmt.Errorf("unshare: %w", err)
@@ -124,6 +135,9 @@ func Remove(name string) error {
 	p := Path(name)
 	if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("remove namespace %s: unmount: %w", name, err)
+	}
+	if Between != nil {
+		Between()
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove namespace %s: %w", name, err)

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+)
+
+// killAfterOpsEnv is a hook for the fault-injection test (crash_test.go)
+// and for nothing else: with TSOLAB_TEST_KILL_AFTER_OPS=N, tsolab kills
+// itself with SIGKILL at the Nth kill point of its provider operations,
+// leaving the lab exactly as a crash or a kill -9 there would. Every
+// Create, Update and Delete call is two kill points: when it starts (the
+// state has recorded what it is about to do) and when it returns (before
+// the state records the outcome); and so is every step inside one that
+// leaves a namespace file without a namespace (netnsfs.Between). With
+// calls in parallel, the others are cut wherever they are. Validate and
+// Read change nothing and are not counted. It is read by every command;
+// one that makes no provider operation never reaches a kill point.
+const killAfterOpsEnv = "TSOLAB_TEST_KILL_AFTER_OPS"
+
+// opKiller counts kill points and kills the process at the chosen one.
+type opKiller struct {
+	at     int64
+	passed atomic.Int64
+}
+
+// faults is the kill hook of this process, set from killAfterOpsEnv; nil
+// without it.
+var faults *opKiller
+
+// setFaults reads killAfterOpsEnv from env; a value that is not a
+// positive count is an error.
+func setFaults(env []string) error {
+	for _, kv := range env {
+		v, ok := strings.CutPrefix(kv, killAfterOpsEnv+"=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s=%q: want a positive count of kill points (a test hook: leave it unset)", killAfterOpsEnv, v)
+		}
+		faults = &opKiller{at: n}
+		netnsfs.Between = faults.point
+	}
+	return nil
+}
+
+// point passes one kill point, and kills the process if it is the chosen
+// one.
+func (k *opKiller) point() {
+	if k.passed.Add(1) != k.at {
+		return
+	}
+	unix.Kill(os.Getpid(), unix.SIGKILL)
+	select {} // SIGKILL is not handled: nothing runs after it
+}
+
+// withFaults wraps every provider in provs with the kill hook, when set.
+func withFaults(provs map[provider.Kind]provider.Interface) map[provider.Kind]provider.Interface {
+	if faults == nil {
+		return provs
+	}
+	for k, p := range provs {
+		provs[k] = killingProvider{Interface: p, k: faults}
+	}
+	return provs
+}
+
+// killingProvider passes a kill point before and after each change.
+type killingProvider struct {
+	provider.Interface
+	k *opKiller
+}
+
+func (p killingProvider) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
+	p.k.point()
+	defer p.k.point()
+	return p.Interface.Create(ctx, req)
+}
+
+func (p killingProvider) Update(ctx context.Context, req provider.UpdateRequest) provider.UpdateResponse {
+	p.k.point()
+	defer p.k.point()
+	return p.Interface.Update(ctx, req)
+}
+
+func (p killingProvider) Delete(ctx context.Context, req provider.DeleteRequest) provider.DeleteResponse {
+	p.k.point()
+	defer p.k.point()
+	return p.Interface.Delete(ctx, req)
+}
