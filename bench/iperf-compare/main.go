@@ -1,9 +1,15 @@
 // Command iperf-compare runs tsolab's kernel-engine stream workload once
 // between two namespaces, tsl.LAB.tx and tsl.LAB.rx joined by the veth
 // pair tx0 <-> rx0, and prints one line:
-// "throughput_bps=... capture_loss=... data_packets=... source=bpf|ring|none".
-// It can switch TSO on the sender NIC first (through the ethtool ioctl),
-// so run.sh needs no ethtool binary. With -setup it only makes the two
+// "throughput_bps=... capture_loss=... data_packets=... source=bpf|ring|none
+// task_tx_pct=... task_rx_pct=...". task_tx_pct and task_rx_pct are the
+// CPU its threads used, in % of one core, as iperf3 reports its own
+// (getrusage: the threads' runtime, softirq work in their context
+// included, softirq on idle CPUs not): the sender's threads plus every
+// other thread of the process (Go runtime, sampler), and the receiver's
+// threads, from the engine's CPU note. It can switch TSO on the sender
+// NIC first (through the ethtool ioctl), so run.sh needs no ethtool
+// binary; with -set-tso it only does that. With -setup it only makes the two
 // namespaces and the pair (MTU 1500, through netlink), with -teardown it
 // only removes them, so run.sh needs no ip binary to build them. It is a
 // benchmark driver, not part of the product.
@@ -16,6 +22,8 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +44,7 @@ func main() {
 	capture := flag.Bool("capture", true, "count send units (false: no counter at all, to measure what counting costs)")
 	counterName := flag.String("counter", "auto", "send-unit counter: auto, bpf, ring or bpf+ring")
 	tso := flag.String("tso", "", "set TSO on tx0 first: on, off, or empty to leave it")
+	setTSO := flag.Bool("set-tso", false, "only set TSO on tx0 as -tso says, then exit")
 	setup := flag.Bool("setup", false, "only make the namespaces and the veth pair with the two addresses (MTU 1500), then exit")
 	teardown := flag.Bool("teardown", false, "only remove the namespaces (and the pair with them), then exit")
 	flag.Parse()
@@ -63,6 +72,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "-tso %q: want on, off or empty\n", *tso)
 		os.Exit(2)
 	}
+	if *setTSO {
+		if *tso == "" {
+			fmt.Fprintln(os.Stderr, "-set-tso needs -tso on or -tso off")
+			os.Exit(2)
+		}
+		return
+	}
 	sc := &config.Scenario{
 		Name:  "bench",
 		Hosts: []*config.Host{{Name: "tx", Kind: config.HostNamespace, DelayedAck: true}, {Name: "rx", Kind: config.HostNamespace, DelayedAck: true}},
@@ -82,22 +98,37 @@ func main() {
 	}
 	m := res.Metrics
 	source := "none"
+	taskTx, taskRx := -1.0, -1.0
 	for _, n := range res.Notes {
 		switch {
 		case strings.HasPrefix(n, "send units counted by eBPF"):
 			source = "bpf"
 		case strings.HasPrefix(n, "send units counted by the AF_PACKET ring"):
 			source = "ring"
+		case cpuNote.MatchString(n):
+			f := cpuNote.FindStringSubmatch(n)
+			tx, _ := strconv.ParseFloat(f[1], 64)
+			rx, _ := strconv.ParseFloat(f[2], 64)
+			other, _ := strconv.ParseFloat(f[3], 64)
+			taskTx, taskRx = tx+other, rx
 		}
 	}
-	fmt.Printf("throughput_bps=%.0f capture_loss=%.0f data_packets=%.0f send_units=%.0f avg_send_bytes=%.0f cpu_tx_pct=%.1f cpu_rx_pct=%.1f retransmits=%.0f tso=%v source=%s\n",
+	if taskTx < 0 {
+		fmt.Fprintf(os.Stderr, "no note gives the threads' CPU (the engine's CPU note changed?): %q\n", res.Notes)
+		os.Exit(1)
+	}
+	fmt.Printf("throughput_bps=%.0f capture_loss=%.0f data_packets=%.0f send_units=%.0f avg_send_bytes=%.0f cpu_tx_pct=%.1f cpu_rx_pct=%.1f retransmits=%.0f tso=%v source=%s task_tx_pct=%.1f task_rx_pct=%.1f\n",
 		m[engine.MetricThroughputBps], m[engine.MetricCaptureLoss], m[engine.MetricDataPackets], m[engine.MetricSendUnits],
 		m[engine.MetricAvgSendBytes], m[engine.MetricCPUTxPct], m[engine.MetricCPURxPct], m[engine.MetricRetransmits],
-		res.Offloads["tx0"]["tso"], source)
+		res.Offloads["tx0"]["tso"], source, taskTx, taskRx)
 	for _, n := range res.Notes {
 		fmt.Fprintln(os.Stderr, "note:", n)
 	}
 }
+
+// cpuNote is the engine's note on its threads' CPU: sender threads,
+// receiver threads, the process's other threads.
+var cpuNote = regexp.MustCompile(`^CPU in % of one core: sender threads ([0-9.]+), receiver threads ([0-9.]+), the process's other threads ([0-9.]+)`)
 
 // fixture makes (setup) or removes (teardown) the two namespaces and the
 // pair, and exits 2 if any flag but -lab and the addresses was given, as

@@ -29,13 +29,32 @@
 // interrupt and softirq work on otherwise idle CPUs (TCP pacing timers and
 // TSQ tasklets do the sending of a paced socket there); it is the machine's
 // busy time (online CPUs × wall time − idle − iowait − steal from
-// /proc/stat, idle measured exactly under NO_HZ) minus the runtime of
-// every thread (/proc/*/task/*/schedstat). That time and the ksoftirqd
+// /proc/stat, idle measured exactly under NO_HZ) minus the CPU time of
+// every process (/proc/*/stat utime + stime + cutime + cstime, in 10 ms
+// units). That time and the ksoftirqd
 // threads' runtime are split between the two sides in proportion to the
 // segments each side sent and received (TCP_INFO tcpi_segs_out +
 // tcpi_segs_in), since softirq work is per segment: a transmit on one
 // side, a receive on the other. Other processes' threads, the Go runtime
-// and the capture's reader thread are not counted.
+// and the capture's reader thread are not counted; a Note gives what the
+// process's other threads used (getrusage over the run minus the
+// workers), beside the workers' and the softirq time.
+//
+// Data path. A worker's loop is its system call and a byte count: a
+// stream sender writes one reused buffer, a sendfile sender calls
+// sendfile, a receiver reads into one reused buffer and adds what it read
+// to the run's total once, when it ends. No loop reads the clock or
+// shares memory with the sampler: at the deadline the sampler shuts the
+// clients' sending side (shutdown SHUT_WR: the FIN follows what is
+// queued, and a write blocked on a full buffer returns), and it reads
+// progress once a second from TCP_INFO (tcpi_bytes_received). The
+// sockets get the options the workload declares and no others (no
+// timeouts: a stall or a cancellation shuts every socket down, which
+// wakes any blocked worker). rr clients read the clock once per
+// transaction, which they time anyway. What remains of the process on
+// the data path's cores is the Go runtime: while the workers block in
+// system calls its sysmon thread wakes up to thousands of times a second
+// (bench/iperf-compare measures the whole against iperf3).
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue

@@ -62,6 +62,9 @@ type measurement struct {
 	// back to the AF_PACKET ring.
 	BPFErr     error
 	CPUThreads [2]time.Duration
+	// Process is the CPU time of every thread of this process over the
+	// run: the workers, the Go runtime, the sampler, capture readers.
+	Process time.Duration
 	// Outside is CPU time no thread ran (interrupts and softirqs on idle
 	// CPUs); Softirqd the runtime of the ksoftirqd threads. Both are
 	// split between the sides by the segments each sent and received.
@@ -72,6 +75,28 @@ type measurement struct {
 	// Recv are the server NICs' rings (incoming, with capture files
 	// only); they count nothing.
 	Recv []tapResult
+}
+
+// cpuNote says where cpu_tx_pct and cpu_rx_pct come from: the workers'
+// threads, the softirq time no thread ran (split by segments), and what
+// the process's other threads used, which neither metric holds.
+func (m measurement) cpuNote() string {
+	secs := m.Duration.Seconds()
+	if secs <= 0 {
+		return "CPU: the run took no measurable time"
+	}
+	pct := func(d time.Duration) float64 { return d.Seconds() / secs * 100 }
+	soft := m.Outside + m.Softirqd
+	softTx, softRx := m.softirqSplit()
+	other := max(m.Process-m.CPUThreads[sideTx]-m.CPUThreads[sideRx], 0)
+	return fmt.Sprintf("CPU in %% of one core: sender threads %.1f, receiver threads %.1f, the process's other threads %.1f (Go runtime, sampler, capture readers; in neither cpu_tx_pct nor cpu_rx_pct), softirq no thread ran %.1f (%.1f in cpu_tx_pct, %.1f in cpu_rx_pct, split by segments)",
+		pct(m.CPUThreads[sideTx]), pct(m.CPUThreads[sideRx]), pct(other), pct(soft), pct(softTx), pct(softRx))
+}
+
+// softirqSplit divides the softirq time no thread ran between the sides.
+func (m measurement) softirqSplit() (tx, rx time.Duration) {
+	return splitSoftirq(m.Outside+m.Softirqd,
+		m.TCP[sideTx].SegsIn+m.TCP[sideTx].SegsOut, m.TCP[sideRx].SegsIn+m.TCP[sideRx].SegsOut)
 }
 
 // tolerance is how far two counts of the same packets may differ before a
@@ -106,8 +131,7 @@ func (m measurement) result() *engine.WorkloadResult {
 		met[engine.MetricLatencyP99us] = float64(percentile(lat, 0.99)) / float64(time.Microsecond)
 	}
 
-	softTx, softRx := splitSoftirq(m.Outside+m.Softirqd,
-		m.TCP[sideTx].SegsIn+m.TCP[sideTx].SegsOut, m.TCP[sideRx].SegsIn+m.TCP[sideRx].SegsOut)
+	softTx, softRx := m.softirqSplit()
 	if secs > 0 {
 		met[engine.MetricCPUTxPct] = (m.CPUThreads[sideTx] + softTx).Seconds() / secs * 100
 		met[engine.MetricCPURxPct] = (m.CPUThreads[sideRx] + softRx).Seconds() / secs * 100

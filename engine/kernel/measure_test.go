@@ -324,3 +324,24 @@ func TestDefaultStall(t *testing.T) {
 		})
 	}
 }
+
+// The CPU note names what each metric holds and what the process's
+// other threads used beside the workers.
+func TestCPUNote(t *testing.T) {
+	m := measurement{
+		Kind:       config.Stream,
+		Duration:   2 * time.Second,
+		CPUThreads: [2]time.Duration{time.Second, 500 * time.Millisecond},
+		Process:    1800 * time.Millisecond,
+		Outside:    200 * time.Millisecond,
+		TCP:        [2]tcpTotals{{SegsIn: 100, SegsOut: 300}, {SegsIn: 300, SegsOut: 100}},
+	}
+	want := "CPU in % of one core: sender threads 50.0, receiver threads 25.0, the process's other threads 15.0 (Go runtime, sampler, capture readers; in neither cpu_tx_pct nor cpu_rx_pct), softirq no thread ran 10.0 (5.0 in cpu_tx_pct, 5.0 in cpu_rx_pct, split by segments)"
+	if got := m.cpuNote(); got != want {
+		t.Errorf("cpuNote() =\n%s\nwant\n%s", got, want)
+	}
+	res := m.result()
+	if got := res.Metrics[engine.MetricCPUTxPct]; math.Abs(got-55) > 1e-9 {
+		t.Errorf("cpu_tx_pct = %v, want 55 (the sender threads and half the softirq)", got)
+	}
+}

@@ -42,7 +42,8 @@ type conn struct {
 	ep     *endpoint
 	client int // fd on the client host
 	server int // fd on the server host
-	// received counts payload bytes read by either end.
+	// received counts payload bytes read by either end; the workers add
+	// to it when they end (the sampler reads TCP_INFO meanwhile).
 	received atomic.Int64
 }
 
@@ -92,6 +93,10 @@ type run struct {
 
 	startc chan struct{}
 	wg     sync.WaitGroup
+	// stopped is set at the deadline of a stream or sendfile workload,
+	// just before the run shuts the clients' sending side: a sender's
+	// write that then fails has finished, not failed.
+	stopped atomic.Bool
 
 	// bpfErr is why the eBPF counter did not load (CounterAuto fell
 	// back to the ring); nil when it loaded or was not tried.
@@ -136,6 +141,7 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 		r.wg.Wait()
 		return nil, r.fail(fmt.Errorf("CPU accounting: %w", err))
 	}
+	proc0 := processCPU()
 	t0 = time.Now()
 	close(r.startc)
 
@@ -144,6 +150,7 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 	series := r.sample(ctx, t0, done)
 
 	t1 := r.lastEnd
+	proc1 := processCPU()
 	cpu1, cpuErr := takeCPUSnapshot()
 	if ctx.Err() != nil {
 		return nil, r.fail(ctx.Err())
@@ -173,6 +180,7 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 		Captured:   !r.eng.opts.DisableCapture,
 		BPFErr:     r.bpfErr,
 		CPUThreads: r.cpu,
+		Process:    proc1 - proc0,
 		Outside:    outside,
 		Softirqd:   softirqd,
 		Latencies:  r.lat,
@@ -198,6 +206,7 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 	res.Series = fillSeries(series, m.Taps)
 	offloads, notes := readOffloads(r.req, r.eps)
 	res.Offloads = offloads
+	res.Notes = append(res.Notes, m.cpuNote())
 	res.Notes = append(res.Notes, notes...)
 	res.Notes = append(res.Notes, r.gsoNotes(offloads)...)
 	res.Notes = append(res.Notes, hostNotes(r.req)...)
@@ -280,9 +289,6 @@ func (r *run) connect() error {
 			}
 			if c.server, err = acceptTCP(lfd); err != nil {
 				return fmt.Errorf("server %s: %w", ep.Server, err)
-			}
-			if err := setSendTimeout(c.server); err != nil {
-				return fmt.Errorf("server %s: SO_SNDTIMEO: %w", ep.Server, err)
 			}
 		}
 	}
@@ -659,6 +665,16 @@ func (r *run) stalled(d time.Duration) {
 	r.abort()
 }
 
+// stopSending ends stream and sendfile senders at the deadline: it shuts
+// the sending side of every client socket, which sends the FIN after
+// what is queued and makes a write blocked on a full send buffer return.
+func (r *run) stopSending() {
+	r.stopped.Store(true)
+	for _, c := range r.conns {
+		unix.Shutdown(c.client, unix.SHUT_WR)
+	}
+}
+
 // abort shuts every connection down so that blocked workers return.
 func (r *run) abort() {
 	for _, c := range r.conns {
@@ -722,12 +738,20 @@ func (r *run) tcpInfos() ([]sideInfo, error) {
 	return out, nil
 }
 
-// sample records one Sample per second until done, and reports progress.
-// It returns when every worker has ended (or ctx is cancelled, after
-// aborting the connections).
+// sample records one Sample per second until done, reports progress and,
+// for stream and sendfile, stops the senders at the deadline. It returns
+// when every worker has ended (or ctx is cancelled, after aborting the
+// connections). Progress comes from TCP_INFO (tcpi_bytes_received), so
+// the workers share nothing with it while they run.
 func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []engine.Sample {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var deadline <-chan time.Time
+	if r.w.Duration > 0 && (r.w.Kind == config.Stream || r.w.Kind == config.Sendfile) {
+		t := time.NewTimer(time.Until(t0.Add(r.w.Duration)))
+		defer t.Stop()
+		deadline = t.C
+	}
 	var series []engine.Sample
 	var last int64
 	lastT := t0
@@ -745,11 +769,10 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 			r.abort()
 			<-done
 			return series
+		case <-deadline:
+			r.stopSending()
 		case now := <-tick.C:
-			var total int64
-			for _, c := range r.conns {
-				total += c.received.Load()
-			}
+			total := r.bytesReceived()
 			if total != last {
 				lastProgress = now
 			} else if now.Sub(lastProgress) >= stall {
@@ -778,6 +801,21 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 			}
 		}
 	}
+}
+
+// bytesReceived is the payload the kernel has received so far on every
+// socket of the run (tcpi_bytes_received, both directions for rr; a FIN
+// counts one more), read or not yet read by the workers.
+func (r *run) bytesReceived() int64 {
+	var total int64
+	for _, c := range r.conns {
+		for _, fd := range []int{c.client, c.server} {
+			if info, err := tcpInfo(fd); err == nil {
+				total += int64(info.Bytes_received)
+			}
+		}
+	}
+	return total
 }
 
 // fillSeries adds the mean send-unit size of each second from the

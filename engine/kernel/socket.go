@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,10 +19,6 @@ type sockOptions struct {
 	// 0 = unpaced. TCP paces internally when the qdisc is not fq.
 	PacingBps uint64
 }
-
-// sendTimeout bounds one blocking send so that workers notice their
-// deadline and cancellation (SO_SNDTIMEO).
-const sendTimeout = 100 * time.Millisecond
 
 func sockaddr(ap netip.AddrPort) (unix.Sockaddr, int) {
 	a := ap.Addr().Unmap()
@@ -124,11 +119,6 @@ func dialTCP(ap netip.AddrPort, o sockOptions) (int, error) {
 		unix.Close(fd)
 		return -1, fmt.Errorf("connect to %s: %w", ap, err)
 	}
-	tv := unix.NsecToTimeval(sendTimeout.Nanoseconds())
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("SO_SNDTIMEO: %w", err)
-	}
 	return fd, nil
 }
 
@@ -146,19 +136,13 @@ func acceptTCP(lfd int) (int, error) {
 	}
 }
 
-// setSendTimeout bounds blocking sends on an accepted socket (rr servers).
-func setSendTimeout(fd int) error {
-	tv := unix.NsecToTimeval(sendTimeout.Nanoseconds())
-	return unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
-}
-
 // tcpInfo reads TCP_INFO of a connected socket.
 func tcpInfo(fd int) (*unix.TCPInfo, error) {
 	return unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
 }
 
 // retryable reports whether a send or receive error only means "try
-// again" (a SO_SNDTIMEO expiry or a signal).
+// again" (EINTR, EAGAIN).
 func retryable(err error) bool {
 	return errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,8 +20,11 @@ const defaultWriteSize = 65536
 // recvBufSize is what a receiver asks for per read (iperf3 reads 128 KiB too).
 const recvBufSize = 128 << 10
 
-// limits says when a sending loop ends: at a deadline, after a byte count,
-// or both (whichever comes first).
+// limits says when an rr client ends: at a deadline, after a byte count,
+// or both (whichever comes first). It checks the clock once per
+// transaction, which times itself anyway. Stream and sendfile loops never
+// read the clock: the run shuts their sockets' sending side at the
+// deadline (run.stopSending).
 type limits struct {
 	deadline time.Time // zero = none
 	bytes    int64     // per connection; 0 = none
@@ -39,6 +44,19 @@ func (r *run) limits() limits {
 	}
 	l.bytes = r.w.Bytes
 	return l
+}
+
+// byteLimit is what a stream or sendfile connection sends at most:
+// bytes, else (sendfile with neither duration nor bytes) the file once,
+// else no limit.
+func (r *run) byteLimit() int64 {
+	switch {
+	case r.w.Bytes > 0:
+		return r.w.Bytes
+	case r.w.Kind == config.Sendfile && r.w.Duration <= 0:
+		return r.w.FileSize
+	}
+	return math.MaxInt64
 }
 
 // spawnWorkers starts a sending and a receiving thread per connection;
@@ -65,17 +83,11 @@ func (r *run) spawnWorkers() error {
 		c := c
 		switch r.w.Kind {
 		case config.Stream:
-			r.spawn(sideTx, func() error { return streamSend(c.client, ws, r.limits()) })
+			r.spawn(sideTx, func() error { return streamSend(c.client, ws, r.byteLimit(), &r.stopped) })
 			r.spawn(sideRx, func() error { return drain(c.server, c) })
 		case config.Sendfile:
 			size := r.w.FileSize
-			r.spawn(sideTx, func() error {
-				l := r.limits()
-				if l.deadline.IsZero() && l.bytes == 0 {
-					l.bytes = size
-				}
-				return sendFile(c.client, r.file, size, l)
-			})
+			r.spawn(sideTx, func() error { return sendFile(c.client, r.file, size, r.byteLimit(), &r.stopped) })
 			r.spawn(sideRx, func() error { return drain(c.server, c) })
 		case config.RR:
 			req, resp := r.w.RequestSize, r.w.ResponseSize
@@ -92,70 +104,87 @@ func (r *run) spawnWorkers() error {
 	return nil
 }
 
-// streamSend writes ws-byte buffers until the limits, then half-closes.
-func streamSend(fd, ws int, l limits) error {
+// streamSend writes ws-byte buffers until it has sent limit bytes, then
+// half-closes, or until the run shuts the socket's sending side at the
+// deadline (stopped is set first). Each turn of the loop is the write
+// and nothing else: no clock, no shared counter.
+func streamSend(fd, ws int, limit int64, stopped *atomic.Bool) error {
 	buf := make([]byte, ws)
 	for i := range buf {
 		buf[i] = byte(i)
 	}
-	var sent int64
-	for !l.done(sent) {
+	for sent := int64(0); sent < limit; {
 		b := buf
-		if l.bytes > 0 && l.bytes-sent < int64(len(b)) {
-			b = b[:l.bytes-sent]
+		if left := limit - sent; left < int64(len(b)) {
+			b = b[:left]
 		}
 		n, err := unix.Write(fd, b)
 		if n > 0 {
 			sent += int64(n)
 		}
-		if err != nil && !retryable(err) {
-			return fmt.Errorf("write: %w", err)
+		if end, err := sendEnd("write", err, stopped); end {
+			return err
 		}
 	}
-	return shutdownWrite(fd)
+	return shutdownWrite(fd, stopped)
 }
 
 // sendFile sends the file with sendfile(2), from the start again each
-// time it ends, until the limits, then half-closes.
-func sendFile(fd int, f *os.File, size int64, l limits) error {
+// time it ends, until it has sent limit bytes, then half-closes, or until
+// the run shuts the socket's sending side at the deadline.
+func sendFile(fd int, f *os.File, size, limit int64, stopped *atomic.Bool) error {
 	in := int(f.Fd())
-	var sent, off int64
-	for !l.done(sent) {
+	var off int64
+	for sent := int64(0); sent < limit; {
 		if off >= size {
 			off = 0
 		}
-		count := size - off
-		if l.bytes > 0 && l.bytes-sent < count {
-			count = l.bytes - sent
-		}
-		if count > 1<<30 {
-			count = 1 << 30
-		}
+		count := min(size-off, limit-sent, 1<<30)
 		n, err := unix.Sendfile(fd, in, &off, int(count))
 		if n > 0 {
 			sent += int64(n)
 		}
-		if err != nil && !retryable(err) {
-			return fmt.Errorf("sendfile: %w", err)
+		if end, err := sendEnd("sendfile", err, stopped); end {
+			return err
 		}
 	}
-	return shutdownWrite(fd)
+	return shutdownWrite(fd, stopped)
 }
 
-func shutdownWrite(fd int) error {
-	if err := unix.Shutdown(fd, unix.SHUT_WR); err != nil {
+// sendEnd says whether a send error ends a sending loop, and with what:
+// nil (no error) goes on, so does a retryable one; after the deadline shut
+// the socket (stopped) the loop ends without an error, else with err.
+func sendEnd(what string, err error, stopped *atomic.Bool) (bool, error) {
+	switch {
+	case err == nil || retryable(err):
+		return false, nil
+	case stopped.Load():
+		return true, nil
+	}
+	return true, fmt.Errorf("%s: %w", what, err)
+}
+
+// shutdownWrite half-closes a connection whose sender reached its limit;
+// an error is none when the run's deadline (stopped, nil for rr) shut it
+// already.
+func shutdownWrite(fd int, stopped *atomic.Bool) error {
+	if err := unix.Shutdown(fd, unix.SHUT_WR); err != nil && (stopped == nil || !stopped.Load()) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
 }
 
-// drain reads until the peer half-closes, counting bytes on c.
+// drain reads until the peer half-closes, then adds what it read to c.
+// Each turn of the loop is the read and a local sum: the sampler reads
+// the progress from TCP_INFO instead.
 func drain(fd int, c *conn) error {
 	buf := make([]byte, recvBufSize)
+	var got int64
+	defer func() { c.received.Add(got) }()
 	for {
 		n, err := unix.Read(fd, buf)
 		if n > 0 {
-			c.received.Add(int64(n))
+			got += int64(n)
 		}
 		switch {
 		case err != nil && retryable(err):
@@ -227,7 +256,7 @@ func rrClient(fd, reqSize, respSize int, l limits, c *conn) ([]time.Duration, er
 		lat = append(lat, time.Since(t))
 		moved += int64(reqSize + respSize)
 	}
-	return lat, shutdownWrite(fd)
+	return lat, shutdownWrite(fd, nil)
 }
 
 // rrServer answers every request with a response until the client
