@@ -420,11 +420,10 @@ func Forget(dir string, addrs []provider.Addr) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	lab := ""
-	if st != nil {
-		lab = st.Lab
+	if st == nil {
+		return nil, &NotRecordedError{Dir: dir, Addrs: addrs}
 	}
-	lock, err := LockState(dir, lab)
+	lock, err := LockState(dir, st.Lab)
 	if err != nil {
 		return nil, err
 	}
@@ -432,6 +431,9 @@ func Forget(dir string, addrs []provider.Addr) (*State, error) {
 	// Read again under the lock: another command may have written since.
 	if st, err = ReadState(dir); err != nil {
 		return nil, err
+	}
+	if st == nil {
+		return nil, &NotRecordedError{Dir: dir, Addrs: addrs}
 	}
 	var missing []provider.Addr
 	for _, a := range addrs {
