@@ -49,7 +49,8 @@ type ReadRequest struct {
 
 type ReadResponse struct {
 	// Actual holds the attributes as they are now, with the same keys as
-	// Recorded. Nil when Gone.
+	// Recorded, plus those a provider watches that a record made by an
+	// older tsolab lacks (the up states). Nil when Gone.
 	Actual Attrs
 	Gone   bool // the object no longer exists (deleted outside tsolab)
 	// Remains (with Gone) says that something of the object is left that

@@ -162,7 +162,9 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 	}
 	actual := req.Recorded.Clone()
 	keys := sysctlKeys(req.Recorded)
-	_, hasLo := req.Recorded[provider.AttrLoUp]
+	// A record made before tsolab watched lo has no lo.up: report it all
+	// the same.
+	hasLo := !isLocal(req.Recorded)
 	if len(keys) > 0 || hasLo {
 		err := netnsfs.Do(ns, func() error {
 			if hasLo {

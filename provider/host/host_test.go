@@ -178,6 +178,12 @@ func TestNamespaceLifecycle(t *testing.T) {
 	if diff := cmp.Diff(drifted, rr.Actual); diff != "" {
 		t.Errorf("Read after drift (-want +got):\n%s", diff)
 	}
+	// A record made before tsolab watched lo reads with lo.up all the same.
+	old := cr.New.Clone()
+	delete(old, "lo.up")
+	if r := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: old}); r.Actual["lo.up"] != "false" {
+		t.Errorf("Read of a record without lo.up: %v, want lo.up false", r.Actual)
+	}
 
 	// Update puts it back.
 	ur := p.Update(ctx, provider.UpdateRequest{Naming: n, Addr: addr, Prior: rr.Actual, Desired: desired})

@@ -27,7 +27,7 @@ func TestAdoptDevice(t *testing.T) {
 
 	addr := provider.Addr{Kind: provider.KindNIC, Name: "uplink"}
 	desired := provider.Attrs{
-		"host": "me", "netns": "", "ifname": "eth9", "link": "device:eth9",
+		"host": "me", "netns": "", "ifname": "eth9", "link": "device:eth9", "up": "true",
 		"address": "10.82.0.1/24", "mtu": "9000", "offload.tso": "false", "offload.gro": "true",
 	}
 	err := netnsfs.Do(stand, func() error {
@@ -360,7 +360,7 @@ func TestMoveDeviceHomeAlready(t *testing.T) {
 // an address, MTU 9000 and TSO off.
 func movedPort(hostNS string) provider.Attrs {
 	return provider.Attrs{
-		"host": "h", "netns": hostNS, "ifname": "eth9", "link": "device:eth9",
+		"host": "h", "netns": hostNS, "ifname": "eth9", "link": "device:eth9", "up": "true",
 		"address": "10.84.0.1/24", "mtu": "9000", "offload.tso": "false",
 	}
 }

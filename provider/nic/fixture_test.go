@@ -83,7 +83,7 @@ func (f *fixture) addSwitch(name string) string {
 }
 
 // switchNIC returns the attributes of NIC name on host connected to sw,
-// as provider.Desired writes them, plus extra.
+// as provider.Desired writes them, plus extra (with mtu, port.mtu too).
 func (f *fixture) switchNIC(name, host, sw string, extra provider.Attrs) provider.Attrs {
 	a := provider.Attrs{
 		provider.AttrHost:       host,
@@ -99,6 +99,9 @@ func (f *fixture) switchNIC(name, host, sw string, extra provider.Attrs) provide
 	}
 	for k, v := range extra {
 		a[k] = v
+	}
+	if mtu, ok := a[provider.AttrMTU]; ok {
+		a[provider.AttrPortMTU] = mtu
 	}
 	return a
 }

@@ -736,8 +736,30 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		}
 		defer peer.Close()
 	}
-	actual := p.observe(c, peer, s, req.Recorded, d)
+	actual := p.observe(c, peer, s, withUpKeys(req.Recorded, s.kind), d)
 	return provider.ReadResponse{Actual: actual, Gone: actual == nil, Diagnostics: d.diags}
+}
+
+// withUpKeys returns a copy of a NIC's record with the keys tsolab
+// records since it watches up states (up; a switch NIC's port.up,
+// port.master and, with mtu, port.mtu) added where an older tsolab did
+// not record them, so that Read reports them and a lab applied before
+// reads as it is, not as changes to make.
+func withUpKeys(rec provider.Attrs, k linkKind) provider.Attrs {
+	out := rec.Clone()
+	keys := []string{provider.AttrUp}
+	if k == linkSwitch {
+		keys = append(keys, provider.AttrPortUp, provider.AttrPortMaster)
+		if _, ok := rec[provider.AttrMTU]; ok {
+			keys = append(keys, provider.AttrPortMTU)
+		}
+	}
+	for _, key := range keys {
+		if _, ok := out[key]; !ok {
+			out[key] = ""
+		}
+	}
+	return out
 }
 
 // portOurs returns the switch's namespace, open, when a switch NIC's port

@@ -122,7 +122,11 @@ func (s *Switch) Read(ctx context.Context, req provider.ReadRequest) provider.Re
 		return provider.ReadResponse{Diagnostics: d.diags}
 	}
 	defer c.Close()
-	actual := s.observe(c, req.Naming, req.Addr, req.Recorded)
+	// A record made before tsolab watched the bridge's up state has no
+	// "up": report it all the same.
+	want := req.Recorded.Clone()
+	want[provider.AttrUp] = ""
+	actual := s.observe(c, req.Naming, req.Addr, want)
 	return provider.ReadResponse{Actual: actual, Gone: actual == nil, Diagnostics: d.diags}
 }
 
