@@ -100,6 +100,16 @@ func TestDiff(t *testing.T) {
 			summary: "No changes.",
 		},
 		{
+			name:    "a rate taken out of the lab is a change to none, a rate never set is not",
+			desired: []provider.Resource{res("nic.n", nic), res("nic.m", with(nic, "ifname", "m"))},
+			state:   []planner.ResourceState{rs("nic.n", with(nic, "rate", "500000000")), rs("nic.m", with(nic, "ifname", "m", "rate", ""))},
+			want: []summary{
+				{Addr: "nic.n", Action: "update", Reason: "none"},
+				{Addr: "nic.m", Action: "no-op", Reason: "none"},
+			},
+			summary: "Plan: 0 to add, 1 to change, 0 to destroy.",
+		},
+		{
 			name:     "update in place after drift",
 			desired:  []provider.Resource{res("nic.n", nic)},
 			state:    []planner.ResourceState{rs("nic.n", nic)},

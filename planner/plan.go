@@ -159,6 +159,14 @@ func diffDesired(actual, desired provider.Attrs) []AttrDiff {
 			out = append(out, AttrDiff{Key: k, Before: b, After: desired[k], BeforeSet: bok, AfterSet: true, ForcesReplace: provider.ReplaceAttr(k)})
 		}
 	}
+	// An attribute whose absence means "none" (a rate taken out of the
+	// lab) is a change when the resource still has it.
+	for _, k := range actual.Keys() {
+		if _, ok := desired[k]; ok || !provider.AbsentMeansNone(k) || actual[k] == "" {
+			continue
+		}
+		out = append(out, AttrDiff{Key: k, Before: actual[k], BeforeSet: true, ForcesReplace: provider.ReplaceAttr(k)})
+	}
 	return out
 }
 

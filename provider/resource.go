@@ -109,7 +109,7 @@ const (
 	AttrPeerIfName = "peer_ifname" // replace: the other end's interface name
 	AttrAddress    = "address"     // update: CIDR, "" = none
 	AttrMTU        = "mtu"         // update: decimal bytes; absent = unmanaged
-	AttrRate       = "rate"        // update: bits/s as a decimal, "" or absent = no shaping
+	AttrRate       = "rate"        // update: bits/s as a decimal, "" or absent = no shaping (AbsentMeansNone)
 	AttrQueue      = "queue"       // update: tbf queue limit in bytes (with rate)
 	AttrDelay      = "delay"       // update: one-way delay as a Go duration (needs netem)
 	AttrPortUp     = "port.up"     // update: "true", a switch NIC's port (the veth's switch end) is up
@@ -142,4 +142,12 @@ type Resource struct {
 	Addr      Addr
 	Attrs     Attrs
 	DependsOn []Addr // resources that must exist first
+}
+
+// AbsentMeansNone reports whether leaving attribute k out of a desired
+// resource means "none" rather than "whatever it is": shaping. A lab that
+// drops its rate wants the tbf gone, while one that never set an MTU
+// leaves the device's own.
+func AbsentMeansNone(k string) bool {
+	return k == AttrRate || k == AttrQueue || k == AttrDelay
 }

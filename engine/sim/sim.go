@@ -280,8 +280,11 @@ func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error)
 		if queue == 0 {
 			queue = 1000 * int64(n.mtu+ethOverhead)
 		}
+		// rate shapes the NIC's egress, as tbf on the NIC does on the
+		// kernel engine; the switch's port toward the NIC runs at line
+		// rate (docs/language.md: rate).
 		n.egress = serializer{nsPerByte: 8e9 / float64(rate), limit: float64(queue)}
-		n.port = serializer{nsPerByte: 8e9 / float64(rate), limit: float64(queue)}
+		n.port = serializer{nsPerByte: 8e9 / float64(e.lineRate), limit: float64(queue)}
 		n.delay = int64(nc.Delay)
 		nicByName[nc.Name] = n
 		w.nics = append(w.nics, n)
