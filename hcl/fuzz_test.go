@@ -2,12 +2,14 @@ package hcl
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -16,6 +18,10 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 )
+
+// hangAfter is how long one fuzz input may take to load: seeds take
+// milliseconds.
+const hangAfter = 20 * time.Second
 
 // FuzzLoad loads arbitrary lab files: the loader never panics, every
 // diagnostic can be rendered, a lab without errors is complete, and
@@ -43,6 +49,11 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(header + "matrix {\n  sg = [true, false]\n}\nnic \"n\" {\n  host = host.a\n  offload = { tso = true, sg = matrix.sg }\n}\n"))
 
 	f.Fuzz(func(t *testing.T, src []byte) {
+		// A hang is a failure too: the fuzzing engine has no limit per
+		// input, so an input still loading after hangAfter crashes the
+		// worker, which records it (GOTRACEBACK=all shows where).
+		watchdog := time.AfterFunc(hangAfter, func() { panic(fmt.Sprintf("FuzzLoad: one input still loading after %v: a hang", hangAfter)) })
+		defer watchdog.Stop()
 		const name = "fuzz.tsolab.hcl"
 		lab, diags := load("fuzz", []sourceFile{{name: name, src: src}}, Options{})
 		if lab == nil || lab.Sources[name] == nil && len(src) > 0 {

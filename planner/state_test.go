@@ -156,17 +156,8 @@ func TestForget(t *testing.T) {
 // have written (it reads back the same after a round trip through JSON).
 // go test -fuzz FuzzReadState ./planner
 func FuzzReadState(f *testing.F) {
-	seeds, _ := filepath.Glob("../cmd/tsolab/testdata/script/state-*.txtar")
-	for _, s := range seeds {
-		b, err := os.ReadFile(s)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, part := range strings.Split(string(b), "\n-- ")[1:] {
-			if _, body, ok := strings.Cut(part, " --\n"); ok && strings.HasPrefix(strings.TrimSpace(body), "{") {
-				f.Add([]byte(body))
-			}
-		}
+	for _, s := range stateSeeds(f) {
+		f.Add(s)
 	}
 	f.Add([]byte(`{"format_version": 1, "lab": "t", "resources": [{"addr": "host.a", "depends_on": ["host.a"]}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -193,4 +184,23 @@ func FuzzReadState(f *testing.F) {
 			t.Fatalf("round trip changed the state:\n%s", cmp.Diff(st, again, cmpopts.EquateEmpty()))
 		}
 	})
+}
+
+// stateSeeds are the state files of the CLI's state scripts, seeds of
+// FuzzReadState and FuzzPlanState.
+func stateSeeds(f *testing.F) [][]byte {
+	var out [][]byte
+	seeds, _ := filepath.Glob("../cmd/tsolab/testdata/script/state-*.txtar")
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, part := range strings.Split(string(b), "\n-- ")[1:] {
+			if _, body, ok := strings.Cut(part, " --\n"); ok && strings.HasPrefix(strings.TrimSpace(body), "{") {
+				out = append(out, []byte(body))
+			}
+		}
+	}
+	return out
 }
