@@ -52,6 +52,22 @@ var knownFailing = map[string]string{
 	"loopback-tbench/tso_costs_on_loopback/tso=true": "issue 11: with 100 KB responses the model gives TSO on ~5% more " +
 		"transactions/s, where seed 004 measured it ~2% slower (TestLoopbackTbench shows the seed's direction only " +
 		"with responses of one loopback segment)",
+	// The Super TSO patch's deferral (super-tso-v2) loses where the
+	// receivers bind (TSO on, MTU 1500: the windows open in small steps
+	// and the whole-buffer rule waits); at MTU 9000 the sender's bus binds,
+	// the windows stay open, deferral rarely waits, and the patch's larger
+	// frames cost fewer DMA transfers than 2.6.12's cwnd/8 frames. With
+	// TSO off deferral never applies and the profile is linux-2.6.13's
+	// path, whose Nagle fix (patch 9/9) gains. What the real patch lost
+	// there the seeds do not say; docs/engine.md, seed 001 and 000.
+	"super-tso-v2/v2_slower_tso_on_9000/stack=super-tso-v2,tso=true,mtu=9000": "issue 11: bus-bound at MTU 9000, " +
+		"the patch's 3.4-MSS frames need fewer DMA transfers than 2.6.12's 1.8-MSS ones (model +4.8%, seed 001 -6.6%)",
+	"super-tso-v2/v2_slower_tso_off/stack=super-tso-v2,tso=false,mtu=1500": "issue 11: no mechanism of the patch acts " +
+		"with TSO off in the model (deferral needs a multi-segment buffer); the Nagle fix of 9/9 gains 1.9% (seed 001 -4%)",
+	"super-tso-v2/v2_slower_tso_off/stack=super-tso-v2,tso=false,mtu=9000": "issue 11: as at MTU 1500, " +
+		"model +1.5%, seed 001 -5.7%",
+	"super-tso-v2/original_slower_back_to_back/stack=super-tso-v2,tso=true,mtu=9000": "issue 11: bus-bound as " +
+		"seed 001's MTU 9000 row (model +4.7%, seed 000 -14.4%)",
 }
 
 // TestExamples loads every example lab, runs each scenario on the model

@@ -87,6 +87,19 @@ func TestProfileStrategies(t *testing.T) {
 			"gso":       "soft false, always false, gro false",
 			"divides":   "false",
 		}},
+		{"super-tso-v2", nil, map[string]string{
+			"size goal": "sim.xmitSizeGoal{gsoMax:65535, modulo:true}",
+			"send test": "sim.quotaTest{finOneSeg:false}",
+			"deferral":  "sim.wholeSkbDefer{}",
+			"split":     "sim.windowAllowsTrim{}",
+			"mss_now":   "large false, minshall by pcount false",
+			"push":      "sim.plainPush{}",
+			"acks":      linuxAcksPcount,
+			"cc":        "*sim.reno",
+			"wake":      "sim.linuxWake{}",
+			"gso":       "soft false, always false, gro false",
+			"divides":   "false",
+		}},
 		{"linux-2.6.27", nil, map[string]string{
 			"size goal": "sim.xmitSizeGoal{gsoMax:65535, modulo:true}",
 			"send test": "sim.quotaTest{finOneSeg:false}",
@@ -136,9 +149,9 @@ func TestProfileStrategies(t *testing.T) {
 	}
 	// A stack option swaps one strategy of its profile.
 	tests = append(tests,
-		option(tests[2], map[string]string{"size_goal_modulo": "false", "tso_defer": "false"}, map[string]string{
+		option(tests[3], map[string]string{"size_goal_modulo": "false", "tso_defer": "false"}, map[string]string{
 			"size goal": "sim.xmitSizeGoal{gsoMax:65535, modulo:false}", "deferral": "sim.noDefer{}", "divides": "false"}),
-		option(tests[3], map[string]string{"tso_defer": "false"}, map[string]string{"deferral": "sim.noDefer{}"}),
+		option(tests[4], map[string]string{"tso_defer": "false"}, map[string]string{"deferral": "sim.noDefer{}"}),
 	)
 	seen := map[string]bool{}
 	for _, tt := range tests {

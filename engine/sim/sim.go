@@ -75,7 +75,7 @@ func (e *Engine) CPUProfiles() []CPUProfile { return append([]CPUProfile(nil), e
 // defaultCPU is the cpu profile for a stack when the host names none.
 func defaultCPU(stack string) string {
 	switch stack {
-	case "linux-2.6.12", "linux-2.6.13":
+	case "linux-2.6.12", "linux-2.6.13", "super-tso-v2":
 		return "opteron-2005"
 	case "linux-2.6.27":
 		return "xeon-2008"
