@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // ref is one reference from a block's attribute to another block: an
@@ -202,7 +202,7 @@ func (l *loader) checkMetric(name string, rng hclv2.Range) {
 	var all []string
 	everywhere := true
 	for _, k := range metricEngines {
-		names := engine.EngineMetricNames(k)
+		names := result.EngineNames(string(k))
 		everywhere = everywhere && slices.Contains(names, name)
 		for _, n := range names {
 			if !slices.Contains(all, n) {
@@ -223,11 +223,11 @@ func (l *loader) checkMetric(name string, rng hclv2.Range) {
 // metricList names the metrics every engine reports, then each engine's
 // own.
 func metricList() string {
-	shared := engine.MetricNames()
+	shared := result.Names()
 	out := joinAnd(shared)
 	for _, k := range metricEngines {
 		var own []string
-		for _, n := range engine.EngineMetricNames(k) {
+		for _, n := range result.EngineNames(string(k)) {
 			if !slices.Contains(shared, n) {
 				own = append(own, n)
 			}
@@ -243,14 +243,14 @@ func metricList() string {
 // report: a run on it judges such an expectation an error (another
 // engine, chosen with -engine, may report them).
 func (l *loader) checkEngineMetrics() {
-	have := engine.EngineMetricNames(l.lab.Engine)
+	have := result.EngineNames(string(l.lab.Engine))
 	for _, m := range l.engineMetrics {
 		if slices.Contains(have, m.name) {
 			continue
 		}
 		var by []string
 		for _, k := range metricEngines {
-			if slices.Contains(engine.EngineMetricNames(k), m.name) {
+			if slices.Contains(result.EngineNames(string(k)), m.name) {
 				by = append(by, string(k))
 			}
 		}

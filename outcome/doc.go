@@ -5,7 +5,7 @@
 // It owns the evaluation of expectations (the `when` filter, the
 // condition's context, the scenario() function), the statistics that
 // decide whether a difference between repeated runs is real, the Verdict
-// type, and its views. It reads config.Lab and engine.Results and never
+// type, and its views. It reads config.Lab and result.Results and never
 // runs, provisions or measures anything, nor writes files itself: views
 // write to the io.Writer they are given.
 //
@@ -15,7 +15,7 @@
 // scenario's matrix values). `condition` additionally sees:
 //
 //   - result: this scenario's metrics for the expectation's workload, an
-//     object of numbers named as in engine.MetricNames();
+//     object of numbers named as in result.Metrics();
 //   - baseline: the same scenario and workload in the -baseline results; a
 //     condition that reads baseline without one, or whose scenario is
 //     missing from it, is an Error naming the scenario;

@@ -13,9 +13,9 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
 	tslhcl "github.com/tsolab/tsolab/hcl"
 	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/result"
 )
 
 // Names an expectation's condition can read.
@@ -36,7 +36,7 @@ const (
 // -scenario) is skipped; one that ran but lacks the expectation's workload
 // gets an Error verdict. Every Error verdict has a matching error
 // diagnostic; identical diagnostics are reported once.
-func Evaluate(lab *config.Lab, results *engine.Results, baseline *engine.Results) ([]Verdict, hcl.Diagnostics) {
+func Evaluate(lab *config.Lab, results *result.Results, baseline *result.Results) ([]Verdict, hcl.Diagnostics) {
 	e := &evaluator{
 		lab:     lab,
 		results: indexRuns(results),
@@ -112,12 +112,12 @@ type runKey struct{ scenario, workload string }
 
 // runSet is every repetition of one workload in one scenario.
 type runSet struct {
-	runs    []engine.WorkloadResult // ordered by Repetition
+	runs    []result.WorkloadResult // ordered by Repetition
 	metrics []string                // attribute names of the metrics object
 	median  *cty.Value              // cached metrics object of medians
 }
 
-func indexRuns(res *engine.Results) map[runKey]*runSet {
+func indexRuns(res *result.Results) map[runKey]*runSet {
 	out := map[runKey]*runSet{}
 	if res == nil {
 		return out
@@ -138,15 +138,15 @@ func indexRuns(res *engine.Results) map[runKey]*runSet {
 	return out
 }
 
-// metricNames is every metric the runs carry, in engine.OrderMetrics order.
-func metricNames(runs []engine.WorkloadResult) []string {
+// metricNames is every metric the runs carry, in result.Order order.
+func metricNames(runs []result.WorkloadResult) []string {
 	have := map[string]bool{}
 	for _, r := range runs {
 		for k := range r.Metrics {
 			have[k] = true
 		}
 	}
-	return engine.OrderMetrics(have)
+	return result.Order(have)
 }
 
 // values returns one metric over the runs that carry it.

@@ -8,19 +8,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // seed001 is the first table of seed 001 (2.6.12-rc4): Gb/s and sender
 // CPU per scenario, workload bulk, one run each.
-func seed001() [][]engine.WorkloadResult {
-	row := func(scenario string, gbps, cpu float64) []engine.WorkloadResult {
+func seed001() [][]result.WorkloadResult {
+	row := func(scenario string, gbps, cpu float64) []result.WorkloadResult {
 		return runs(scenario, "bulk", allMetrics(map[string]float64{
-			engine.MetricThroughputBps: gbps * 1e9,
-			engine.MetricCPUTxPerGbit:  cpu / gbps,
-		}), engine.MetricCPUTxPct, cpu)
+			result.MetricThroughputBps: gbps * 1e9,
+			result.MetricCPUTxPerGbit:  cpu / gbps,
+		}), result.MetricCPUTxPct, cpu)
 	}
-	return [][]engine.WorkloadResult{
+	return [][]result.WorkloadResult{
 		row("tso=true,mtu=1500", 4.0, 47),
 		row("tso=true,mtu=9000", 6.1, 35),
 		row("tso=false,mtu=1500", 2.5, 55),
@@ -30,8 +30,8 @@ func seed001() [][]engine.WorkloadResult {
 
 // cpuRuns is workload bulk in one scenario with the given sender CPU, one
 // run per value.
-func cpuRuns(scenario string, cpu ...float64) []engine.WorkloadResult {
-	return runs(scenario, "bulk", allMetrics(nil), engine.MetricCPUTxPct, cpu...)
+func cpuRuns(scenario string, cpu ...float64) []result.WorkloadResult {
+	return runs(scenario, "bulk", allMetrics(nil), result.MetricCPUTxPct, cpu...)
 }
 
 // row is what a test checks of a verdict.
@@ -71,8 +71,8 @@ func TestEvaluate(t *testing.T) {
 		when      string
 		condition string
 		workload  string // default "bulk"
-		results   [][]engine.WorkloadResult
-		baseline  [][]engine.WorkloadResult // nil: no baseline file
+		results   [][]result.WorkloadResult
+		baseline  [][]result.WorkloadResult // nil: no baseline file
 		withSides bool
 		want      []row
 		wantDiags []string // substrings, one per diagnostic
@@ -184,10 +184,10 @@ func TestEvaluate(t *testing.T) {
 			when:      "matrix.tso",
 			condition: "result.throughput_bps >= baseline.throughput_bps * 0.95",
 			results:   seed001(),
-			baseline: [][]engine.WorkloadResult{
+			baseline: [][]result.WorkloadResult{
 				// Super TSO v2: 3.5 at 1500 (a regression of 12.5%), 5.7 at 9000.
-				runs("tso=true,mtu=1500", "bulk", allMetrics(nil), engine.MetricThroughputBps, 3.5e9),
-				runs("tso=true,mtu=9000", "bulk", allMetrics(nil), engine.MetricThroughputBps, 6.5e9),
+				runs("tso=true,mtu=1500", "bulk", allMetrics(nil), result.MetricThroughputBps, 3.5e9),
+				runs("tso=true,mtu=9000", "bulk", allMetrics(nil), result.MetricThroughputBps, 6.5e9),
 			},
 			withSides: true,
 			want: []row{
@@ -200,7 +200,7 @@ func TestEvaluate(t *testing.T) {
 			when:      "matrix.tso && matrix.mtu == 9000",
 			condition: "result.throughput_bps >= baseline.throughput_bps",
 			results:   seed001(),
-			baseline:  [][]engine.WorkloadResult{runs("tso=true,mtu=1500", "bulk", allMetrics(nil), engine.MetricThroughputBps, 3.5e9)},
+			baseline:  [][]result.WorkloadResult{runs("tso=true,mtu=1500", "bulk", allMetrics(nil), result.MetricThroughputBps, 3.5e9)},
 			want: []row{{
 				Scenario: "tso=true,mtu=9000", Status: Error,
 				Detail: `Scenario missing from the baseline: expect "e" reads baseline, but the baseline has no run of workload "bulk" in scenario tso=true,mtu=9000; it has: bulk in tso=true,mtu=1500. Record the baseline with the same matrix and workloads.`,
@@ -245,7 +245,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: clearly separated samples are a significant difference",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 44, 40, 41, 45, 42, 43),
 				cpuRuns("tso=false,mtu=1500", 50, 51, 55, 52, 53, 54),
 			},
@@ -262,7 +262,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: a significant difference the wrong way fails",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct > scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 44, 40, 41, 45, 42, 43),
 				cpuRuns("tso=false,mtu=1500", 50, 51, 55, 52, 53, 54),
 			},
@@ -272,7 +272,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: overlapping samples make a strict ordering inconclusive",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 40, 42, 44, 46, 48, 50),
 				cpuRuns("tso=false,mtu=1500", 41, 43, 45, 47, 49, 51),
 			},
@@ -289,7 +289,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: overlapping samples pass <= when the medians satisfy it",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct <= scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 40, 42, 44, 46, 48, 50),
 				cpuRuns("tso=false,mtu=1500", 41, 43, 45, 47, 49, 51),
 			},
@@ -299,7 +299,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: overlapping samples violating >= on medians are inconclusive",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct >= scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 40, 42, 44, 46, 48, 50),
 				cpuRuns("tso=false,mtu=1500", 41, 43, 45, 47, 49, 51),
 			},
@@ -312,7 +312,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: a tolerance around an unchanged metric passes",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct <= scenario({tso = false}).cpu_tx_pct * 1.5",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 40, 60, 44, 46, 80, 50),
 				cpuRuns("tso=false,mtu=1500", 41, 30, 45, 47, 49, 51),
 			},
@@ -329,7 +329,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: five runs have no finite interval",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 40, 41, 42, 43, 44),
 				cpuRuns("tso=false,mtu=1500", 50, 51, 52, 53, 54),
 			},
@@ -346,7 +346,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: three runs can never show a difference",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 40, 41, 42),
 				cpuRuns("tso=false,mtu=1500", 50, 51, 52),
 			},
@@ -359,7 +359,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats against a constant are judged on medians",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct < 50",
-			results:   [][]engine.WorkloadResult{cpuRuns("tso=true,mtu=1500", 40, 60, 44, 46, 48, 42)},
+			results:   [][]result.WorkloadResult{cpuRuns("tso=true,mtu=1500", 40, 60, 44, 46, 48, 42)},
 			withSides: true,
 			want: []row{{
 				"tso=true,mtu=1500", Pass, "one side reads no results: judged on medians of 6 runs, no significance test",
@@ -370,7 +370,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats against a single run",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 40, 41, 42, 43, 44, 45),
 				cpuRuns("tso=false,mtu=1500", 50),
 			},
@@ -380,7 +380,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: a condition that is not a single comparison is judged on medians",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct < 50 && result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 40, 42, 44, 46, 48, 50),
 				cpuRuns("tso=false,mtu=1500", 41, 43, 45, 47, 49, 51),
 			},
@@ -393,7 +393,7 @@ func TestEvaluate(t *testing.T) {
 			name:      "repeats: == is not an ordering",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct == scenario({tso = false}).cpu_tx_pct",
-			results: [][]engine.WorkloadResult{
+			results: [][]result.WorkloadResult{
 				cpuRuns("tso=true,mtu=1500", 40, 42, 44, 46, 48, 50),
 				cpuRuns("tso=false,mtu=1500", 40, 42, 44, 46, 48, 50),
 			},
@@ -413,11 +413,11 @@ func TestEvaluate(t *testing.T) {
 		{
 			name:      "repeats against a baseline",
 			condition: "result.throughput_bps >= baseline.throughput_bps",
-			results: [][]engine.WorkloadResult{
-				runs("tso=true,mtu=1500", "bulk", allMetrics(nil), engine.MetricThroughputBps, 3.9e9, 4.0e9, 4.1e9, 4.0e9, 3.95e9, 4.05e9),
+			results: [][]result.WorkloadResult{
+				runs("tso=true,mtu=1500", "bulk", allMetrics(nil), result.MetricThroughputBps, 3.9e9, 4.0e9, 4.1e9, 4.0e9, 3.95e9, 4.05e9),
 			},
-			baseline: [][]engine.WorkloadResult{
-				runs("tso=true,mtu=1500", "bulk", allMetrics(nil), engine.MetricThroughputBps, 3.4e9, 3.5e9, 3.6e9, 3.5e9, 3.45e9, 3.55e9),
+			baseline: [][]result.WorkloadResult{
+				runs("tso=true,mtu=1500", "bulk", allMetrics(nil), result.MetricThroughputBps, 3.4e9, 3.5e9, 3.6e9, 3.5e9, 3.45e9, 3.55e9),
 			},
 			want: []row{{Scenario: "tso=true,mtu=1500", Status: Pass, Detail: "significant difference (p=0.0022, n=6+6)"}},
 		},
@@ -430,7 +430,7 @@ func TestEvaluate(t *testing.T) {
 				workload = "bulk"
 			}
 			addExpect(t, lab, "e", workload, tt.when, tt.condition)
-			var base *engine.Results
+			var base *result.Results
 			if tt.baseline != nil {
 				base = results(tt.baseline...)
 			}
@@ -475,7 +475,7 @@ func checkDiags(t *testing.T, diags hcl.Diagnostics, want []string) {
 func BenchmarkEvaluate(b *testing.B) {
 	lab := testLab()
 	addExpect(b, lab, "e", "bulk", "matrix.tso", "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct")
-	var rs [][]engine.WorkloadResult
+	var rs [][]result.WorkloadResult
 	for _, sc := range lab.Scenarios {
 		cpu := make([]float64, 10)
 		for i := range cpu {

@@ -10,7 +10,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 const expectFile = "expect.tsolab.hcl"
@@ -79,8 +79,8 @@ func addExpect(t testing.TB, lab *config.Lab, name, workload, when, condition st
 
 // runs makes one WorkloadResult per value: repetition i has metric = values[i],
 // the other metrics taken from base.
-func runs(scenario, workload string, base map[string]float64, metric string, values ...float64) []engine.WorkloadResult {
-	var out []engine.WorkloadResult
+func runs(scenario, workload string, base map[string]float64, metric string, values ...float64) []result.WorkloadResult {
+	var out []result.WorkloadResult
 	for i, v := range values {
 		m := map[string]float64{}
 		for k, bv := range base {
@@ -91,7 +91,7 @@ func runs(scenario, workload string, base map[string]float64, metric string, val
 		if workload == "tbench" {
 			kind = "rr"
 		}
-		out = append(out, engine.WorkloadResult{
+		out = append(out, result.WorkloadResult{
 			Scenario: scenario, Workload: workload, Kind: kind,
 			Repetition: i, Engine: "sim", MSS: 1448, Metrics: m,
 		})
@@ -102,7 +102,7 @@ func runs(scenario, workload string, base map[string]float64, metric string, val
 // allMetrics is a full metrics map with every engine metric set.
 func allMetrics(over map[string]float64) map[string]float64 {
 	m := map[string]float64{}
-	for _, n := range engine.MetricNames() {
+	for _, n := range result.Names() {
 		m[n] = 0
 	}
 	for k, v := range over {
@@ -111,8 +111,8 @@ func allMetrics(over map[string]float64) map[string]float64 {
 	return m
 }
 
-func results(rs ...[]engine.WorkloadResult) *engine.Results {
-	out := &engine.Results{FormatVersion: 1, Lab: "tso-basics", Engine: "sim"}
+func results(rs ...[]result.WorkloadResult) *result.Results {
+	out := &result.Results{FormatVersion: 1, Lab: "tso-basics", Engine: "sim"}
 	for _, r := range rs {
 		out.Runs = append(out.Runs, r...)
 	}

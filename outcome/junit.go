@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/result"
 )
 
 // JUnit XML, the dialect Jenkins, GitLab and GitHub test reporters read:
@@ -77,7 +77,7 @@ type junitText struct {
 // The suite's <properties> carry the results' provenance: the tool, lab
 // and machine, then what the first run of each scenario ran on, named
 // "SCENARIO.nic.tx0.driver" and so on.
-func WriteJUnit(w io.Writer, labName string, verdicts []Verdict, results *engine.Results) error {
+func WriteJUnit(w io.Writer, labName string, verdicts []Verdict, results *result.Results) error {
 	suite := junitSuite{Name: labName, Properties: junitProps(results)}
 	for _, v := range verdicts {
 		c := junitCase{
@@ -120,7 +120,7 @@ func WriteJUnit(w io.Writer, labName string, verdicts []Verdict, results *engine
 	return err
 }
 
-func junitProps(results *engine.Results) *junitProperties {
+func junitProps(results *result.Results) *junitProperties {
 	if results == nil || results.Provenance == nil {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // WriteMarkdown writes a summary for a CI job's page (GitHub's
@@ -14,7 +14,7 @@ import (
 // lab and the outcome, where the results came from, the results and
 // verdicts tables of WriteTable, and the account of every verdict that
 // did not pass or that compared with a baseline from elsewhere.
-func WriteMarkdown(w io.Writer, lab *config.Lab, results *engine.Results, verdicts []Verdict, strict bool) error {
+func WriteMarkdown(w io.Writer, lab *config.Lab, results *result.Results, verdicts []Verdict, strict bool) error {
 	ew := &errWriter{w: w}
 	name := results.Lab
 	if lab != nil {

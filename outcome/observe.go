@@ -7,15 +7,15 @@ import (
 	"strconv"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // Observe puts every observed figure of the lab beside the median of the
 // runs of its scenario and workload, marked fitted (a calibration was
 // fitted to it) or predicted. Figures whose cell did not run are left out.
-func Observe(lab *config.Lab, results *engine.Results) []engine.Observation {
+func Observe(lab *config.Lab, results *result.Results) []result.Observation {
 	idx := indexRuns(results)
-	var out []engine.Observation
+	var out []result.Observation
 	for _, o := range lab.Observed {
 		rs := idx[runKey{o.Scenario, o.Workload}]
 		if rs == nil {
@@ -36,7 +36,7 @@ func Observe(lab *config.Lab, results *engine.Results) []engine.Observation {
 				continue
 			}
 			got := summarize(vs).Center
-			out = append(out, engine.Observation{
+			out = append(out, result.Observation{
 				Observed: o.Name, Source: o.Source, Scenario: o.Scenario, Workload: o.Workload,
 				Metric: m, Value: o.Values[m], Measured: got, Error: got/o.Values[m] - 1, Role: role,
 			})
@@ -47,7 +47,7 @@ func Observe(lab *config.Lab, results *engine.Results) []engine.Observation {
 
 // observationRows is the table of observed figures: a header, then one
 // row a figure.
-func observationRows(obs []engine.Observation, engineName string) [][]string {
+func observationRows(obs []result.Observation, engineName string) [][]string {
 	rows := [][]string{{"OBSERVED", "SCENARIO", "WORKLOAD", "METRIC", "VALUE", engineHeading(engineName), "ERROR", "ROLE"}}
 	for _, o := range obs {
 		rows = append(rows, []string{o.Observed, o.Scenario, o.Workload, o.Metric,
@@ -66,7 +66,7 @@ func engineHeading(name string) string {
 
 // writeObservations writes the observed figures' table, if the results
 // hold any.
-func writeObservations(w io.Writer, results *engine.Results) {
+func writeObservations(w io.Writer, results *result.Results) {
 	if results == nil || len(results.Observations) == 0 {
 		return
 	}

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // WriteTable writes the human results table: one row per scenario and
@@ -19,7 +19,7 @@ import (
 // expected and measured values side by side, the details of every verdict
 // that did not pass, and a count. With repeated runs every number is the
 // median ± the half-width of its 95% confidence interval.
-func WriteTable(w io.Writer, lab *config.Lab, results *engine.Results, verdicts []Verdict) error {
+func WriteTable(w io.Writer, lab *config.Lab, results *result.Results, verdicts []Verdict) error {
 	tw := &errWriter{w: w}
 	sets := orderedRuns(lab, results)
 	writeResults(tw, lab, results, sets)
@@ -45,7 +45,7 @@ type namedRuns struct {
 
 // orderedRuns lists the run sets in the lab's scenario and workload order,
 // then any the lab does not declare, in the order they appear.
-func orderedRuns(lab *config.Lab, results *engine.Results) []namedRuns {
+func orderedRuns(lab *config.Lab, results *result.Results) []namedRuns {
 	idx := indexRuns(results)
 	done := map[runKey]bool{}
 	var out []namedRuns
@@ -75,7 +75,7 @@ func orderedRuns(lab *config.Lab, results *engine.Results) []namedRuns {
 	return out
 }
 
-func writeResults(w io.Writer, lab *config.Lab, results *engine.Results, sets []namedRuns) {
+func writeResults(w io.Writer, lab *config.Lab, results *result.Results, sets []namedRuns) {
 	name, eng := "", ""
 	if lab != nil {
 		name = lab.Name
@@ -116,23 +116,24 @@ func resultRows(sets []namedRuns, hasRR bool) [][]string {
 	}
 	rows := [][]string{head}
 	for _, s := range sets {
-		m := func(metric string, scale float64, prec int) string {
-			return metricCell(s.set, metric, scale, prec)
+		m := func(metric string) string {
+			d := result.Describe(metric)
+			return metricCell(s.set, metric, d.Scale, d.Decimals)
 		}
 		cells := []string{
 			s.scenario, s.workload, strconv.Itoa(len(s.set.runs)),
-			m(engine.MetricThroughputBps, 1e-9, 2),
-			m(engine.MetricCPUTxPct, 1, 1),
-			m(engine.MetricCPURxPct, 1, 1),
+			m(result.MetricThroughputBps),
+			m(result.MetricCPUTxPct),
+			m(result.MetricCPURxPct),
 			sendUnitCell(s.set),
-			m(engine.MetricSingleMSSFrac, 100, 1),
-			m(engine.MetricRetransmits, 1, 0),
+			m(result.MetricSingleMSSFrac),
+			m(result.MetricRetransmits),
 		}
 		if hasRR {
 			if s.kind == string(config.RR) {
 				cells = append(cells,
-					m(engine.MetricTransactionsPerS, 1, 0),
-					m(engine.MetricLatencyP50us, 1, 0)+" / "+m(engine.MetricLatencyP99us, 1, 0))
+					m(result.MetricTransactionsPerS),
+					m(result.MetricLatencyP50us)+" / "+m(result.MetricLatencyP99us))
 			} else {
 				cells = append(cells, "-", "-")
 			}
@@ -174,13 +175,14 @@ func metricCell(rs *runSet, metric string, scale float64, prec int) string {
 
 // sendUnitCell is the average send unit in bytes and in MSS.
 func sendUnitCell(rs *runSet) string {
-	cell := metricCell(rs, engine.MetricAvgSendBytes, 1, 0)
+	d := result.Describe(result.MetricAvgSendBytes)
+	cell := metricCell(rs, d.Name, d.Scale, d.Decimals)
 	if cell == "-" {
 		return cell
 	}
 	cell += " B"
 	if mss := rs.runs[0].MSS; mss > 0 {
-		cell += " (" + inMSS(summarize(rs.values(engine.MetricAvgSendBytes)).Center, mss) + ")"
+		cell += " (" + inMSS(summarize(rs.values(result.MetricAvgSendBytes)).Center, mss) + ")"
 	}
 	return cell
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -22,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // TSO off), tbench is not slower with TSO (seed 004: it is), its latency
 // is lower with TSO (noise: inconclusive with repeats), and one that names
 // an axis the lab does not have (an error).
-func tableFixture(t *testing.T, reps int) (*config.Lab, *engine.Results, []Verdict) {
+func tableFixture(t *testing.T, reps int) (*config.Lab, *result.Results, []Verdict) {
 	t.Helper()
 	lab := testLab()
 	addExpect(t, lab, "tso_cuts_cpu", "bulk", "matrix.tso",
@@ -50,21 +50,21 @@ func tableFixture(t *testing.T, reps int) (*config.Lab, *engine.Results, []Verdi
 		{"tso=false,mtu=1500", 2.5, 55, 58, 1448, 1, 12},
 		{"tso=false,mtu=9000", 5.3, 40, 41, 8948, 1, 0},
 	}
-	var rs [][]engine.WorkloadResult
+	var rs [][]result.WorkloadResult
 	for _, c := range bulk {
-		var set []engine.WorkloadResult
+		var set []result.WorkloadResult
 		for i := 0; i < reps; i++ {
 			jitter := 1 + 0.01*[]float64{0, 1, -1}[i%3] // 0, +1%, -1%
 			m := allMetrics(map[string]float64{
-				engine.MetricThroughputBps: c.gbps * 1e9 * jitter,
-				engine.MetricCPUTxPct:      c.cpu * jitter,
-				engine.MetricCPURxPct:      c.cpuRx,
-				engine.MetricCPUTxPerGbit:  c.cpu / c.gbps * jitter,
-				engine.MetricAvgSendBytes:  c.avgSend,
-				engine.MetricSingleMSSFrac: c.singleMSS,
-				engine.MetricRetransmits:   c.retransmits,
+				result.MetricThroughputBps: c.gbps * 1e9 * jitter,
+				result.MetricCPUTxPct:      c.cpu * jitter,
+				result.MetricCPURxPct:      c.cpuRx,
+				result.MetricCPUTxPerGbit:  c.cpu / c.gbps * jitter,
+				result.MetricAvgSendBytes:  c.avgSend,
+				result.MetricSingleMSSFrac: c.singleMSS,
+				result.MetricRetransmits:   c.retransmits,
 			})
-			set = append(set, runs(c.scenario, "bulk", m, engine.MetricBytes, 1e9)[0])
+			set = append(set, runs(c.scenario, "bulk", m, result.MetricBytes, 1e9)[0])
 			set[i].Repetition = i
 		}
 		rs = append(rs, set)
@@ -77,19 +77,19 @@ func tableFixture(t *testing.T, reps int) (*config.Lab, *engine.Results, []Verdi
 		{"tso=true,mtu=1500", 35420, 220, 910, 0.35},
 		{"tso=false,mtu=1500", 36140, 215, 870, 0.36},
 	} {
-		var set []engine.WorkloadResult
+		var set []result.WorkloadResult
 		for i := 0; i < reps; i++ {
 			m := allMetrics(map[string]float64{
-				engine.MetricThroughputBps:    sc.gbps * 1e9,
-				engine.MetricCPUTxPct:         98,
-				engine.MetricCPURxPct:         97,
-				engine.MetricAvgSendBytes:     2048,
-				engine.MetricLatencyP50us:     sc.p50 + 10*[]float64{0, 1, -1}[i%3],
-				engine.MetricLatencyP99us:     sc.p99,
-				engine.MetricSingleMSSFrac:    0.1,
-				engine.MetricTransactionsPerS: sc.tps + 100*[]float64{0, 1, -1}[i%3],
+				result.MetricThroughputBps:    sc.gbps * 1e9,
+				result.MetricCPUTxPct:         98,
+				result.MetricCPURxPct:         97,
+				result.MetricAvgSendBytes:     2048,
+				result.MetricLatencyP50us:     sc.p50 + 10*[]float64{0, 1, -1}[i%3],
+				result.MetricLatencyP99us:     sc.p99,
+				result.MetricSingleMSSFrac:    0.1,
+				result.MetricTransactionsPerS: sc.tps + 100*[]float64{0, 1, -1}[i%3],
 			})
-			set = append(set, runs(sc.name, "tbench", m, engine.MetricBytes, 1e8)[0])
+			set = append(set, runs(sc.name, "tbench", m, result.MetricBytes, 1e8)[0])
 			set[i].Repetition = i
 		}
 		rs = append(rs, set)

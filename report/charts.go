@@ -17,8 +17,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/outcome"
+	"github.com/tsolab/tsolab/result"
 )
 
 // Chart sizes. Two charts sit side by side on a 1400 px wide page.
@@ -148,7 +148,7 @@ func metricCharts(sets []*runSet, base map[key]*runSet, pal palette, metrics []s
 	for _, rs := range sets {
 		names = append(names, rs.scenario)
 	}
-	ordered := orderMetrics(metrics)
+	ordered := result.Charted(metrics) // the model counters (acks_*) have charts of their own
 	var charts []chart
 	var zero []string
 	for _, m := range ordered {
@@ -157,9 +157,9 @@ func metricCharts(sets []*runSet, base map[key]*runSet, pal palette, metrics []s
 		old := make([]bar, len(sets))
 		nonzero, hasBase := false, false
 		for i, rs := range sets {
-			cur[i] = estimateBar(rs.values(m), mi.scale)
+			cur[i] = estimateBar(rs.values(m), mi.Scale)
 			if b := base[key{rs.scenario, rs.workload}]; b != nil {
-				old[i] = estimateBar(b.values(m), mi.scale)
+				old[i] = estimateBar(b.values(m), mi.Scale)
 				hasBase = hasBase || old[i].ok
 			}
 			nonzero = nonzero || (cur[i].ok && cur[i].v != 0) || (old[i].ok && old[i].v != 0)
@@ -168,8 +168,8 @@ func metricCharts(sets []*runSet, base map[key]*runSet, pal palette, metrics []s
 			zero = append(zero, m)
 			continue
 		}
-		ylabel := mi.unit
-		p := newPlot(mi.label, "", ylabel)
+		ylabel := mi.Display
+		p := newPlot(mi.Label, "", ylabel)
 		if err := addBars(p, names, cur, old, hasBase, pal); err != nil {
 			return nil, nil, err
 		}
@@ -177,26 +177,9 @@ func metricCharts(sets []*runSet, base map[key]*runSet, pal palette, metrics []s
 		if err != nil {
 			return nil, nil, err
 		}
-		charts = append(charts, chart{Title: mi.label, SVG: svg})
+		charts = append(charts, chart{Title: mi.Label, SVG: svg})
 	}
 	return charts, zero, nil
-}
-
-// orderMetrics is the engine's metrics among metrics, in chartOrder. An
-// engine's own extra counters (the model's acks_*) stay in the table: the
-// model counters have their own charts.
-func orderMetrics(metrics []string) []string {
-	have := map[string]bool{}
-	for _, m := range metrics {
-		have[m] = true
-	}
-	var out []string
-	for _, m := range chartOrder {
-		if have[m] {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 func addBars(p *plot.Plot, names []string, cur, old []bar, hasBase bool, pal palette) error {
@@ -379,12 +362,12 @@ func (intTicks) Ticks(lo, hi float64) []plot.Tick {
 func seriesCharts(sets []*runSet, pal palette) ([]chart, error) {
 	type axis struct {
 		title, unit string
-		y           func(engine.Sample, int) (float64, bool)
+		y           func(result.Sample, int) (float64, bool)
 	}
 	axes := []axis{
-		{"Throughput over time", "Gb/s", func(s engine.Sample, _ int) (float64, bool) { return s.ThroughputBps * 1e-9, true }},
-		{"Congestion window", "segments", func(s engine.Sample, _ int) (float64, bool) { return s.CwndSegments, true }},
-		{"Send-unit size over time", "MSS", func(s engine.Sample, mss int) (float64, bool) {
+		{"Throughput over time", "Gb/s", func(s result.Sample, _ int) (float64, bool) { return s.ThroughputBps * 1e-9, true }},
+		{"Congestion window", "segments", func(s result.Sample, _ int) (float64, bool) { return s.CwndSegments, true }},
+		{"Send-unit size over time", "MSS", func(s result.Sample, mss int) (float64, bool) {
 			if mss <= 0 {
 				return 0, false
 			}
@@ -448,7 +431,7 @@ func seriesCharts(sets []*runSet, pal palette) ([]chart, error) {
 // countChart draws counters of the model (stop reasons, ACK kinds) as
 // grouped bars, one group per counter and one bar per scenario (the
 // median over repeated runs), and the same numbers as a table.
-func countChart(sets []*runSet, pal palette, title, unit string, known []string, get func(engine.WorkloadResult) map[string]int64) ([]chart, *countTable, error) {
+func countChart(sets []*runSet, pal palette, title, unit string, known []string, get func(result.WorkloadResult) map[string]int64) ([]chart, *countTable, error) {
 	have := map[string]bool{}
 	for _, rs := range sets {
 		for _, r := range rs.runs {

@@ -14,19 +14,19 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/outcome"
 	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/result"
 )
 
 // Input is what a report shows.
 type Input struct {
 	// Results are the runs to show (the -json FILE of run or test).
 	// Required.
-	Results *engine.Results
+	Results *result.Results
 	// Baseline, when not nil, adds a baseline column with the change of
 	// every metric and grey baseline bars to the metric charts.
-	Baseline *engine.Results
+	Baseline *result.Results
 	// Lab, when not nil, gives the description, the order of scenarios
 	// and workloads and their matrix values, and means Verdicts were
 	// judged; without it the report says the verdicts were not judged.
@@ -55,7 +55,7 @@ func Write(w io.Writer, in Input) error {
 // runSet is every repetition of one workload in one scenario.
 type runSet struct {
 	scenario, workload, kind string
-	runs                     []engine.WorkloadResult // by Repetition
+	runs                     []result.WorkloadResult // by Repetition
 }
 
 func (rs *runSet) values(metric string) []float64 {
@@ -70,7 +70,7 @@ func (rs *runSet) values(metric string) []float64 {
 
 type key struct{ scenario, workload string }
 
-func index(res *engine.Results) map[key]*runSet {
+func index(res *result.Results) map[key]*runSet {
 	out := map[key]*runSet{}
 	if res == nil {
 		return out
@@ -92,7 +92,7 @@ func index(res *engine.Results) map[key]*runSet {
 
 // order lists the scenarios and the workloads that ran: in the lab's order,
 // then those the lab does not declare in the order the results have them.
-func order(lab *config.Lab, res *engine.Results) (scenarios, workloads []string) {
+func order(lab *config.Lab, res *result.Results) (scenarios, workloads []string) {
 	ran := map[string]bool{}
 	ranW := map[string]bool{}
 	for _, r := range res.Runs {
@@ -127,50 +127,8 @@ func order(lab *config.Lab, res *engine.Results) (scenarios, workloads []string)
 	return scenarios, workloads
 }
 
-// metricInfo says how a metric is shown.
-type metricInfo struct {
-	label string
-	unit  string
-	scale float64
-	rr    bool // only meaningful for rr workloads
-}
-
-var metricInfos = map[string]metricInfo{
-	engine.MetricThroughputBps:    {"Throughput", "Gb/s", 1e-9, false},
-	engine.MetricBytes:            {"Payload moved", "MB", 1e-6, false},
-	engine.MetricDurationS:        {"Duration", "s", 1, false},
-	engine.MetricTransactionsPerS: {"Transactions", "per s", 1, true},
-	engine.MetricLatencyP50us:     {"Latency p50", "µs", 1, true},
-	engine.MetricLatencyP99us:     {"Latency p99", "µs", 1, true},
-	engine.MetricCPUTxPct:         {"Sender CPU", "% of a core", 1, false},
-	engine.MetricCPURxPct:         {"Receiver CPU", "% of a core", 1, false},
-	engine.MetricCPUTxPerGbit:     {"Sender CPU per Gb/s", "% per Gb/s", 1, false},
-	engine.MetricSendUnits:        {"Send units", "count", 1, false},
-	engine.MetricAvgSendBytes:     {"Average send unit", "bytes", 1, false},
-	engine.MetricDataPackets:      {"Data packets", "count", 1, false},
-	engine.MetricSingleMSSFrac:    {"Single-MSS send units", "%", 100, false},
-	engine.MetricRetransmits:      {"Retransmits", "count", 1, false},
-	engine.MetricCaptureLoss:      {"Capture loss", "packets", 1, false},
-}
-
-func info(metric string) metricInfo {
-	if mi, ok := metricInfos[metric]; ok {
-		return mi
-	}
-	return metricInfo{label: metric, scale: 1}
-}
-
-// chartOrder is the order of the per-metric charts: throughput and sender
-// CPU first, side by side, as seed 001's table puts them.
-var chartOrder = []string{
-	engine.MetricThroughputBps, engine.MetricCPUTxPct,
-	engine.MetricCPURxPct, engine.MetricCPUTxPerGbit,
-	engine.MetricTransactionsPerS, engine.MetricLatencyP50us, engine.MetricLatencyP99us,
-	engine.MetricAvgSendBytes, engine.MetricSingleMSSFrac,
-	engine.MetricSendUnits, engine.MetricDataPackets,
-	engine.MetricRetransmits, engine.MetricCaptureLoss,
-	engine.MetricBytes, engine.MetricDurationS,
-}
+// info says how a metric is shown: its row of the metric table.
+func info(metric string) result.Metric { return result.Describe(metric) }
 
 // metricsOf is every metric the run sets carry that fits their kind: the
 // engine's in display order, then the others sorted.
@@ -179,12 +137,12 @@ func metricsOf(sets []*runSet, rr bool) []string {
 	for _, rs := range sets {
 		for _, r := range rs.runs {
 			for m := range r.Metrics {
-				have[m] = rr || !info(m).rr
+				have[m] = rr || info(m).Means(result.KindStream)
 			}
 		}
 	}
 	var out []string
-	for _, m := range engine.OrderMetrics(have) {
+	for _, m := range result.Order(have) {
 		if have[m] {
 			out = append(out, m)
 		}
@@ -263,7 +221,7 @@ type workloadSection struct {
 // captureRow is one packet capture file of a run (-capture DIR).
 type captureRow struct {
 	Scenario string
-	engine.CaptureFile
+	result.CaptureFile
 }
 
 // metricRow is one metric of a workload across the scenarios (columns).
@@ -373,7 +331,7 @@ func build(in Input) (*pageData, error) {
 	var nics []nicOffloads
 	for _, s := range scenarios {
 		si := scenarioInfo{Name: s, Color: colors[s]}
-		var first *engine.WorkloadResult
+		var first *result.WorkloadResult
 		mss := map[int]bool{}
 		for _, w := range workloads {
 			if rs := idx[key{s, w}]; rs != nil {
@@ -468,7 +426,7 @@ func build(in Input) (*pageData, error) {
 		metrics := metricsOf(sets, rr)
 		for _, m := range metrics {
 			mi := info(m)
-			row := metricRow{Metric: m, Name: mi.label, Unit: mi.unit}
+			row := metricRow{Metric: m, Name: mi.Label, Unit: mi.Display}
 			for _, rs := range sets {
 				vals := rs.values(m)
 				if len(vals) == 0 {
@@ -476,9 +434,9 @@ func build(in Input) (*pageData, error) {
 					continue
 				}
 				est := outcome.Summarize(vals)
-				cell := metricCell{Present: true, Value: estimateText(est, mi.scale), Runs: len(vals)}
+				cell := metricCell{Present: true, Value: estimateText(est, mi.Scale), Runs: len(vals)}
 				if in.Baseline != nil {
-					cell.Baseline, cell.Change, cell.ChangeClass = baselineCells(base[key{rs.scenario, w}], m, vals, est, mi.scale)
+					cell.Baseline, cell.Change, cell.ChangeClass = baselineCells(base[key{rs.scenario, w}], m, vals, est, mi.Scale)
 				}
 				worst := -1
 				for _, v := range byMetric[vkey{rs.scenario, w, m}] {
@@ -512,8 +470,8 @@ func build(in Input) (*pageData, error) {
 			}
 		}
 		if sec.Model {
-			stops := func(r engine.WorkloadResult) map[string]int64 { return r.StopReasons }
-			acks := func(r engine.WorkloadResult) map[string]int64 { return r.Acks }
+			stops := func(r result.WorkloadResult) map[string]int64 { return r.StopReasons }
+			acks := func(r result.WorkloadResult) map[string]int64 { return r.Acks }
 			if sec.Stops, sec.StopTable, err = countChart(sets, pal, "Why sends stopped", "stops", stopOrder, stops); err != nil {
 				return nil, err
 			}
@@ -549,7 +507,7 @@ func maxRuns(sets []*runSet) int {
 }
 
 // profileOf is "kernel 6.18.4" or "stack linux-6".
-func profileOf(r *engine.WorkloadResult) string {
+func profileOf(r *result.WorkloadResult) string {
 	switch {
 	case r.Kernel != "":
 		return "kernel " + r.Kernel

@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/outcome"
+	"github.com/tsolab/tsolab/result"
 )
 
 // fourScenarios is a lab's worth of results: 4 scenarios (tso x mtu), one
@@ -21,8 +21,8 @@ import (
 // (the model's rate: 1000 samples, far more than the kernel engine's one a
 // second), a 45-bucket send-unit histogram and the model's counters.
 // scale multiplies throughput, to make a baseline that differs.
-func fourScenarios(reps int, scale float64) *engine.Results {
-	res := &engine.Results{FormatVersion: 1, Lab: "tso-basics", Engine: "sim"}
+func fourScenarios(reps int, scale float64) *result.Results {
+	res := &result.Results{FormatVersion: 1, Lab: "tso-basics", Engine: "sim"}
 	i := 0
 	for _, tso := range []bool{true, false} {
 		for _, mtu := range []int{1500, 9000} {
@@ -35,7 +35,7 @@ func fourScenarios(reps int, scale float64) *engine.Results {
 				if !tso {
 					gbps, units = 2.5*scale*jitter, 1
 				}
-				r := engine.WorkloadResult{
+				r := result.WorkloadResult{
 					Scenario: name, Workload: "bulk", Kind: "stream", Repetition: rep,
 					Engine: "sim", Stack: "linux-6", MSS: mss,
 					Offloads: map[string]map[string]bool{
@@ -43,18 +43,18 @@ func fourScenarios(reps int, scale float64) *engine.Results {
 						"rx0": {"tso": tso, "gso": true, "gro": true, "sg": true, "tx_csum": true},
 					},
 					Metrics: map[string]float64{
-						engine.MetricThroughputBps: gbps * 1e9,
-						engine.MetricBytes:         gbps * 1e9 / 8 * 10,
-						engine.MetricDurationS:     10,
-						engine.MetricCPUTxPct:      55 - 8*float64(i) + float64(rep),
-						engine.MetricCPURxPct:      70 + float64(rep),
-						engine.MetricCPUTxPerGbit:  (55 - 8*float64(i)) / gbps,
-						engine.MetricSendUnits:     gbps * 1e9 / 8 * 10 / (units * float64(mss)),
-						engine.MetricAvgSendBytes:  units * float64(mss),
-						engine.MetricDataPackets:   gbps * 1e9 / 8 * 10 / float64(mss),
-						engine.MetricSingleMSSFrac: 1 / units,
-						engine.MetricRetransmits:   float64(3 + rep),
-						engine.MetricCaptureLoss:   0,
+						result.MetricThroughputBps: gbps * 1e9,
+						result.MetricBytes:         gbps * 1e9 / 8 * 10,
+						result.MetricDurationS:     10,
+						result.MetricCPUTxPct:      55 - 8*float64(i) + float64(rep),
+						result.MetricCPURxPct:      70 + float64(rep),
+						result.MetricCPUTxPerGbit:  (55 - 8*float64(i)) / gbps,
+						result.MetricSendUnits:     gbps * 1e9 / 8 * 10 / (units * float64(mss)),
+						result.MetricAvgSendBytes:  units * float64(mss),
+						result.MetricDataPackets:   gbps * 1e9 / 8 * 10 / float64(mss),
+						result.MetricSingleMSSFrac: 1 / units,
+						result.MetricRetransmits:   float64(3 + rep),
+						result.MetricCaptureLoss:   0,
 					},
 					StopReasons: map[string]int64{"cwnd": 10, "rwnd": 2, "nagle": 100, "defer": int64(500 * i), "split": 7, "sndbuf": 3000},
 					Acks:        map[string]int64{"delayed": 9000, "quick": 12, "window_update": 40, "dup": 0},
@@ -71,7 +71,7 @@ func fourScenarios(reps int, scale float64) *engine.Results {
 				}
 				for k := 1; k <= 1000; k++ {
 					t := float64(k) / 100
-					r.Series = append(r.Series, engine.Sample{
+					r.Series = append(r.Series, result.Sample{
 						T:             t,
 						ThroughputBps: gbps * 1e9 * (1 + 0.05*math.Sin(t)),
 						CwndSegments:  10 + float64(k%200),
@@ -88,7 +88,7 @@ func fourScenarios(reps int, scale float64) *engine.Results {
 
 // labFor is a lab whose scenarios are the results' (in reverse, to check
 // the lab's order wins).
-func labFor(res *engine.Results) *config.Lab {
+func labFor(res *result.Results) *config.Lab {
 	lab := &config.Lab{Name: res.Lab, Description: "TSO on and off at two MTUs", Engine: config.EngineSim}
 	seen := map[string]bool{}
 	for _, r := range res.Runs {
@@ -273,9 +273,9 @@ func TestWriteKernelResults(t *testing.T) {
 		r.Engine, r.Stack, r.Kernel = "kernel", "", "6.18.4"
 		r.StopReasons, r.Acks = nil, nil
 		r.SendUnitHistogram = r.SendUnitHistogram[:7]
-		r.Series = []engine.Sample{{T: 1, ThroughputBps: 1e9, CwndSegments: 10, SendUnitBytes: 3000}}
+		r.Series = []result.Sample{{T: 1, ThroughputBps: 1e9, CwndSegments: 10, SendUnitBytes: 3000}}
 	}
-	res.Runs[0].Captures = []engine.CaptureFile{{NIC: "tx0", Interface: "tx0", Direction: "out", File: "caps/tso=true/bulk/tx0.pcapng", Frames: 1234, DataPackets: 1200, Dropped: 7}}
+	res.Runs[0].Captures = []result.CaptureFile{{NIC: "tx0", Interface: "tx0", Direction: "out", File: "caps/tso=true/bulk/tx0.pcapng", Frames: 1234, DataPackets: 1200, Dropped: 7}}
 	page := string(renderPage(t, Input{Results: res}))
 	if !strings.Contains(page, "kernel 6.18.4") {
 		t.Errorf("report lacks the kernel release")
@@ -351,7 +351,7 @@ func TestBaselineCells(t *testing.T) {
 	runs := func(vals ...float64) *runSet {
 		rs := &runSet{}
 		for i, v := range vals {
-			rs.runs = append(rs.runs, engine.WorkloadResult{Repetition: i, Metrics: map[string]float64{"m": v}})
+			rs.runs = append(rs.runs, result.WorkloadResult{Repetition: i, Metrics: map[string]float64{"m": v}})
 		}
 		return rs
 	}
@@ -402,19 +402,19 @@ func TestWriteEdgeCases(t *testing.T) {
 	for i := range rr.Runs {
 		r := &rr.Runs[i]
 		r.Workload, r.Kind = "ping", "rr"
-		r.Metrics[engine.MetricTransactionsPerS] = 20000
-		r.Metrics[engine.MetricLatencyP50us] = 40
-		r.Metrics[engine.MetricLatencyP99us] = 90
+		r.Metrics[result.MetricTransactionsPerS] = 20000
+		r.Metrics[result.MetricLatencyP50us] = 40
+		r.Metrics[result.MetricLatencyP99us] = 90
 	}
 	mixed := fourScenarios(1, 1)
 	mixed.Runs = append(mixed.Runs, rr.Runs[0]) // rr only in the first scenario
 	tests := []struct {
 		name   string
-		res    *engine.Results
+		res    *result.Results
 		want   []string
 		charts int
 	}{
-		{"no runs", &engine.Results{FormatVersion: 1, Lab: "empty", Engine: "sim"}, []string{"tsolab report: empty (sim engine)"}, 0},
+		{"no runs", &result.Results{FormatVersion: 1, Lab: "empty", Engine: "sim"}, []string{"tsolab report: empty (sim engine)"}, 0},
 		{"rr", rr, []string{"Latency p99", "Transactions"}, 14 + 4 + 3 + 2},
 		{"a workload in one scenario only", mixed, []string{"Workload ping", "Workload bulk"}, (11 + 4 + 3 + 2) + (14 + 1 + 3 + 2)},
 	}
