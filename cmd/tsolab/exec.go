@@ -17,11 +17,11 @@ import (
 )
 
 // execCmd is `tsolab exec [DIR] HOST -- COMMAND [ARGS...]`: it runs the
-// user's command inside the namespace of an applied host (containerlab's
-// exec), with tsolab's stdin, stdout and stderr, and exits with the
+// user's command inside the namespace of an applied host, or of a switch
+// named switch.NAME (containerlab's exec), with tsolab's stdin, stdout and stderr, and exits with the
 // command's exit status (128+N when signal N ended it).
 func (c *cli) execCmd(args []string) int {
-	fs := newFlagSet("exec", c.stderr, "exec [DIR] HOST -- COMMAND [ARGS...]")
+	fs := newFlagSet("exec", c.stderr, "exec [DIR] HOST -- COMMAND [ARGS...]\n\nHOST is a host of the applied lab (tx), or switch.NAME for a switch's namespace.")
 	var before, command []string
 	if i := slices.Index(args, "--"); i >= 0 {
 		before, command = args[:i], args[i+1:]
@@ -77,7 +77,9 @@ func (c *cli) execCmd(args []string) int {
 }
 
 // hostNamespace returns the namespace the state of dir records for host
-// name ("" for a local host); false after printing why there is none.
+// name, or for the host or switch it names by address (host.tx,
+// switch.sw); "" for a local host; false after printing why there is
+// none.
 func (c *cli) hostNamespace(dir, name string) (string, bool) {
 	st, err := planner.ReadState(dir)
 	if err != nil {
@@ -96,7 +98,11 @@ func (c *cli) hostNamespace(dir, name string) (string, bool) {
 		c.errorf("the lab in %s is not applied: nothing to run in. Run tsolab apply %s first.", dir, dir)
 		return "", false
 	}
-	rec := st.Resource(provider.Addr{Kind: provider.KindHost, Name: name})
+	addr := provider.Addr{Kind: provider.KindHost, Name: name}
+	if a, err := provider.ParseAddr(name); err == nil && a.Kind != provider.KindNIC {
+		addr = a // host.tx, or switch.sw: the bridge's namespace
+	}
+	rec := st.Resource(addr)
 	if rec == nil {
 		sort.Strings(hosts)
 		c.errorf("the lab in %s has no applied host %q%s; its hosts are %s.", dir, name, didYouMeanHost(name, hosts), strings.Join(hosts, ", "))
