@@ -49,9 +49,6 @@ func runLab(t *testing.T, dir string) (*config.Lab, *engine.Results, []byte) {
 // so a model that gets it right turns it into a test failure: remove the
 // entry then.
 var knownFailing = map[string]string{
-	"loopback-tbench/tso_costs_on_loopback/tso=true": "issue 11: with 100 KB responses the model gives TSO on ~5% more " +
-		"transactions/s, where seed 004 measured it ~2% slower (TestLoopbackTbench shows the seed's direction only " +
-		"with responses of one loopback segment)",
 	// The Super TSO patch's deferral (super-tso-v2) loses where the
 	// receivers bind (TSO on, MTU 1500: the windows open in small steps
 	// and the whole-buffer rule waits); at MTU 9000 the sender's bus binds,

@@ -1,7 +1,15 @@
 # Seed 004 (2008): tbench, 8 threads over loopback, TSO/GSO on 354.6 MB/s
-# against off 361.4 — segmentation offload on loopback bought nothing and
-# cost ~2 %. An rr workload with 8 concurrent connections stands in for
-# tbench's clients; responses larger than the loopback MSS make TSO matter.
+# against off 361.4: segmentation offload on loopback bought nothing and
+# cost ~2 %. The seed names two causes: tcp_tso_should_defer (short-
+# circuited: 358.3 against 367.5) and the modulo that rounds the size goal
+# down to whole segments in tcp_current_mss (removed: 362.3 against 369.4).
+#
+# An rr workload with 8 concurrent connections stands in for tbench's
+# clients, with tbench's largest exchange: dbench's sockio.c emulates each
+# SMB call as one request and one reply, and a ReadX of the loadfile's
+# largest size (65535 bytes) is a 55-byte request and a 65539-byte reply
+# (nb_readx: do_packets(55, size + 4)). Most of tbench's calls are far
+# smaller (39-200 bytes); no reply is larger.
 #
 # The loopback device of a namespace host is declared as an adopted device
 # (`device = "lo"`) so the lab can set its offloads; it exists in every
@@ -38,8 +46,8 @@ workload "tbench" {
   servers       = [host.tb]
   loopback      = true
   concurrency   = 8
-  request_size  = 256
-  response_size = 100000
+  request_size  = 55
+  response_size = 65539
   nodelay       = true
   duration      = "2s"
 }
@@ -50,13 +58,14 @@ expect "floor" {
   message   = "the loopback should answer at least 1000 transactions/s"
 }
 
-# Neither engine shows seed 004's direction today, and the tests say so.
-# Linux 6.18 (2-core VM): on/off = 0.93-1.03 over 6 pairs of single runs,
-# 0.996 as medians of 5 runs each (93004 against 93362 transactions/s):
-# five runs cannot tell that from noise, so the verdict is inconclusive
-# (cmd/tsolab's kernel-examples.txtar asserts it). The sim engine's
-# linux-2.6.27 profile gives TSO on ~5% more with these 100 KB responses
-# (issue 11; engine/sim's TestExamples asserts that this fails there).
+# On the sim engine's linux-2.6.27 the seed's two causes act together:
+# the modulo makes the size goal 3 x 16384 bytes, so a 65539-byte reply is
+# a 49152-byte buffer and a 16387-byte tail of two segments, and
+# tcp_tso_should_defer holds that tail for an ACK; TSO off sends the reply
+# as MSS-sized buffers at once (docs/engine.md, seeds 002 and 004). The
+# kernel engine does not show the direction on Linux 6.18 (2-core VM):
+# five runs cannot tell on from off, so the verdict is inconclusive
+# (cmd/tsolab's kernel-examples.txtar asserts it).
 expect "tso_costs_on_loopback" {
   workload  = workload.tbench
   when      = matrix.tso
