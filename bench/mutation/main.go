@@ -50,7 +50,7 @@ var mutations = []mutation{
 	{name: "linux-6 split drops the Nagle-allowed partial tail", file: "engine/sim/profile.go",
 		from: "split: mssSplitPoint{nagle: true}", to: "split: mssSplitPoint{}", pkgs: []string{"./engine/sim/"}},
 	{name: "linux-2.6.13 tso_win_divisor 3 -> 2", file: "engine/sim/profile.go",
-		from: "deferral: heffnerDefer{divisor: 3}, split: windowAllowsTrim{}", to: "deferral: heffnerDefer{divisor: 2}, split: windowAllowsTrim{}", pkgs: []string{"./engine/sim/"}},
+		from: "d = heffnerDefer{divisor: 3}\n\t\tif name == \"super-tso-v2\" {", to: "d = heffnerDefer{divisor: 2}\n\t\tif name == \"super-tso-v2\" {", pkgs: []string{"./engine/sim/"}},
 	{name: "linux-2.6.12 size goal cwnd/8 -> cwnd/4", file: "engine/sim/profile.go",
 		from: "goal:   largeMSS2612{winDivisor: 8},", to: "goal:   largeMSS2612{winDivisor: 4},", pkgs: []string{"./engine/sim/"}},
 	// engine/sim: a mechanism broken.
