@@ -12,6 +12,7 @@ import (
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
 	"github.com/tsolab/tsolab/engine/kernel/devqueue"
+	"github.com/tsolab/tsolab/result"
 )
 
 // tcpTotals sums the TCP_INFO counters of one side's sockets.
@@ -117,16 +118,12 @@ func (m measurement) result() *engine.WorkloadResult {
 	met := res.Metrics
 	met[engine.MetricBytes] = float64(m.Bytes)
 	met[engine.MetricDurationS] = secs
-	if secs > 0 {
-		met[engine.MetricThroughputBps] = float64(m.Bytes) * 8 / secs
-	}
 
+	var counts result.Counts
 	if m.Kind == config.RR {
 		lat := append([]time.Duration(nil), m.Latencies...)
 		sortDurations(lat)
-		if secs > 0 {
-			met[engine.MetricTransactionsPerS] = float64(len(lat)) / secs
-		}
+		counts.Transactions = int64(len(lat))
 		met[engine.MetricLatencyP50us] = float64(percentile(lat, 0.50)) / float64(time.Microsecond)
 		met[engine.MetricLatencyP99us] = float64(percentile(lat, 0.99)) / float64(time.Microsecond)
 	}
@@ -136,15 +133,24 @@ func (m measurement) result() *engine.WorkloadResult {
 		met[engine.MetricCPUTxPct] = (m.CPUThreads[sideTx] + softTx).Seconds() / secs * 100
 		met[engine.MetricCPURxPct] = (m.CPUThreads[sideRx] + softRx).Seconds() / secs * 100
 	}
-	if gbps := met[engine.MetricThroughputBps] / 1e9; gbps > 0 {
-		met[engine.MetricCPUTxPerGbit] = met[engine.MetricCPUTxPct] / gbps
-	}
 	met[engine.MetricRetransmits] = float64(m.TCP[sideTx].Retrans + m.TCP[sideRx].Retrans)
 
+	s := m.sendUnits(res)
+	counts.SendUnits, counts.SendUnitBytes, counts.SingleMSS = s.SendUnits, s.PayloadBytes, s.SingleMSS
+	result.Derive(met, counts)
+	return res
+}
+
+// sendUnits is the send-unit summary of the capture (none without one):
+// it sets data_packets, capture_loss and the histogram, and adds the notes
+// that check the counts.
+func (m measurement) sendUnits(res *engine.WorkloadResult) capture.Summary {
+	met := res.Metrics
 	if !m.Captured {
 		res.Notes = append(res.Notes, "capture disabled: send_units, avg_send_bytes, data_packets and single_mss_fraction were not measured (0)")
-		return res
+		return capture.Summary{}
 	}
+	secs := m.Duration.Seconds()
 	res.Captures, res.Notes = m.captureFiles(res.Notes)
 	bpf := len(m.Taps) > 0
 	for _, t := range m.Taps {
@@ -156,7 +162,7 @@ func (m measurement) result() *engine.WorkloadResult {
 		}
 	}
 	if m.MSS <= 0 {
-		return res
+		return capture.Summary{}
 	}
 	var s capture.Summary
 	if bpf {
@@ -164,10 +170,7 @@ func (m measurement) result() *engine.WorkloadResult {
 	} else {
 		s = m.ringSummary(res)
 	}
-	met[engine.MetricSendUnits] = float64(s.SendUnits)
-	met[engine.MetricAvgSendBytes] = s.AvgSendBytes
 	met[engine.MetricDataPackets] = float64(s.DataPackets)
-	met[engine.MetricSingleMSSFrac] = s.SingleMSSFraction
 	res.SendUnitHistogram = s.Histogram
 
 	// The send units are the client's data (for rr: the requests), which
@@ -187,7 +190,7 @@ func (m measurement) result() *engine.WorkloadResult {
 		res.Notes = append(res.Notes, fmt.Sprintf("counted %d data packets, TCP_INFO tcpi_data_segs_out says %d (segments cut to a smaller MSS than the first connection's %d?)",
 			s.DataPackets, tcpData, m.MSS))
 	}
-	return res
+	return s
 }
 
 // bpfSummary is the send-unit summary of the eBPF counters; it sets
@@ -234,10 +237,6 @@ func (m measurement) bpfSummary(res *engine.WorkloadResult) capture.Summary {
 					t.Interface, ring.DataPackets, u.WireSegments))
 			}
 		}
-	}
-	if s.SendUnits > 0 {
-		s.AvgSendBytes = float64(s.PayloadBytes) / float64(s.SendUnits)
-		s.SingleMSSFraction = float64(s.SingleMSS) / float64(s.SendUnits)
 	}
 	res.Metrics[engine.MetricCaptureLoss] = float64(unread)
 	res.Notes = append(res.Notes, fmt.Sprintf("send units counted by eBPF on %s, where TCP hands them to the device layer (before software GSO; counted in a per-CPU map, no ring to overflow); data_packets is the sum of their gso_segs",

@@ -11,6 +11,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/result"
 )
 
 // Options configures the model.
@@ -644,7 +645,6 @@ func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult 
 	if dur <= 0 {
 		dur = 1e-9
 	}
-	thr := float64(st.readBytes) * 8 / dur
 	busy := func(h *host) float64 {
 		var b int64
 		for i := range h.cores {
@@ -663,23 +663,15 @@ func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult 
 	for _, n := range engine.MetricNames() {
 		m[n] = 0
 	}
-	m[engine.MetricThroughputBps] = thr
 	m[engine.MetricBytes] = float64(st.readBytes)
 	m[engine.MetricDurationS] = dur
 	m[engine.MetricCPUTxPct] = cpuTx
 	m[engine.MetricCPURxPct] = cpuRx
-	if thr > 0 {
-		m[engine.MetricCPUTxPerGbit] = cpuTx / (thr / 1e9)
-	}
-	m[engine.MetricSendUnits] = float64(st.units)
-	if st.units > 0 {
-		m[engine.MetricAvgSendBytes] = float64(st.unitBytes) / float64(st.units)
-		m[engine.MetricSingleMSSFrac] = float64(st.singleMSS) / float64(st.units)
-	}
 	m[engine.MetricDataPackets] = float64(st.dataPackets)
 	m[engine.MetricRetransmits] = float64(st.retrans)
+	counts := result.Counts{SendUnits: st.units, SendUnitBytes: st.unitBytes, SingleMSS: st.singleMSS}
 	if wl.Kind == config.RR {
-		m[engine.MetricTransactionsPerS] = float64(st.txns) / dur
+		counts.Transactions = st.txns
 		if len(st.lat) > 0 {
 			lat := append([]int64(nil), st.lat...)
 			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -693,6 +685,7 @@ func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult 
 		m[engine.MetricAcks(k.String())] = float64(st.acks[k])
 	}
 	m[engine.MetricCwndMeanSegments] = w.meanCwnd(end)
+	result.Derive(m, counts)
 
 	res := &engine.WorkloadResult{
 		Scenario: req.Scenario.Name, Workload: wl.Name, Kind: string(wl.Kind),

@@ -68,13 +68,13 @@ func TestSummarize(t *testing.T) {
 		{
 			"TSO off: MSS units and a tail",
 			map[int]int64{1448: 9, 500: 1}, 1448,
-			Summary{SendUnits: 10, PayloadBytes: 9*1448 + 500, AvgSendBytes: (9*1448 + 500) / 10.0,
-				DataPackets: 10, SingleMSS: 9, SingleMSSFraction: 0.9, Histogram: []int64{10}},
+			Summary{SendUnits: 10, PayloadBytes: 9*1448 + 500,
+				DataPackets: 10, SingleMSS: 9, Histogram: []int64{10}},
 		},
 		{
 			"TSO super-packets cut to MSS",
 			map[int]int64{3 * 1448: 2, 1449: 1}, 1448,
-			Summary{SendUnits: 3, PayloadBytes: 6*1448 + 1449, AvgSendBytes: (6*1448 + 1449) / 3.0,
+			Summary{SendUnits: 3, PayloadBytes: 6*1448 + 1449,
 				DataPackets: 8, Histogram: []int64{0, 1, 2}},
 		},
 	}

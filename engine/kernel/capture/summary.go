@@ -2,21 +2,19 @@ package capture
 
 // Summary is the send-unit view of a capture for one MSS.
 type Summary struct {
-	SendUnits    int64   // send units seen (a super-packet counts once)
-	PayloadBytes int64   // their summed payload
-	AvgSendBytes float64 // PayloadBytes / SendUnits; 0 when none
+	SendUnits    int64 // send units seen (a super-packet counts once)
+	PayloadBytes int64 // their summed payload
 	// DataPackets is the wire segments the units become when cut to MSS:
 	// the sum of ceil(payload/MSS).
 	DataPackets int64
 	// SingleMSS counts units whose payload is exactly one MSS.
-	SingleMSS         int64
-	SingleMSSFraction float64
+	SingleMSS int64
 	// Histogram bucket i counts units of ceil(payload/MSS) == i+1
 	// segments (engine.WorkloadResult.SendUnitHistogram).
 	Histogram []int64
 }
 
-// Summarize computes the send-unit metrics of payload sizes (payload
+// Summarize counts the send units of payload sizes (payload
 // bytes -> count) for a connection MSS in bytes.
 func Summarize(sizes map[int]int64, mss int) Summary {
 	var s Summary
@@ -38,10 +36,6 @@ func Summarize(sizes map[int]int64, mss int) Summary {
 			s.Histogram = append(s.Histogram, 0)
 		}
 		s.Histogram[segs-1] += n
-	}
-	if s.SendUnits > 0 {
-		s.AvgSendBytes = float64(s.PayloadBytes) / float64(s.SendUnits)
-		s.SingleMSSFraction = float64(s.SingleMSS) / float64(s.SendUnits)
 	}
 	return s
 }

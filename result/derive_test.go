@@ -1,0 +1,47 @@
+package result
+
+import (
+	"maps"
+	"testing"
+)
+
+func TestDerive(t *testing.T) {
+	tests := []struct {
+		name string
+		in   map[string]float64
+		c    Counts
+		want map[string]float64
+	}{
+		{
+			"stream",
+			map[string]float64{MetricBytes: 1.25e9, MetricDurationS: 2, MetricCPUTxPct: 40},
+			Counts{SendUnits: 4, SendUnitBytes: 4*1448 + 2*1448, SingleMSS: 1},
+			map[string]float64{MetricBytes: 1.25e9, MetricDurationS: 2, MetricCPUTxPct: 40,
+				MetricThroughputBps: 5e9, MetricTransactionsPerS: 0, MetricCPUTxPerGbit: 8,
+				MetricSendUnits: 4, MetricAvgSendBytes: 1.5 * 1448, MetricSingleMSSFrac: 0.25},
+		},
+		{
+			"rr",
+			map[string]float64{MetricBytes: 0, MetricDurationS: 4, MetricCPUTxPct: 10},
+			Counts{Transactions: 1000},
+			map[string]float64{MetricBytes: 0, MetricDurationS: 4, MetricCPUTxPct: 10,
+				MetricThroughputBps: 0, MetricTransactionsPerS: 250, MetricCPUTxPerGbit: 0,
+				MetricSendUnits: 0, MetricAvgSendBytes: 0, MetricSingleMSSFrac: 0},
+		},
+		{
+			"nothing measured: every ratio is 0, none is NaN",
+			map[string]float64{},
+			Counts{},
+			map[string]float64{MetricThroughputBps: 0, MetricTransactionsPerS: 0, MetricCPUTxPerGbit: 0,
+				MetricSendUnits: 0, MetricAvgSendBytes: 0, MetricSingleMSSFrac: 0},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			Derive(tt.in, tt.c)
+			if !maps.Equal(tt.in, tt.want) {
+				t.Errorf("Derive = %v, want %v", tt.in, tt.want)
+			}
+		})
+	}
+}
