@@ -62,6 +62,7 @@ type jsonVerdict struct {
 	Expression string         `json:"expression"`
 	Op         string         `json:"op,omitempty"`
 	Sides      []outcome.Side `json:"sides,omitempty"`
+	Measured   string         `json:"measured,omitempty"`
 	Detail     string         `json:"detail,omitempty"`
 	// BaselineChanged: what the baseline ran on that this run did not.
 	BaselineChanged []string   `json:"baseline_changed,omitempty"`
@@ -118,7 +119,7 @@ func (s *runStream) verdicts(vs []outcome.Verdict) {
 	for _, v := range vs {
 		jv := jsonVerdict{
 			Expect: v.Expect, Scenario: v.Scenario, Workload: v.Workload, Status: v.Status.String(),
-			Message: v.Message, Expression: v.Expression, Op: v.Op, Sides: v.Sides, Detail: v.Detail,
+			Message: v.Message, Expression: v.Expression, Op: v.Op, Sides: v.Sides, Measured: v.Measured, Detail: v.Detail,
 			BaselineChanged: v.BaselineChanged,
 		}
 		if v.Range.Filename != "" {
