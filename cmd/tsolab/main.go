@@ -66,7 +66,10 @@ func commands() map[string]command {
 }
 
 func main() {
-	os.Exit(processCLI().main(os.Args[1:]))
+	stop := startProfile()
+	code := processCLI().main(os.Args[1:])
+	stop()
+	os.Exit(code)
 }
 
 func (c *cli) main(args []string) int {
