@@ -14,7 +14,7 @@ import (
 
 // DefaultParallelism bounds concurrent provider calls when
 // Options.Parallelism is zero.
-const DefaultParallelism = 16
+const DefaultParallelism = 64
 
 // Options wire a Planner to one lab.
 type Options struct {

@@ -1,6 +1,10 @@
 package planner
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/tsolab/tsolab/provider"
@@ -11,7 +15,9 @@ import (
 // disk. Its first write keeps the state file it replaces as
 // BackupPath, as Terraform keeps terraform.tfstate.backup. Changes that finish while a write is in flight are written
 // together by the next write (group commit), so parallel changes do not
-// queue behind one fsync each. After close it refuses writes.
+// queue behind one fsync each. Each record is encoded once per change
+// and kept (encodedState), so a write of a large lab's state costs the
+// records that changed, not all of them. After close it refuses writes.
 type stateWriter struct {
 	dir string
 
@@ -26,10 +32,13 @@ type stateWriter struct {
 	// BackupPath. Guarded by mu.
 	backedUp bool
 	closed   bool // guarded by mu
+	// enc holds the encoded records of st, and where each is in
+	// st.Resources. Guarded by mu.
+	enc encodedState
 }
 
 func newStateWriter(dir string, st *State) *stateWriter {
-	w := &stateWriter{dir: dir, st: st}
+	w := &stateWriter{dir: dir, st: st, enc: encodedState{records: map[provider.Addr]encodedRecord{}}}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -40,7 +49,7 @@ func (w *stateWriter) Record(r ResourceState) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.checkOpenLocked()
-	w.st.set(r)
+	w.enc.set(w.st, r)
 	w.version++
 	return w.flushLocked()
 }
@@ -50,7 +59,7 @@ func (w *stateWriter) Forget(addr provider.Addr) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.checkOpenLocked()
-	w.st.remove(addr)
+	w.enc.remove(w.st, addr)
 	w.version++
 	return w.flushLocked()
 }
@@ -62,6 +71,7 @@ func (w *stateWriter) Replace(st *State) error {
 	w.checkOpenLocked()
 	st.Serial = w.st.Serial
 	w.st = st
+	w.enc = encodedState{records: map[provider.Addr]encodedRecord{}}
 	w.version++
 	return w.flushLocked()
 }
@@ -70,7 +80,7 @@ func (w *stateWriter) Replace(st *State) error {
 func (w *stateWriter) Lookup(addr provider.Addr) *ResourceState {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	r := w.st.Resource(addr)
+	r := w.enc.lookup(w.st, addr)
 	if r == nil {
 		return nil
 	}
@@ -117,16 +127,14 @@ func (w *stateWriter) flushLocked() error {
 		w.writing = true
 		upTo := w.version
 		w.st.Serial++
-		snap := w.st.Clone()
-		snap.sortResources()
+		head, recs, err := w.enc.snapshot(w.st)
 		backup := !w.backedUp
 		w.mu.Unlock()
-		var err error
-		if backup {
+		if err == nil && backup {
 			err = backupState(w.dir)
 		}
 		if err == nil {
-			err = writeState(w.dir, snap)
+			err = writeEncodedState(w.dir, head, recs)
 		}
 		w.mu.Lock()
 		if err == nil && backup {
@@ -142,4 +150,133 @@ func (w *stateWriter) flushLocked() error {
 		w.written = upTo
 	}
 	return nil
+}
+
+// encodedState keeps each record of a state encoded as it appears in the
+// state file (json.MarshalIndent of the whole state), so that writing the
+// state encodes only the records changed since the last write.
+type encodedState struct {
+	records map[provider.Addr]encodedRecord // by address; cleared on change
+	index   map[provider.Addr]int           // position in State.Resources; nil = rebuild
+}
+
+type encodedRecord struct {
+	key  string // Addr.String(), the sort key
+	json []byte // never modified once made
+}
+
+// set records r in st, as State.set does, forgetting r's old encoding.
+func (e *encodedState) set(st *State, r ResourceState) {
+	delete(e.records, r.Addr)
+	if i, ok := e.indexOf(st, r.Addr); ok {
+		st.Resources[i] = r
+		return
+	}
+	st.Resources = append(st.Resources, r)
+	e.index[r.Addr] = len(st.Resources) - 1
+}
+
+// remove drops the record of addr from st, as State.remove does.
+func (e *encodedState) remove(st *State, addr provider.Addr) {
+	delete(e.records, addr)
+	if _, ok := e.indexOf(st, addr); ok {
+		st.remove(addr)
+		e.index = nil // positions after it moved
+	}
+}
+
+// lookup is st.Resource(addr) through the index.
+func (e *encodedState) lookup(st *State, addr provider.Addr) *ResourceState {
+	if i, ok := e.indexOf(st, addr); ok {
+		return &st.Resources[i]
+	}
+	return nil
+}
+
+func (e *encodedState) indexOf(st *State, addr provider.Addr) (int, bool) {
+	if e.index == nil {
+		e.index = make(map[provider.Addr]int, len(st.Resources))
+		for i, r := range st.Resources {
+			e.index[r.Addr] = i
+		}
+	}
+	i, ok := e.index[addr]
+	return i, ok
+}
+
+// snapshot returns what writeEncodedState needs to write st as it is
+// now: the state's own fields encoded, and its records' encodings sorted
+// by address (as State.sortResources orders them).
+func (e *encodedState) snapshot(st *State) (head []byte, recs [][]byte, err error) {
+	h := *st
+	h.Resources = nil
+	if len(st.Resources) == 0 {
+		h.Resources = st.Resources // null or [], as json writes it
+	}
+	if head, err = json.MarshalIndent(&h, "", "  "); err != nil {
+		return nil, nil, err
+	}
+	if len(st.Resources) == 0 {
+		return head, nil, nil
+	}
+	all := make([]encodedRecord, 0, len(st.Resources))
+	for i := range st.Resources {
+		r := &st.Resources[i]
+		er, ok := e.records[r.Addr]
+		if !ok {
+			c := *r
+			if len(c.DependsOn) == 0 {
+				c.DependsOn = nil // as State.Clone makes it
+			}
+			b, err := json.MarshalIndent(&c, "    ", "  ")
+			if err != nil {
+				return nil, nil, err
+			}
+			er = encodedRecord{key: r.Addr.String(), json: b}
+			e.records[r.Addr] = er
+		}
+		all = append(all, er)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].key < all[j].key })
+	recs = make([][]byte, len(all))
+	for i, er := range all {
+		recs[i] = er.json
+	}
+	return head, recs, nil
+}
+
+// writeEncodedState writes the state snapshot made: head (the state's
+// encoding without records, ending in "null\n}") with recs as its
+// resources, byte for byte what writeState writes for the same state.
+func writeEncodedState(dir string, head []byte, recs [][]byte) error {
+	b := append(head, '\n')
+	if len(recs) > 0 {
+		b = joinRecords(head, recs)
+	}
+	if err := writeStateFile(dir, StatePath(dir), b); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return nil
+}
+
+// joinRecords puts recs in head as the state's resources.
+func joinRecords(head []byte, recs [][]byte) []byte {
+	const tail = "null\n}"
+	if !bytes.HasSuffix(head, []byte(tail)) {
+		panic("planner: the state's fields do not end with its resources")
+	}
+	n := len(head) + 16
+	for _, r := range recs {
+		n += len(r) + 6
+	}
+	b := make([]byte, 0, n)
+	b = append(b, head[:len(head)-len(tail)]...)
+	b = append(b, "[\n    "...)
+	for i, r := range recs {
+		if i > 0 {
+			b = append(b, ",\n    "...)
+		}
+		b = append(b, r...)
+	}
+	return append(b, "\n  ]\n}\n"...)
 }
