@@ -62,7 +62,9 @@ func TestStateWriterWritesWhatWriteStateWrites(t *testing.T) {
 				Resources: []ResourceState{{Addr: sw, Status: StatusReady, Attrs: provider.Attrs{"a": "1"}}, {Addr: host, Status: StatusReady}}})
 		}},
 		{"record after replace", func() error { return w.Record(ResourceState{Addr: nic, Status: StatusCreating}) }},
-		{"change the replaced switch", func() error { return w.Record(ResourceState{Addr: sw, Status: StatusReady, Attrs: provider.Attrs{"a": "2"}}) }},
+		{"change the replaced switch", func() error {
+			return w.Record(ResourceState{Addr: sw, Status: StatusReady, Attrs: provider.Attrs{"a": "2"}})
+		}},
 	}
 	for _, s := range steps {
 		if err := s.do(); err != nil {
