@@ -321,10 +321,18 @@ func CreateNamespace(n provider.Naming, a provider.Addr, ns string) hcl.Diagnost
 // not make it), so that n's state must neither take it for its own (op
 // "read": a warning, it is gone for this state), nor remove it (op
 // "delete": a warning, it is left alone), nor change or plan anything in
-// it (op "": the error naming the owner and the fix); nil otherwise.
+// it (op "": the error naming the owner and the fix); nil otherwise. When
+// its mark cannot be read, for any op, it returns an error: nothing is
+// touched in a namespace whose owner is unknown.
 func ForeignNamespace(n provider.Naming, a provider.Addr, ns, op string) *hcl.Diagnostic {
 	mark, ok, err := netnsfs.Mark(ns)
-	if err != nil || !ok || n.Ours(mark) {
+	if err != nil {
+		// Whose it is cannot be told: touch nothing.
+		d := newDiags(a)
+		d.errorf("namespace %s", err, ns)
+		return d.diags[0]
+	}
+	if !ok || n.Ours(mark) {
 		return nil
 	}
 	if op == "" {
@@ -365,7 +373,7 @@ func ReadNamespace(n provider.Naming, a provider.Addr, ns string) *provider.Read
 		return &provider.ReadResponse{Gone: true, Remains: left}
 	}
 	if w := ForeignNamespace(n, a, ns, "read"); w != nil {
-		return &provider.ReadResponse{Gone: true, Diagnostics: hcl.Diagnostics{w}}
+		return &provider.ReadResponse{Gone: w.Severity != hcl.DiagError, Diagnostics: hcl.Diagnostics{w}}
 	}
 	return nil
 }

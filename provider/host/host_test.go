@@ -482,3 +482,35 @@ func TestLeftoverFile(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownOwner: a namespace file whose owner cannot be read (here a
+// UTS namespace bound where a lab host's network namespace would be) is
+// not touched: Delete fails with the reason and leaves it bound, and a
+// refresh is an error, not a host gone.
+func TestUnknownOwner(t *testing.T) {
+	n := netnstest.Lab(t)
+	n.Owner = "state-a"
+	ns := n.HostNS("tx")
+	p := netnsfs.Path(ns)
+	t.Cleanup(func() { netnsfs.Remove(ns) })
+	if err := os.WriteFile(p, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("/proc/self/ns/uts", p, "none", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	addr := provider.Addr{Kind: provider.KindHost, Name: "tx"}
+	recorded := provider.Attrs{"kind": "netns", "netns": ns}
+	ctx := context.Background()
+	hp := host.New()
+	if r := hp.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: recorded}); r.Gone || !r.Diagnostics.HasErrors() {
+		t.Errorf("Read: Gone %v, %v; want an error", r.Gone, r.Diagnostics)
+	}
+	if d := hp.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: recorded}); !d.Diagnostics.HasErrors() {
+		t.Errorf("Delete: %v, want an error", d.Diagnostics)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err != nil || st.Type != unix.NSFS_MAGIC {
+		t.Errorf("after Delete, %s: %v, type %x; want still bound", p, err, st.Type)
+	}
+}
