@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"net/netip"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -343,5 +344,24 @@ func TestCPUNote(t *testing.T) {
 	res := m.result()
 	if got := res.Metrics[engine.MetricCPUTxPct]; math.Abs(got-55) > 1e-9 {
 		t.Errorf("cpu_tx_pct = %v, want 55 (the sender threads and half the softirq)", got)
+	}
+}
+
+// holdProcs raises GOMAXPROCS while any run holds it and puts the value
+// from before the first back after the last.
+func TestHoldProcs(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	first := holdProcs(before + 3)
+	second := holdProcs(before + 1)
+	if got := runtime.GOMAXPROCS(0); got != before+3 {
+		t.Fatalf("GOMAXPROCS with two runs holding = %d, want %d", got, before+3)
+	}
+	first()
+	if got := runtime.GOMAXPROCS(0); got != before+3 {
+		t.Errorf("GOMAXPROCS with one run still holding = %d, want %d", got, before+3)
+	}
+	second()
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Errorf("GOMAXPROCS after the last run = %d, want %d as before", got, before)
 	}
 }

@@ -123,6 +123,9 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 			return nil, err
 		}
 	}
+	// An idle P beside every worker, so that the runtime does not take
+	// a P back from a worker in a system call (see yielder).
+	defer holdProcs(2*len(r.conns) + 1)()
 	r.startc = make(chan struct{})
 	if err := r.spawnWorkers(); err != nil {
 		return nil, err
@@ -607,6 +610,35 @@ func (t *tap) discardFile() {
 		t.out.Close()
 	}
 	t.out, t.file, t.pcap = nil, "", nil
+}
+
+// procs is what holdProcs keeps: the runs holding GOMAXPROCS raised and
+// its value before the first.
+var procs struct {
+	sync.Mutex
+	runs  int
+	saved int
+}
+
+// holdProcs raises GOMAXPROCS to at least n for a run and returns what
+// puts it back when the last run holding it ends.
+func holdProcs(n int) (release func()) {
+	procs.Lock()
+	defer procs.Unlock()
+	if procs.runs == 0 {
+		procs.saved = runtime.GOMAXPROCS(0)
+	}
+	procs.runs++
+	if runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
+	}
+	return func() {
+		procs.Lock()
+		defer procs.Unlock()
+		if procs.runs--; procs.runs == 0 && runtime.GOMAXPROCS(0) != procs.saved {
+			runtime.GOMAXPROCS(procs.saved)
+		}
+	}
 }
 
 // spawn starts a worker on a locked thread. It waits for startc, then
