@@ -75,6 +75,13 @@ func (l *loader) checkTraversal(b *block, attr string, t hclv2.Traversal, roots,
 		l.reportRoot(b, attr, t, roots, refs)
 		return
 	}
+	if root == rootEngine {
+		if len(t) > 1 {
+			l.errorf(rng, "Unsupported attribute",
+				"engine is the name of the engine the results come from, \"kernel\" or \"sim\": compare it, like engine == \"sim\".")
+		}
+		return
+	}
 	if len(t) < 2 {
 		l.errorf(rng, "Incomplete reference",
 			"%s alone is not a value: name one, like %s.NAME.", root, root)

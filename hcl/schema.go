@@ -30,6 +30,9 @@ const (
 	rootMatrix   = "matrix"
 	rootResult   = "result"
 	rootBaseline = "baseline"
+	// rootEngine is the engine the results come from, "kernel" or "sim":
+	// an expectation may hold on one engine only.
+	rootEngine   = "engine"
 	funcScenario = "scenario"
 )
 
@@ -38,7 +41,7 @@ var refKinds = []string{kindHost, kindSwitch, kindNIC, kindWorkload, kindObserve
 
 // allRoots is every name an expression can start with somewhere, for
 // telling "not allowed here" apart from "unknown".
-var allRoots = []string{rootVar, rootMatrix, kindHost, kindSwitch, kindNIC, kindWorkload, kindObserved, rootResult, rootBaseline}
+var allRoots = []string{rootVar, rootMatrix, kindHost, kindSwitch, kindNIC, kindWorkload, kindObserved, rootResult, rootBaseline, rootEngine}
 
 // attrSpec describes one attribute of a block.
 type attrSpec struct {
@@ -179,8 +182,8 @@ var schema = []*blockSpec{
 		example: `expect "NAME" { workload = workload.W, condition = result.throughput_bps >= 1e9 }`,
 		attrs: []attrSpec{
 			{name: "workload", roots: []string{kindWorkload}, refs: []string{kindWorkload}, example: `workload = workload.WORKLOAD`},
-			{name: "when", roots: values, example: `when = matrix.tso`},
-			{name: "condition", required: true, roots: []string{rootVar, rootMatrix, rootResult, rootBaseline}, example: `condition = result.throughput_bps >= 1e9`},
+			{name: "when", roots: []string{rootVar, rootMatrix, rootEngine}, example: `when = matrix.tso && engine == "sim"`},
+			{name: "condition", required: true, roots: []string{rootVar, rootMatrix, rootResult, rootBaseline, rootEngine}, example: `condition = result.throughput_bps >= 1e9`},
 			{name: "message", roots: varsOnly, example: `message = "why it should hold"`},
 		},
 	},

@@ -24,6 +24,7 @@ const (
 	varBaseline  = "baseline"
 	varMatrix    = "matrix"
 	varVar       = "var"
+	varEngine    = "engine"
 	funcScenario = "scenario"
 )
 
@@ -43,6 +44,7 @@ func Evaluate(lab *config.Lab, results *result.Results, baseline *result.Results
 		ran:     map[string]bool{},
 	}
 	if results != nil {
+		e.engine = results.Engine
 		for _, r := range results.Runs {
 			e.ran[r.Scenario] = true
 		}
@@ -198,6 +200,9 @@ type evaluator struct {
 	results  map[runKey]*runSet
 	baseline map[runKey]*runSet // nil when no baseline was given
 	ran      map[string]bool    // scenarios with at least one run
+	// engine is the engine the results come from (the `engine` of
+	// when and condition).
+	engine string
 	// changed is what differs between the baseline's tool, lab and
 	// machine and this run's (provenance.Compare); nil without a baseline.
 	changed []string
@@ -226,6 +231,7 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 	base := map[string]cty.Value{
 		varVar:    e.varObject(),
 		varMatrix: matrixObject(sc),
+		varEngine: cty.StringVal(e.engine),
 	}
 	if ex.When != nil {
 		ctx := &hcl.EvalContext{Variables: base, Functions: tslhcl.Functions()}
@@ -415,6 +421,7 @@ func (j *judgement) ctx(p pick, used map[string]int) *hcl.EvalContext {
 	vars := map[string]cty.Value{
 		varVar:    j.base[varVar],
 		varMatrix: j.base[varMatrix],
+		varEngine: j.base[varEngine],
 		varResult: j.result.value(p),
 	}
 	if j.baseline != nil {

@@ -90,6 +90,22 @@ func TestEvaluate(t *testing.T) {
 			},
 		},
 		{
+			name:      "when reads the engine the results come from (sim here)",
+			when:      `matrix.tso && engine == "sim"`,
+			condition: "result.cpu_tx_pct < 50",
+			results:   seed001(),
+			want: []row{
+				{"tso=true,mtu=1500", Pass, oneRun, nil},
+				{"tso=true,mtu=9000", Pass, oneRun, nil},
+			},
+		},
+		{
+			name:      "an expectation for another engine is not judged",
+			when:      `engine == "kernel"`,
+			condition: "result.cpu_tx_pct < 50",
+			results:   seed001(),
+		},
+		{
 			name:      "when filters scenarios; scenario() reads the sibling",
 			when:      "matrix.tso",
 			condition: "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct",

@@ -62,13 +62,15 @@ expect "floor" {
 # the modulo makes the size goal 3 x 16384 bytes, so a 65539-byte reply is
 # a 49152-byte buffer and a 16387-byte tail of two segments, and
 # tcp_tso_should_defer holds that tail for an ACK; TSO off sends the reply
-# as MSS-sized buffers at once (docs/engine.md, seeds 002 and 004). The
-# kernel engine does not show the direction on Linux 6.18 (2-core VM):
-# five runs cannot tell on from off, so the verdict is inconclusive
-# (cmd/tsolab's kernel-examples.txtar asserts it).
+# as MSS-sized buffers at once (docs/engine.md, seeds 002 and 004). Linux
+# 6.18 has neither cause (no modulo, tcp_tso_autosize), and on this 2-core
+# VM TSO on and off are within noise (on/off 0.93-1.03 over 6 pairs of
+# single runs, 0.996 as medians of 5): on the kernel engine the comparison
+# would be a coin toss, so it applies to the model only and the kernel is
+# held to the bound below.
 expect "tso_costs_on_loopback" {
   workload  = workload.tbench
-  when      = matrix.tso
+  when      = matrix.tso && engine == "sim"
   condition = result.transactions_per_s < scenario({ tso = false }).transactions_per_s
   message   = "seed 004: TSO/GSO on loopback made tbench slower (354.6 against 361.4 MB/s)"
 }
