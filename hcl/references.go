@@ -59,6 +59,11 @@ func (l *loader) checkExpr(b *block, a *hclsyntax.Attribute) bool {
 	for _, t := range a.Expr.Variables() {
 		l.checkTraversal(b, a.Name, t, roots, refs)
 	}
+	for _, m := range metricsRead(a.Expr) {
+		if m.from == funcScenario || slices.Contains(roots, m.from) {
+			l.checkMetric(m.name, m.rng)
+		}
+	}
 	l.checkCalls(b, a)
 	return l.diags.errorCount() == before
 }
@@ -112,9 +117,8 @@ func (l *loader) checkTraversal(b *block, attr string, t hclv2.Traversal, roots,
 			}
 		}
 	case rootResult, rootBaseline:
-		if len(t) == 2 {
-			l.checkMetric(name, stepRange(t[1]))
-		}
+		// The metric is checked with the others a condition reads
+		// (metricsRead).
 	default: // a block kind
 		to := l.byAddr[root+"."+name]
 		if to == nil {
@@ -193,10 +197,52 @@ func (l *loader) undeclaredBlock(kind, name string, rng hclv2.Range) {
 	l.errorf(rng, "Reference to undeclared "+kind, "%s", detail)
 }
 
-// metricRef is a metric an expression reads, and where.
+// metricRef is a metric an expression reads, where, and from what:
+// result, baseline or scenario (a scenario() call).
 type metricRef struct {
-	name string
-	rng  hclv2.Range
+	name, from string
+	rng        hclv2.Range
+}
+
+// metricsRead lists the metrics an expression reads, in source order, each
+// time it reads one: result.NAME, baseline.NAME and scenario({...}).NAME
+// (result["NAME"] too).
+func metricsRead(expr hclv2.Expression) []metricRef {
+	var out []metricRef
+	for _, t := range expr.Variables() {
+		if r := t.RootName(); (r == rootResult || r == rootBaseline) && len(t) == 2 {
+			if name, ok := stepName(t[1]); ok {
+				out = append(out, metricRef{name, r, stepRange(t[1])})
+			}
+		}
+	}
+	if n, ok := expr.(hclsyntax.Node); ok {
+		hclsyntax.VisitAll(n, func(n hclsyntax.Node) hclv2.Diagnostics {
+			if n, ok := n.(*hclsyntax.RelativeTraversalExpr); ok && len(n.Traversal) == 1 {
+				if c, ok := n.Source.(*hclsyntax.FunctionCallExpr); ok && c.Name == funcScenario {
+					if name, ok := stepName(n.Traversal[0]); ok {
+						out = append(out, metricRef{name, funcScenario, stepRange(n.Traversal[0])})
+					}
+				}
+			}
+			return nil
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].rng.Start.Byte < out[j].rng.Start.Byte })
+	return out
+}
+
+// ConditionMetrics lists the metrics an expectation's condition reads,
+// once each, in the order it names them: result.NAME, baseline.NAME and
+// scenario({...}).NAME.
+func ConditionMetrics(expr hclv2.Expression) []string {
+	var out []string
+	for _, m := range metricsRead(expr) {
+		if !slices.Contains(out, m.name) {
+			out = append(out, m.name)
+		}
+	}
+	return out
 }
 
 // metricEngines are the engines whose metrics a condition may read.
@@ -220,7 +266,7 @@ func (l *loader) checkMetric(name string, rng hclv2.Range) {
 	switch {
 	case everywhere:
 	case slices.Contains(all, name):
-		l.engineMetrics = append(l.engineMetrics, metricRef{name, rng})
+		l.engineMetrics = append(l.engineMetrics, metricRef{name: name, rng: rng})
 	default:
 		l.errorf(rng, "Unknown metric", "Workload results carry no metric %q. %sThe metrics are %s.",
 			name, didYouMean(name, all), metricList())
@@ -292,12 +338,6 @@ func (l *loader) checkCalls(b *block, a *hclsyntax.Attribute) {
 			case !hasFunc(funcs, n.Name):
 				l.errorf(n.NameRange, "Call to unknown function",
 					"There is no function %q. %sThe functions are %s.", n.Name, didYouMean(n.Name, names), strings.Join(names, ", "))
-			}
-		case *hclsyntax.RelativeTraversalExpr:
-			if c, ok := n.Source.(*hclsyntax.FunctionCallExpr); ok && c.Name == funcScenario && len(n.Traversal) == 1 {
-				if m, ok := stepName(n.Traversal[0]); ok {
-					l.checkMetric(m, stepRange(n.Traversal[0]))
-				}
 			}
 		}
 		return nil

@@ -221,6 +221,7 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 	}
 	if ex.Condition != nil {
 		v.Range = ex.Condition.Range()
+		v.Metrics = tslhcl.ConditionMetrics(ex.Condition)
 	}
 	fail := func(diags hcl.Diagnostics) (*Verdict, hcl.Diagnostics) {
 		v.Status = Error

@@ -53,6 +53,10 @@ type Verdict struct {
 	Message string
 	// Expression is the source text of the condition.
 	Expression string
+	// Metrics are the metrics the condition reads (result.NAME,
+	// baseline.NAME, scenario({...}).NAME), once each, in the order it
+	// names them.
+	Metrics []string
 	// Op is the top-level operator of the condition ("<", ">=", "&&"), or
 	// "" when the condition is not a binary operation.
 	Op string

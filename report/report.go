@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -401,7 +400,7 @@ func build(in Input) (*pageData, error) {
 			Detail: v.Detail, Message: v.Message, Where: where(v),
 			BaselineChanged: v.BaselineChanged,
 		})
-		for _, m := range metricsRead(v.Expression) {
+		for _, m := range v.Metrics {
 			k := vkey{v.Scenario, v.Workload, m}
 			byMetric[k] = append(byMetric[k], v)
 		}
@@ -593,22 +592,6 @@ func severity(s outcome.Status) int {
 
 func severityClass(n int) string {
 	return [...]string{"pass", "inconclusive", "fail", "error"}[n]
-}
-
-// metricRef finds the metrics a condition reads: result.X, baseline.X and
-// scenario({...}).X.
-var metricRef = regexp.MustCompile(`(?:\bresult|\bbaseline|\))\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)`)
-
-func metricsRead(expr string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, m := range metricRef.FindAllStringSubmatch(expr, -1) {
-		if !seen[m[1]] {
-			seen[m[1]] = true
-			out = append(out, m[1])
-		}
-	}
-	return out
 }
 
 func measured(v outcome.Verdict) string {
