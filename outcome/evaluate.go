@@ -93,10 +93,10 @@ func (e *evaluator) baselineChanged(ex *config.Expect, sc *config.Scenario) []st
 		return nil
 	}
 	out := append([]string(nil), e.changed...)
-	k := runKey{sc.Name, ex.Workload}
+	k := runKey{Scenario: sc.Name, Workload: ex.Workload}
 	base, now := e.baseline[k], e.results[k]
-	if base != nil && now != nil && len(base.runs) > 0 && len(now.runs) > 0 && base.runs[0].Provenance != nil {
-		out = append(out, provenance.CompareRun(base.runs[0].Provenance, now.runs[0].Provenance)...)
+	if base != nil && now != nil && len(base.Runs) > 0 && len(now.Runs) > 0 && base.Runs[0].Provenance != nil {
+		out = append(out, provenance.CompareRun(base.Runs[0].Provenance, now.Runs[0].Provenance)...)
 	}
 	return out
 }
@@ -110,56 +110,22 @@ func diagKey(d *hcl.Diagnostic) string {
 }
 
 // runKey identifies the runs of one workload in one scenario.
-type runKey struct{ scenario, workload string }
+type runKey = result.Key
 
-// runSet is every repetition of one workload in one scenario.
+// runSet is every repetition of one workload in one scenario, with what
+// conditions read of it.
 type runSet struct {
-	runs    []result.WorkloadResult // ordered by Repetition
-	metrics []string                // attribute names of the metrics object
-	median  *cty.Value              // cached metrics object of medians
+	*result.Set
+	metrics []string   // attribute names of the metrics object
+	median  *cty.Value // cached metrics object of medians
 }
 
 func indexRuns(res *result.Results) map[runKey]*runSet {
 	out := map[runKey]*runSet{}
-	if res == nil {
-		return out
-	}
-	for _, r := range res.Runs {
-		k := runKey{r.Scenario, r.Workload}
-		rs := out[k]
-		if rs == nil {
-			rs = &runSet{}
-			out[k] = rs
-		}
-		rs.runs = append(rs.runs, r)
-	}
-	for _, rs := range out {
-		sort.SliceStable(rs.runs, func(i, j int) bool { return rs.runs[i].Repetition < rs.runs[j].Repetition })
-		rs.metrics = metricNames(rs.runs)
+	for k, s := range result.Index(res) {
+		out[k] = &runSet{Set: s, metrics: s.MetricNames()}
 	}
 	return out
-}
-
-// metricNames is every metric the runs carry, in result.Order order.
-func metricNames(runs []result.WorkloadResult) []string {
-	have := map[string]bool{}
-	for _, r := range runs {
-		for k := range r.Metrics {
-			have[k] = true
-		}
-	}
-	return result.Order(have)
-}
-
-// values returns one metric over the runs that carry it.
-func (rs *runSet) values(metric string) []float64 {
-	var vs []float64
-	for _, r := range rs.runs {
-		if v, ok := r.Metrics[metric]; ok {
-			vs = append(vs, v)
-		}
-	}
-	return vs
 }
 
 // pick chooses which value of a run set a condition sees: the median of
@@ -175,21 +141,21 @@ func (rs *runSet) value(p pick) cty.Value {
 		if rs.median == nil {
 			attrs := map[string]cty.Value{}
 			for _, m := range rs.metrics {
-				attrs[m] = cty.NumberFloatVal(summarize(rs.values(m)).Center)
+				attrs[m] = cty.NumberFloatVal(summarize(rs.Values(m)).Center)
 			}
 			v := cty.ObjectVal(attrs)
 			rs.median = &v
 		}
 		return *rs.median
 	}
-	if int(p) >= len(rs.runs) {
+	if int(p) >= len(rs.Runs) {
 		// Fewer runs here than in the result: an operand that reads this
 		// set has a sample no longer than its run count, so only an operand
 		// that does not read it gets here, and never looks.
 		return cty.DynamicVal
 	}
 	attrs := map[string]cty.Value{}
-	for m, v := range rs.runs[p].Metrics {
+	for m, v := range rs.Runs[p].Metrics {
 		attrs[m] = cty.NumberFloatVal(v)
 	}
 	return cty.ObjectVal(attrs)
@@ -254,7 +220,7 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 	}
 
 	j := &judgement{e: e, ex: ex, sc: sc, base: base}
-	j.result = e.results[runKey{sc.Name, ex.Workload}]
+	j.result = e.results[runKey{Scenario: sc.Name, Workload: ex.Workload}]
 	if j.result == nil {
 		return fail(hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -283,9 +249,9 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 		return fail(diags)
 	}
 
-	maxRuns := len(j.result.runs)
-	if j.baseline != nil && len(j.baseline.runs) > maxRuns {
-		maxRuns = len(j.baseline.runs)
+	maxRuns := len(j.result.Runs)
+	if j.baseline != nil && len(j.baseline.Runs) > maxRuns {
+		maxRuns = len(j.baseline.Runs)
 	}
 	for _, n := range used {
 		maxRuns = max(maxRuns, n)
@@ -403,7 +369,7 @@ func (j *judgement) bindBaseline() hcl.Diagnostics {
 			Subject:  rng,
 		}}
 	}
-	j.baseline = j.e.baseline[runKey{j.sc.Name, j.ex.Workload}]
+	j.baseline = j.e.baseline[runKey{Scenario: j.sc.Name, Workload: j.ex.Workload}]
 	if j.baseline == nil {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -449,7 +415,7 @@ func (j *judgement) scenarioFunc(p pick, used map[string]int) function.Function 
 			if err != nil {
 				return cty.DynamicVal, function.NewArgError(0, err)
 			}
-			rs := j.e.results[runKey{sib.Name, j.ex.Workload}]
+			rs := j.e.results[runKey{Scenario: sib.Name, Workload: j.ex.Workload}]
 			if rs == nil {
 				if !j.e.ran[sib.Name] {
 					j.notRun = sib.Name
@@ -458,10 +424,10 @@ func (j *judgement) scenarioFunc(p pick, used map[string]int) function.Function 
 				return cty.DynamicVal, function.NewArgErrorf(0, "scenario %s has no run of workload %q", sib.Name, j.ex.Workload)
 			}
 			if used != nil {
-				used[sib.Name] = len(rs.runs)
+				used[sib.Name] = len(rs.Runs)
 			}
-			if p != pickMedian && int(p) >= len(rs.runs) {
-				return cty.DynamicVal, function.NewArgErrorf(0, "scenario %s has %d runs, repetition %d was asked", sib.Name, len(rs.runs), p)
+			if p != pickMedian && int(p) >= len(rs.Runs) {
+				return cty.DynamicVal, function.NewArgErrorf(0, "scenario %s has %d runs, repetition %d was asked", sib.Name, len(rs.Runs), p)
 			}
 			return rs.value(p), nil
 		},
@@ -546,8 +512,8 @@ func axesOf(s *config.Scenario) string {
 func (e *evaluator) workloadsRun(scenario string) string {
 	var names []string
 	for k := range e.results {
-		if k.scenario == scenario {
-			names = append(names, k.workload)
+		if k.Scenario == scenario {
+			names = append(names, k.Workload)
 		}
 	}
 	if len(names) == 0 {
@@ -560,7 +526,7 @@ func (e *evaluator) workloadsRun(scenario string) string {
 func keysOf(m map[runKey]*runSet) string {
 	var ks []string
 	for k := range m {
-		ks = append(ks, k.workload+" in "+k.scenario)
+		ks = append(ks, k.Workload+" in "+k.Scenario)
 	}
 	if len(ks) == 0 {
 		return "no runs at all"
@@ -610,10 +576,10 @@ func (j *judgement) side(expr hcl.Expression) (*measured, hcl.Diagnostics) {
 		}
 	}
 	if refs[varResult] {
-		count(len(j.result.runs))
+		count(len(j.result.Runs))
 	}
 	if refs[varBaseline] && j.baseline != nil {
-		count(len(j.baseline.runs))
+		count(len(j.baseline.Runs))
 	}
 	for _, c := range used {
 		count(c)

@@ -17,7 +17,7 @@ func Observe(lab *config.Lab, results *result.Results) []result.Observation {
 	idx := indexRuns(results)
 	var out []result.Observation
 	for _, o := range lab.Observed {
-		rs := idx[runKey{o.Scenario, o.Workload}]
+		rs := idx[runKey{Scenario: o.Scenario, Workload: o.Workload}]
 		if rs == nil {
 			continue
 		}
@@ -31,7 +31,7 @@ func Observe(lab *config.Lab, results *result.Results) []result.Observation {
 		}
 		sort.Strings(metrics)
 		for _, m := range metrics {
-			vs := rs.values(m)
+			vs := rs.Values(m)
 			if len(vs) == 0 {
 				continue
 			}

@@ -56,20 +56,20 @@ func orderedRuns(lab *config.Lab, results *result.Results) []namedRuns {
 		}
 		done[k] = true
 		if kind == "" {
-			kind = rs.runs[0].Kind
+			kind = rs.Runs[0].Kind
 		}
-		out = append(out, namedRuns{k.scenario, k.workload, kind, rs})
+		out = append(out, namedRuns{k.Scenario, k.Workload, kind, rs})
 	}
 	if lab != nil {
 		for _, sc := range lab.Scenarios {
 			for _, wl := range sc.Workloads {
-				add(runKey{sc.Name, wl.Name}, string(wl.Kind))
+				add(runKey{Scenario: sc.Name, Workload: wl.Name}, string(wl.Kind))
 			}
 		}
 	}
 	if results != nil {
 		for _, r := range results.Runs {
-			add(runKey{r.Scenario, r.Workload}, "")
+			add(runKey{Scenario: r.Scenario, Workload: r.Workload}, "")
 		}
 	}
 	return out
@@ -88,7 +88,7 @@ func writeResults(w io.Writer, lab *config.Lab, results *result.Results, sets []
 	}
 	maxRuns, hasRR := 0, false
 	for _, s := range sets {
-		maxRuns = max(maxRuns, len(s.set.runs))
+		maxRuns = max(maxRuns, len(s.set.Runs))
 		hasRR = hasRR || s.kind == string(config.RR)
 	}
 	fmt.Fprintf(w, "Lab %s, engine %s: ", name, eng)
@@ -121,7 +121,7 @@ func resultRows(sets []namedRuns, hasRR bool) [][]string {
 			return metricCell(s.set, metric, d.Scale, d.Decimals)
 		}
 		cells := []string{
-			s.scenario, s.workload, strconv.Itoa(len(s.set.runs)),
+			s.scenario, s.workload, strconv.Itoa(len(s.set.Runs)),
 			m(result.MetricThroughputBps),
 			m(result.MetricCPUTxPct),
 			m(result.MetricCPURxPct),
@@ -155,7 +155,7 @@ func writeTabbed(w io.Writer, rows [][]string) {
 // metricCell is one metric of a run set, scaled, with its CI half-width
 // when there are several runs; "-" when the runs do not carry it.
 func metricCell(rs *runSet, metric string, scale float64, prec int) string {
-	vs := rs.values(metric)
+	vs := rs.Values(metric)
 	if len(vs) == 0 {
 		return "-"
 	}
@@ -181,8 +181,8 @@ func sendUnitCell(rs *runSet) string {
 		return cell
 	}
 	cell += " B"
-	if mss := rs.runs[0].MSS; mss > 0 {
-		cell += " (" + inMSS(summarize(rs.values(result.MetricAvgSendBytes)).Center, mss) + ")"
+	if mss := rs.Runs[0].MSS; mss > 0 {
+		cell += " (" + inMSS(summarize(rs.Values(result.MetricAvgSendBytes)).Center, mss) + ")"
 	}
 	return cell
 }

@@ -146,7 +146,7 @@ func (c ciBars) YError(i int) (float64, float64) {
 func metricCharts(sets []*runSet, base map[key]*runSet, pal palette, metrics []string) ([]chart, []string, error) {
 	var names []string
 	for _, rs := range sets {
-		names = append(names, rs.scenario)
+		names = append(names, rs.Scenario)
 	}
 	ordered := result.Charted(metrics) // the model counters (acks_*) have charts of their own
 	var charts []chart
@@ -157,9 +157,9 @@ func metricCharts(sets []*runSet, base map[key]*runSet, pal palette, metrics []s
 		old := make([]bar, len(sets))
 		nonzero, hasBase := false, false
 		for i, rs := range sets {
-			cur[i] = estimateBar(rs.values(m), mi.Scale)
-			if b := base[key{rs.scenario, rs.workload}]; b != nil {
-				old[i] = estimateBar(b.values(m), mi.Scale)
+			cur[i] = estimateBar(rs.Values(m), mi.Scale)
+			if b := base[key{Scenario: rs.Scenario, Workload: rs.Workload}]; b != nil {
+				old[i] = estimateBar(b.Values(m), mi.Scale)
 				hasBase = hasBase || old[i].ok
 			}
 			nonzero = nonzero || (cur[i].ok && cur[i].v != 0) || (old[i].ok && old[i].v != 0)
@@ -283,7 +283,7 @@ func histogramCharts(sets []*runSet, pal palette) ([]chart, error) {
 	all := make([][]int64, len(sets))
 	buckets := map[int]int{} // by MSS: the largest bucket in use
 	for j, rs := range sets {
-		for _, r := range rs.runs {
+		for _, r := range rs.Runs {
 			for i, c := range r.SendUnitHistogram {
 				if i >= len(all[j]) {
 					all[j] = append(all[j], make([]int64, i+1-len(all[j]))...)
@@ -291,7 +291,7 @@ func histogramCharts(sets []*runSet, pal palette) ([]chart, error) {
 				all[j][i] += c
 			}
 		}
-		mss := rs.runs[0].MSS
+		mss := rs.Runs[0].MSS
 		buckets[mss] = max(buckets[mss], 2)
 		for i := len(all[j]) - 1; i >= 0; i-- {
 			if all[j][i] != 0 {
@@ -308,20 +308,20 @@ func histogramCharts(sets []*runSet, pal palette) ([]chart, error) {
 			total += c
 			segs += c * int64(i+1)
 		}
-		title := rs.scenario + ": no send units recorded"
+		title := rs.Scenario + ": no send units recorded"
 		if total > 0 {
-			title = fmt.Sprintf("%s: %d send units, mean %.1f MSS", rs.scenario, total, float64(segs)/float64(total))
+			title = fmt.Sprintf("%s: %d send units, mean %.1f MSS", rs.Scenario, total, float64(segs)/float64(total))
 		}
 		p := newPlot(title, "send-unit size (MSS)", "% of send units")
 		if total > 0 {
-			h := &plotter.Histogram{FillColor: pal[rs.scenario], Width: 1}
+			h := &plotter.Histogram{FillColor: pal[rs.Scenario], Width: 1}
 			h.LineStyle = draw.LineStyle{Color: color.White, Width: vg.Points(0.3)}
 			for i, c := range counts {
 				h.Bins = append(h.Bins, plotter.HistogramBin{Min: float64(i) + 0.5, Max: float64(i) + 1.5, Weight: 100 * float64(c) / float64(total)})
 			}
 			p.Add(h)
 		}
-		p.X.Min, p.X.Max = 0.5, float64(buckets[rs.runs[0].MSS])+0.5
+		p.X.Min, p.X.Max = 0.5, float64(buckets[rs.Runs[0].MSS])+0.5
 		p.X.Tick.Marker = intTicks{}
 		p.Y.Min = 0
 		svg, err := render(p, chartW, chartH)
@@ -376,7 +376,7 @@ func seriesCharts(sets []*runSet, pal palette) ([]chart, error) {
 	}
 	samples := false
 	for _, rs := range sets {
-		samples = samples || len(rs.runs[0].Series) > 0
+		samples = samples || len(rs.Runs[0].Series) > 0
 	}
 	if !samples {
 		return nil, nil
@@ -386,7 +386,7 @@ func seriesCharts(sets []*runSet, pal palette) ([]chart, error) {
 		p := newPlot(a.title, "time (s)", a.unit)
 		top := 0.0
 		for _, rs := range sets {
-			r := rs.runs[0]
+			r := rs.Runs[0]
 			var xys plotter.XYs
 			for _, s := range r.Series {
 				if y, ok := a.y(s, r.MSS); ok {
@@ -401,7 +401,7 @@ func seriesCharts(sets []*runSet, pal palette) ([]chart, error) {
 			if err != nil {
 				return nil, err
 			}
-			l.Color = pal[rs.scenario]
+			l.Color = pal[rs.Scenario]
 			l.Width = vg.Points(1.5)
 			p.Add(l)
 			if len(xys) == 1 {
@@ -410,7 +410,7 @@ func seriesCharts(sets []*runSet, pal palette) ([]chart, error) {
 				if err != nil {
 					return nil, err
 				}
-				sc.Color = pal[rs.scenario]
+				sc.Color = pal[rs.Scenario]
 				p.Add(sc)
 			}
 		}
@@ -434,7 +434,7 @@ func seriesCharts(sets []*runSet, pal palette) ([]chart, error) {
 func countChart(sets []*runSet, pal palette, title, unit string, known []string, get func(result.WorkloadResult) map[string]int64) ([]chart, *countTable, error) {
 	have := map[string]bool{}
 	for _, rs := range sets {
-		for _, r := range rs.runs {
+		for _, r := range rs.Runs {
 			for k := range get(r) {
 				have[k] = true
 			}
@@ -454,14 +454,14 @@ func countChart(sets []*runSet, pal palette, title, unit string, known []string,
 
 	table := &countTable{}
 	for _, rs := range sets {
-		table.Scenarios = append(table.Scenarios, rs.scenario)
+		table.Scenarios = append(table.Scenarios, rs.Scenario)
 	}
 	vals := make([][]float64, len(sets)) // [scenario][category]
 	for j, rs := range sets {
 		vals[j] = make([]float64, len(cats))
 		for c, k := range cats {
 			var per []float64
-			for _, r := range rs.runs {
+			for _, r := range rs.Runs {
 				per = append(per, float64(get(r)[k]))
 			}
 			vals[j][c] = outcome.Summarize(per).Center
@@ -488,7 +488,7 @@ func countChart(sets []*runSet, pal palette, title, unit string, known []string,
 			return nil, nil, err
 		}
 		bc.XMin = (float64(j) - float64(m-1)/2) * group / float64(m)
-		bc.Color = pal[rs.scenario]
+		bc.Color = pal[rs.Scenario]
 		bc.LineStyle.Width = 0
 		p.Add(bc)
 	}

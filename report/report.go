@@ -51,43 +51,12 @@ func Write(w io.Writer, in Input) error {
 	return page.Execute(w, p)
 }
 
-// runSet is every repetition of one workload in one scenario.
-type runSet struct {
-	scenario, workload, kind string
-	runs                     []result.WorkloadResult // by Repetition
-}
-
-func (rs *runSet) values(metric string) []float64 {
-	var vs []float64
-	for _, r := range rs.runs {
-		if v, ok := r.Metrics[metric]; ok {
-			vs = append(vs, v)
-		}
-	}
-	return vs
-}
-
-type key struct{ scenario, workload string }
-
-func index(res *result.Results) map[key]*runSet {
-	out := map[key]*runSet{}
-	if res == nil {
-		return out
-	}
-	for _, r := range res.Runs {
-		k := key{r.Scenario, r.Workload}
-		rs := out[k]
-		if rs == nil {
-			rs = &runSet{scenario: r.Scenario, workload: r.Workload, kind: r.Kind}
-			out[k] = rs
-		}
-		rs.runs = append(rs.runs, r)
-	}
-	for _, rs := range out {
-		sort.SliceStable(rs.runs, func(i, j int) bool { return rs.runs[i].Repetition < rs.runs[j].Repetition })
-	}
-	return out
-}
+// runSet is every repetition of one workload in one scenario; key names
+// one.
+type (
+	runSet = result.Set
+	key    = result.Key
+)
 
 // order lists the scenarios and the workloads that ran: in the lab's order,
 // then those the lab does not declare in the order the results have them.
@@ -134,7 +103,7 @@ func info(metric string) result.Metric { return result.Describe(metric) }
 func metricsOf(sets []*runSet, rr bool) []string {
 	have := map[string]bool{}
 	for _, rs := range sets {
-		for _, r := range rs.runs {
+		for _, r := range rs.Runs {
 			for m := range r.Metrics {
 				have[m] = rr || info(m).Means(result.KindStream)
 			}
@@ -288,8 +257,8 @@ type chart struct {
 func build(in Input) (*pageData, error) {
 	res := in.Results
 	scenarios, workloads := order(in.Lab, res)
-	idx := index(res)
-	base := index(in.Baseline)
+	idx := result.Index(res)
+	base := result.Index(in.Baseline)
 
 	p := &pageData{
 		Lab:         res.Lab,
@@ -333,12 +302,12 @@ func build(in Input) (*pageData, error) {
 		var first *result.WorkloadResult
 		mss := map[int]bool{}
 		for _, w := range workloads {
-			if rs := idx[key{s, w}]; rs != nil {
+			if rs := idx[key{Scenario: s, Workload: w}]; rs != nil {
 				if first == nil {
-					first = &rs.runs[0]
+					first = &rs.Runs[0]
 				}
-				si.Runs += len(rs.runs)
-				for _, r := range rs.runs {
+				si.Runs += len(rs.Runs)
+				for _, r := range rs.Runs {
 					mss[r.MSS] = true
 				}
 			}
@@ -411,23 +380,23 @@ func build(in Input) (*pageData, error) {
 		var setScenarios []string
 		rr := false
 		for _, s := range scenarios {
-			if rs := idx[key{s, w}]; rs != nil {
+			if rs := idx[key{Scenario: s, Workload: w}]; rs != nil {
 				sets = append(sets, rs)
 				setScenarios = append(setScenarios, s)
-				rr = rr || rs.kind == string(config.RR)
-				p.MaxRuns = max(p.MaxRuns, len(rs.runs))
+				rr = rr || rs.Kind == string(config.RR)
+				p.MaxRuns = max(p.MaxRuns, len(rs.Runs))
 			}
 		}
-		sec := workloadSection{Name: w, Kind: sets[0].kind}
+		sec := workloadSection{Name: w, Kind: sets[0].Kind}
 		for _, rs := range sets {
-			sec.Columns = append(sec.Columns, columnHead{Name: rs.scenario, Color: colors[rs.scenario], Runs: len(rs.runs)})
+			sec.Columns = append(sec.Columns, columnHead{Name: rs.Scenario, Color: colors[rs.Scenario], Runs: len(rs.Runs)})
 		}
 		metrics := metricsOf(sets, rr)
 		for _, m := range metrics {
 			mi := info(m)
 			row := metricRow{Metric: m, Name: mi.Label, Unit: mi.Display}
 			for _, rs := range sets {
-				vals := rs.values(m)
+				vals := rs.Values(m)
 				if len(vals) == 0 {
 					row.Cells = append(row.Cells, metricCell{})
 					continue
@@ -435,10 +404,10 @@ func build(in Input) (*pageData, error) {
 				est := outcome.Summarize(vals)
 				cell := metricCell{Present: true, Value: estimateText(est, mi.Scale), Runs: len(vals)}
 				if in.Baseline != nil {
-					cell.Baseline, cell.Change, cell.ChangeClass = baselineCells(base[key{rs.scenario, w}], m, vals, est, mi.Scale)
+					cell.Baseline, cell.Change, cell.ChangeClass = baselineCells(base[key{Scenario: rs.Scenario, Workload: w}], m, vals, est, mi.Scale)
 				}
 				worst := -1
-				for _, v := range byMetric[vkey{rs.scenario, w, m}] {
+				for _, v := range byMetric[vkey{rs.Scenario, w, m}] {
 					cell.Badges = append(cell.Badges, badge{Text: v.Expect, Class: statusClass(v.Status), Title: v.Status.String() + ": " + oneLine(v.Expression)})
 					worst = max(worst, severity(v.Status))
 				}
@@ -464,7 +433,7 @@ func build(in Input) (*pageData, error) {
 			sec.SeriesRep = "the first run of each scenario"
 		}
 		for _, rs := range sets {
-			if rs.runs[0].StopReasons != nil || rs.runs[0].Acks != nil {
+			if rs.Runs[0].StopReasons != nil || rs.Runs[0].Acks != nil {
 				sec.Model = true
 			}
 		}
@@ -480,7 +449,7 @@ func build(in Input) (*pageData, error) {
 		}
 		for i, rs := range sets {
 			seen := map[string]bool{}
-			for _, r := range rs.runs {
+			for _, r := range rs.Runs {
 				for _, n := range r.Notes {
 					if !seen[n] {
 						seen[n] = true
@@ -500,7 +469,7 @@ func build(in Input) (*pageData, error) {
 func maxRuns(sets []*runSet) int {
 	n := 0
 	for _, rs := range sets {
-		n = max(n, len(rs.runs))
+		n = max(n, len(rs.Runs))
 	}
 	return n
 }
@@ -655,7 +624,7 @@ func baselineCells(rs *runSet, metric string, cur []float64, curEst outcome.Esti
 	if rs == nil {
 		return "not in baseline", "", "na"
 	}
-	bv := rs.values(metric)
+	bv := rs.Values(metric)
 	if len(bv) == 0 {
 		return "not in baseline", "", "na"
 	}

@@ -332,7 +332,7 @@ func TestBaselineCells(t *testing.T) {
 	runs := func(vals ...float64) *runSet {
 		rs := &runSet{}
 		for i, v := range vals {
-			rs.runs = append(rs.runs, result.WorkloadResult{Repetition: i, Metrics: map[string]float64{"m": v}})
+			rs.Runs = append(rs.Runs, result.WorkloadResult{Repetition: i, Metrics: map[string]float64{"m": v}})
 		}
 		return rs
 	}
