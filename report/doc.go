@@ -7,7 +7,10 @@
 // throughput, cwnd and send-unit size, and for the model engine the
 // reasons sends stopped and the ACKs by kind.
 //
-// It owns the page's layout and its charts. It does not judge anything:
+// It owns the page's layout and its charts; labels, units, scales and the
+// charts' order come from the metric table of package result, and the
+// metric cells a verdict colours from the metrics its condition reads
+// (outcome.Verdict.Metrics). It does not judge anything:
 // verdicts come from outcome.Evaluate and every median and interval from
 // outcome.Summarize and outcome.Compare, so the report, the table and the
 // exit code agree. It never reads files or the clock and never loads
