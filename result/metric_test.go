@@ -85,3 +85,16 @@ func TestTable(t *testing.T) {
 		t.Errorf("Order = %v, want the shared metrics in table order, then the others sorted", got)
 	}
 }
+
+// TestDocListsStopReasons checks docs/engine.md's list of the model's stop
+// reasons against StopReasons.
+func TestDocListsStopReasons(t *testing.T) {
+	b, err := os.ReadFile("../docs/engine.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := strings.Join(StopReasons[:], ", ")
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), "stopped: "+list+")") {
+		t.Errorf("docs/engine.md does not list the stop reasons as %q", "stopped: "+list+")")
+	}
+}
