@@ -67,7 +67,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.StringVar(&f.jsonFile, "json", "", "write every run's results to `FILE` as JSON; - streams JSON lines to stdout instead (docs/json-format.md)")
 	fs.StringVar(&f.junitFile, "junit", "", "write one JUnit test case per expectation and scenario to `FILE`")
 	fs.StringVar(&f.report, "report", "", "write a self-contained HTML report of the results and verdicts to `FILE` (see tsolab report)")
-	fs.StringVar(&f.summary, "summary", "", "write a Markdown summary (provenance, results and verdicts tables) to FILE, e.g. $GITHUB_STEP_SUMMARY; it is appended to when FILE exists")
+	fs.StringVar(&f.summary, "summary", "", "write a Markdown summary (provenance, results and verdicts tables) to `FILE`, e.g. $GITHUB_STEP_SUMMARY; it is appended to when FILE exists")
 	fs.StringVar(&f.baseline, "baseline", "", "an earlier -json `FILE`; expectations read it as baseline (baseline.throughput_bps)")
 	fs.BoolVar(&f.strict, "strict", false, "count inconclusive comparisons (no significant difference) as failures")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "kernel engine: do not capture packets (send-unit metrics are then 0)")
