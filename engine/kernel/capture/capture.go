@@ -64,6 +64,9 @@ type Capture struct {
 	tp    *afpacket.TPacket
 	opts  Options
 	ports map[uint16]bool
+	// armed is when the filter was attached: an earlier frame in the
+	// ring passed no filter and is skipped.
+	armed time.Time
 
 	stopOnce sync.Once
 	stopc    chan time.Time // receives the time Stop was called
@@ -120,7 +123,10 @@ func Open(opts Options) (*Capture, error) {
 		tp.Close()
 		return nil, fmt.Errorf("capture on %s: attach BPF filter: %w", opts.Interface, err)
 	}
-	// Frames that arrived before the filter was attached are not ours.
+	// Frames that arrived before the filter was attached are not ours:
+	// their statistics are reset here, and read skips the frames
+	// themselves by their timestamp (the ring holds them until read).
+	armed := time.Now()
 	if err := tp.InitSocketStats(); err != nil {
 		tp.Close()
 		return nil, fmt.Errorf("capture on %s: reset ring statistics: %w", opts.Interface, err)
@@ -131,6 +137,7 @@ func Open(opts Options) (*Capture, error) {
 		ports: map[uint16]bool{},
 		stopc: make(chan time.Time, 1),
 		done:  make(chan struct{}),
+		armed: armed,
 		sizes: map[int]int64{},
 	}
 	for _, p := range opts.DstPorts {
@@ -152,6 +159,9 @@ func (c *Capture) read() {
 	var stopAt time.Time
 	for {
 		data, ci, err := c.tp.ZeroCopyReadPacketData()
+		if err == nil && ci.Timestamp.Before(c.armed) {
+			continue // caught before the filter was attached
+		}
 		if err == nil {
 			c.account(data, ci.Length, ci.Timestamp)
 			if c.opts.Sink != nil && c.sinkErr == nil {
