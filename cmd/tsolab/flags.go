@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
 )
 
 // parseInterspersed parses flags that may come before or after positional
@@ -95,7 +97,40 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	} else {
 		c.stderr.Write(out.Bytes())
 	}
+	if err != nil && !errors.Is(err, flag.ErrHelp) && c.json == nil && wantsJSON(fs, args) {
+		// The command line asked for JSON on stdout: the reason it
+		// could not run is a diagnostic there too.
+		c.useJSON()
+		c.json.Diagnostics(hclv2.Diagnostics{{
+			Severity: hclv2.DiagError,
+			Summary:  "Invalid command line",
+			Detail:   err.Error() + ": run tsolab help " + fs.Name() + " for the options.",
+		}})
+	}
 	return pos, err
+}
+
+// wantsJSON reports whether args ask for JSON on stdout: -json where it
+// is a switch (plan, apply, destroy, show, state), -json - where it
+// names a file (run, test).
+func wantsJSON(fs *flag.FlagSet, args []string) bool {
+	f := fs.Lookup("json")
+	if f == nil {
+		return false
+	}
+	bf, isBool := f.Value.(interface{ IsBoolFlag() bool })
+	for i, a := range args {
+		a = strings.TrimPrefix(a, "-")
+		switch {
+		case isBool && bf.IsBoolFlag() && (a == "-json" || a == "json" || a == "json=true"):
+			return true
+		case (a == "json" || a == "-json") && i+1 < len(args) && args[i+1] == "-":
+			return true
+		case a == "json=-" || a == "-json=-":
+			return true
+		}
+	}
+	return false
 }
 
 // parseDir parses args (flags anywhere) and returns the one lab directory
