@@ -156,19 +156,23 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 	d := newDiags(req.Addr)
 	ns := req.Recorded[provider.AttrNetNS]
 	if !isLocal(req.Recorded) {
-		if r := ReadNamespace(req.Naming, req.Addr, ns); r != nil {
+		if r := namespaceMissing(req.Addr, ns); r != nil {
 			return *r
 		}
 	}
 	actual := req.Recorded.Clone()
 	keys := sysctlKeys(req.Recorded)
 	// A record made before tsolab watched lo has no lo.up: report it all
-	// the same.
+	// the same. The namespace's mark is lo's alias, read with it.
 	hasLo := !isLocal(req.Recorded)
+	var mark string
+	markRead := false
 	if len(keys) > 0 || hasLo {
 		err := netnsfs.Do(ns, func() error {
 			if hasLo {
-				readLoUp(d, actual)
+				if lo := readLoUp(d, actual); lo != nil {
+					mark, markRead = lo.Alias, true
+				}
 			}
 			for _, k := range keys {
 				v, err := readSysctl(k)
@@ -185,6 +189,11 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		}
 		if err != nil {
 			d.errorf("read namespace %s", err, ns)
+		}
+	}
+	if markRead {
+		if w := ForeignMark(req.Naming, req.Addr, ns, mark, "read"); w != nil {
+			return provider.ReadResponse{Gone: true, Diagnostics: hcl.Diagnostics{w}}
 		}
 	}
 	return provider.ReadResponse{Actual: actual, Diagnostics: d.diags}
@@ -332,7 +341,16 @@ func ForeignNamespace(n provider.Naming, a provider.Addr, ns, op string) *hcl.Di
 		d.errorf("namespace %s", err, ns)
 		return d.diags[0]
 	}
-	if !ok || n.Ours(mark) {
+	if !ok {
+		return nil
+	}
+	return ForeignMark(n, a, ns, mark, op)
+}
+
+// ForeignMark is ForeignNamespace for the namespace ns, which exists and
+// carries mark (read by the caller through a socket it has there).
+func ForeignMark(n provider.Naming, a provider.Addr, ns, mark, op string) *hcl.Diagnostic {
+	if n.Ours(mark) {
 		return nil
 	}
 	if op == "" {
@@ -357,6 +375,18 @@ func ForeignNamespace(n provider.Naming, a provider.Addr, ns, op string) *hcl.Di
 // there (netnsfs.Leftover), and gone with a warning when the namespace
 // is not n's (ForeignNamespace). It returns nil when ns is there and n's.
 func ReadNamespace(n provider.Naming, a provider.Addr, ns string) *provider.ReadResponse {
+	if r := namespaceMissing(a, ns); r != nil {
+		return r
+	}
+	if w := ForeignNamespace(n, a, ns, "read"); w != nil {
+		return &provider.ReadResponse{Gone: w.Severity != hcl.DiagError, Diagnostics: hcl.Diagnostics{w}}
+	}
+	return nil
+}
+
+// namespaceMissing is ReadNamespace's read of a namespace not bound at
+// ns (gone, with Remains for a file left there), nil when it is bound.
+func namespaceMissing(a provider.Addr, ns string) *provider.ReadResponse {
 	ok, err := netnsfs.Exists(ns)
 	if err != nil {
 		d := newDiags(a)
@@ -371,9 +401,6 @@ func ReadNamespace(n provider.Naming, a provider.Addr, ns string) *provider.Read
 			return &provider.ReadResponse{Diagnostics: d.diags}
 		}
 		return &provider.ReadResponse{Gone: true, Remains: left}
-	}
-	if w := ForeignNamespace(n, a, ns, "read"); w != nil {
-		return &provider.ReadResponse{Gone: w.Severity != hcl.DiagError, Diagnostics: hcl.Diagnostics{w}}
 	}
 	return nil
 }
@@ -392,14 +419,15 @@ func setLoUp() error {
 }
 
 // readLoUp records in out whether the calling thread's namespace's lo is
-// up.
-func readLoUp(d *diags, out provider.Attrs) {
+// up, and returns lo's attributes (nil when it cannot be read).
+func readLoUp(d *diags, out provider.Attrs) *netlink.LinkAttrs {
 	lo, err := netlink.LinkByIndex(1)
 	if err != nil {
 		d.errorf("read lo", err)
-		return
+		return nil
 	}
 	out[provider.AttrLoUp] = strconv.FormatBool(lo.Attrs().Flags&unix.IFF_UP != 0)
+	return lo.Attrs()
 }
 
 // sysctlKeys returns the sysctl names ("net.ipv4.tcp_wmem") declared in a,

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
@@ -86,6 +89,22 @@ func (c *nsConn) setFeatures(ifname string, req map[string]bool) error {
 		panic("nic: features set without the kernel's feature table")
 	}
 	return c.et.set(c.table, ifname, req)
+}
+
+// foreign is host.ForeignNamespace for c's namespace, its mark (the
+// alias of its lo) read through c's socket; nil for the machine's own. A
+// mark that cannot be read is an error, as with ForeignNamespace: nothing
+// is touched in a namespace whose owner is unknown.
+func (c *nsConn) foreign(n provider.Naming, a provider.Addr, op string) *hcl.Diagnostic {
+	if c.name == "" {
+		return nil
+	}
+	lo, err := c.nl.LinkByIndex(1)
+	if err != nil {
+		return &hcl.Diagnostic{Severity: hcl.DiagError,
+			Summary: fmt.Sprintf("%s: namespace %s: read the mark of namespace %s: find lo: %v", a, c.name, c.name, err)}
+	}
+	return host.ForeignMark(n, a, c.name, lo.Attrs().Alias, op)
 }
 
 // linkByName finds a link; nil, nil when there is none.

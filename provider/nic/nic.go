@@ -137,15 +137,23 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		d.errorf("create", err)
 		return provider.CreateResponse{Diagnostics: d.diags}
 	}
-	if diag := foreignNS(req.Naming, req.Addr, s, ""); diag != nil {
-		return provider.CreateResponse{Diagnostics: hcl.Diagnostics{diag}}
-	}
+	// The marks of the NIC's namespace and of a veth's far end are read
+	// through the sockets the create opens there (createVeth); another
+	// peer's namespace on its own.
 	c, err := p.open(s.ns)
 	if err != nil {
 		d.errorf("create", err)
 		return provider.CreateResponse{Diagnostics: d.diags}
 	}
 	defer c.Close()
+	if diag := c.foreign(req.Naming, req.Addr, ""); diag != nil {
+		return provider.CreateResponse{Diagnostics: hcl.Diagnostics{diag}}
+	}
+	if s.kind != linkSwitch && s.kind != linkPeer && s.peerNS != "" {
+		if diag := host.ForeignNamespace(req.Naming, req.Addr, s.peerNS, ""); diag != nil {
+			return provider.CreateResponse{Diagnostics: hcl.Diagnostics{diag}}
+		}
+	}
 	alias := req.Naming.Alias(req.Addr)
 	s.alias = alias
 	template := req.Desired.Clone()
@@ -186,7 +194,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		}
 	}
 	configure(c, peer, link, s, nil, template, d)
-	return provider.CreateResponse{New: p.observe(c, peer, s, template, d), Diagnostics: d.diags}
+	return provider.CreateResponse{New: p.observe(c, peer, nil, nil, s, template, d), Diagnostics: d.diags}
 }
 
 // createVeth makes (or finds, after an interrupted apply) the veth of a
@@ -199,6 +207,10 @@ func (p *Provider) createVeth(c *nsConn, s spec, req provider.CreateRequest, d *
 	if err != nil {
 		d.errorf("create veth %s", err, s.ifname)
 		return nil, nil
+	}
+	if diag := peer.foreign(req.Naming, req.Addr, ""); diag != nil {
+		d.diags = append(d.diags, diag)
+		return nil, peer
 	}
 	link, err := c.linkByName(s.ifname)
 	if err != nil {
@@ -560,14 +572,19 @@ func setOffloads(c *nsConn, s spec, d *diags) {
 
 // observe returns template's keys with the values the kernel holds now
 // for the NIC's interface; identity and restore.* keys are carried over.
-func (p *Provider) observe(c, peer *nsConn, s spec, template provider.Attrs, d *diags) provider.Attrs {
-	link, err := c.linkByName(s.ifname)
-	if err == nil && link == nil {
-		err = errors.New("the link is gone")
-	}
-	if err != nil {
-		d.errorf("read back %s", err, s.ifname)
-		return nil
+// link and a switch NIC's port are the ones just read, or nil to read
+// them (after a change).
+func (p *Provider) observe(c, peer *nsConn, link, port netlink.Link, s spec, template provider.Attrs, d *diags) provider.Attrs {
+	if link == nil {
+		var err error
+		link, err = c.linkByName(s.ifname)
+		if err == nil && link == nil {
+			err = errors.New("the link is gone")
+		}
+		if err != nil {
+			d.errorf("read back %s", err, s.ifname)
+			return nil
+		}
 	}
 	out := template.Clone()
 	if _, ok := out[provider.AttrUp]; ok {
@@ -577,7 +594,7 @@ func (p *Provider) observe(c, peer *nsConn, s spec, template provider.Attrs, d *
 		out[provider.AttrMTU] = strconv.Itoa(link.Attrs().MTU)
 	}
 	if s.kind == linkSwitch {
-		observePort(peer, s, out, d)
+		observePort(peer, port, s, out, d)
 	}
 	if rec, ok := out[provider.AttrAddress]; ok {
 		addrs, err := addresses(c, link)
@@ -624,8 +641,9 @@ func (p *Provider) observe(c, peer *nsConn, s spec, template provider.Attrs, d *
 
 // observePort fills in the port.* keys out has with what a switch NIC's
 // port is: up or not, the name of its master ("" for none), its MTU. peer
-// is the switch's namespace, opened when nil.
-func observePort(peer *nsConn, s spec, out provider.Attrs, d *diags) {
+// is the switch's namespace, opened when nil; port is the port just read,
+// or nil to read it.
+func observePort(peer *nsConn, port netlink.Link, s spec, out provider.Attrs, d *diags) {
 	var keys []string
 	for _, k := range []string{provider.AttrPortUp, provider.AttrPortMaster, provider.AttrPortMTU} {
 		if _, ok := out[k]; ok {
@@ -643,13 +661,16 @@ func observePort(peer *nsConn, s spec, out provider.Attrs, d *diags) {
 		}
 		defer peer.Close()
 	}
-	port, err := peer.linkByName(s.peerIf)
-	if err == nil && port == nil {
-		err = fmt.Errorf("it is missing from %s", nsName(peer.name))
-	}
-	if err != nil {
-		d.errorf("read back port %s", err, s.peerIf)
-		return
+	if port == nil {
+		var err error
+		port, err = peer.linkByName(s.peerIf)
+		if err == nil && port == nil {
+			err = fmt.Errorf("it is missing from %s", nsName(peer.name))
+		}
+		if err != nil {
+			d.errorf("read back port %s", err, s.peerIf)
+			return
+		}
 	}
 	for _, k := range keys {
 		switch k {
@@ -704,9 +725,9 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		d.errorf("read", err)
 		return provider.ReadResponse{Diagnostics: d.diags}
 	}
-	if w := foreignNS(req.Naming, req.Addr, s, "read"); w != nil {
-		return provider.ReadResponse{Gone: true, Diagnostics: hcl.Diagnostics{w}}
-	}
+	// The marks of the NIC's namespace and of a switch's are read through
+	// the sockets the read uses there; a peer's namespace, which the read
+	// does not open, on its own.
 	c, err := p.open(s.ns)
 	if errors.Is(err, errNoNamespace) {
 		return provider.ReadResponse{Gone: true}
@@ -716,6 +737,24 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		return provider.ReadResponse{Diagnostics: d.diags}
 	}
 	defer c.Close()
+	if w := c.foreign(req.Naming, req.Addr, "read"); w != nil {
+		return provider.ReadResponse{Gone: w.Severity != hcl.DiagError, Diagnostics: hcl.Diagnostics{w}}
+	}
+	if s.kind != linkSwitch && s.peerNS != "" {
+		if w := host.ForeignNamespace(req.Naming, req.Addr, s.peerNS, "read"); w != nil {
+			return provider.ReadResponse{Gone: w.Severity != hcl.DiagError, Diagnostics: hcl.Diagnostics{w}}
+		}
+	}
+	var peer *nsConn
+	if s.kind == linkSwitch {
+		peer, err = openNS(s.peerNS)
+		if err == nil {
+			defer peer.Close()
+			if w := peer.foreign(req.Naming, req.Addr, "read"); w != nil {
+				return provider.ReadResponse{Gone: w.Severity != hcl.DiagError, Diagnostics: hcl.Diagnostics{w}}
+			}
+		}
+	}
 	name := s.ifname
 	link, err := c.linkByName(name)
 	if err != nil {
@@ -729,14 +768,13 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		d.warnf("read %s", foreignLink(c.name, link), name)
 		return provider.ReadResponse{Gone: true, Diagnostics: d.diags}
 	}
-	var peer *nsConn
+	var port netlink.Link
 	if s.kind == linkSwitch {
-		if peer = portOurs(s, req.Naming.Alias(req.Addr)); peer == nil {
+		if port = portOurs(peer, s, req.Naming.Alias(req.Addr)); port == nil {
 			return provider.ReadResponse{Gone: true}
 		}
-		defer peer.Close()
 	}
-	actual := p.observe(c, peer, s, withUpKeys(req.Recorded, s.kind), d)
+	actual := p.observe(c, peer, link, port, s, withUpKeys(req.Recorded, s.kind), d)
 	return provider.ReadResponse{Actual: actual, Gone: actual == nil, Diagnostics: d.diags}
 }
 
@@ -762,19 +800,18 @@ func withUpKeys(rec provider.Attrs, k linkKind) provider.Attrs {
 	return out
 }
 
-// portOurs returns the switch's namespace, open, when a switch NIC's port
-// is there and carries the NIC's alias; nil otherwise.
-func portOurs(s spec, alias string) *nsConn {
-	peer, err := openNS(s.peerNS)
-	if err != nil {
+// portOurs returns a switch NIC's port when the switch's namespace (peer,
+// nil when it could not be opened) has it and it carries the NIC's alias;
+// nil otherwise.
+func portOurs(peer *nsConn, s spec, alias string) netlink.Link {
+	if peer == nil {
 		return nil
 	}
 	port, err := peer.linkByName(s.peerIf)
 	if err != nil || port == nil || port.Attrs().Alias != alias {
-		peer.Close()
 		return nil
 	}
-	return peer
+	return port
 }
 
 // Update changes MTU, address, shaping and offloads in place, and brings
@@ -829,7 +866,7 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 		}
 	}
 	configure(c, nil, link, s, req.Prior, template, d)
-	return provider.UpdateResponse{New: p.observe(c, nil, s, template, d), Diagnostics: d.diags}
+	return provider.UpdateResponse{New: p.observe(c, nil, nil, nil, s, template, d), Diagnostics: d.diags}
 }
 
 // restoreDropped puts back, on an adopted device, the original MTU and
