@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/tsolab/tsolab/config"
 )
@@ -107,12 +108,7 @@ func (f *CalibrationFile) Apply(profiles []CPUProfile) error {
 		if profiles[i].Name != f.CPU {
 			continue
 		}
-		names := make([]string, 0, len(f.Params))
-		for n := range f.Params {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(f.Params)) {
 			if err := profiles[i].Set(name, f.Params[name]); err != nil {
 				return err
 			}

@@ -3,9 +3,9 @@ package calibrate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 
 	"gonum.org/v1/gonum/optimize"
 
@@ -146,7 +146,7 @@ func figures(lab *config.Lab, c *config.Calibration) ([]sim.Figure, error) {
 		if obs == nil {
 			return nil, fmt.Errorf("calibrate %q: no observed %q", c.CPU, name)
 		}
-		for _, m := range sortedKeys(obs.Values) {
+		for _, m := range slices.Sorted(maps.Keys(obs.Values)) {
 			out = append(out, sim.Figure{Observed: obs.Name, Scenario: obs.Scenario, Workload: obs.Workload, Metric: m, Value: obs.Values[m]})
 		}
 	}
@@ -187,13 +187,4 @@ func model(ctx context.Context, lab *config.Lab, profiles []sim.CPUProfile, figs
 		out[i] = v
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
