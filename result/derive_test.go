@@ -14,10 +14,10 @@ func TestDerive(t *testing.T) {
 	}{
 		{
 			"stream",
-			map[string]float64{MetricBytes: 1.25e9, MetricDurationS: 2, MetricCPUTxPct: 40},
+			map[string]float64{MetricBytes: 1.25e9, MetricDurationS: 2, MetricCPUTxPct: 40, MetricCPURxPct: 60},
 			Counts{SendUnits: 4, SendUnitBytes: 4*1448 + 2*1448, SingleMSS: 1},
-			map[string]float64{MetricBytes: 1.25e9, MetricDurationS: 2, MetricCPUTxPct: 40,
-				MetricThroughputBps: 5e9, MetricTransactionsPerS: 0, MetricCPUTxPerGbit: 8,
+			map[string]float64{MetricBytes: 1.25e9, MetricDurationS: 2, MetricCPUTxPct: 40, MetricCPURxPct: 60,
+				MetricThroughputBps: 5e9, MetricTransactionsPerS: 0, MetricCPUTxPerGbit: 8, MetricCPUPerGbit: 20,
 				MetricSendUnits: 4, MetricAvgSendBytes: 1.5 * 1448, MetricSingleMSSFrac: 0.25},
 		},
 		{
@@ -25,14 +25,14 @@ func TestDerive(t *testing.T) {
 			map[string]float64{MetricBytes: 0, MetricDurationS: 4, MetricCPUTxPct: 10},
 			Counts{Transactions: 1000},
 			map[string]float64{MetricBytes: 0, MetricDurationS: 4, MetricCPUTxPct: 10,
-				MetricThroughputBps: 0, MetricTransactionsPerS: 250, MetricCPUTxPerGbit: 0,
+				MetricThroughputBps: 0, MetricTransactionsPerS: 250, MetricCPUTxPerGbit: 0, MetricCPUPerGbit: 0,
 				MetricSendUnits: 0, MetricAvgSendBytes: 0, MetricSingleMSSFrac: 0},
 		},
 		{
 			"nothing measured: every ratio is 0, none is NaN",
 			map[string]float64{},
 			Counts{},
-			map[string]float64{MetricThroughputBps: 0, MetricTransactionsPerS: 0, MetricCPUTxPerGbit: 0,
+			map[string]float64{MetricThroughputBps: 0, MetricTransactionsPerS: 0, MetricCPUTxPerGbit: 0, MetricCPUPerGbit: 0,
 				MetricSendUnits: 0, MetricAvgSendBytes: 0, MetricSingleMSSFrac: 0},
 		},
 	}

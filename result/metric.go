@@ -18,6 +18,7 @@ const (
 	MetricCPUTxPct         = "cpu_tx_pct"
 	MetricCPURxPct         = "cpu_rx_pct"
 	MetricCPUTxPerGbit     = "cpu_tx_per_gbit"
+	MetricCPUPerGbit       = "cpu_per_gbit"
 	MetricSendUnits        = "send_units"
 	MetricAvgSendBytes     = "avg_send_bytes"
 	MetricDataPackets      = "data_packets"
@@ -89,6 +90,8 @@ var table = append([]Metric{
 		"receiver CPU, softirq included"},
 	{MetricCPUTxPerGbit, "% of one core per Gb/s", "Sender CPU per Gb/s", "% per Gb/s", 1, 1, allKinds, bothEngine, 4,
 		"cpu_tx_pct per Gb/s carried (derived)"},
+	{MetricCPUPerGbit, "% of one core per Gb/s", "CPU per Gb/s, both ends", "% per Gb/s", 1, 1, allKinds, bothEngine, 0,
+		"cpu_tx_pct + cpu_rx_pct per Gb/s carried: the whole path's cost where both ends share the cores (derived)"},
 	{MetricSendUnits, "count", "Send units", "count", 1, 0, allKinds, bothEngine, 10,
 		"TCP data packets handed to the NIC (a TSO/GSO super-packet counts once)"},
 	{MetricAvgSendBytes, "bytes", "Average send unit", "bytes", 1, 0, allKinds, bothEngine, 8,

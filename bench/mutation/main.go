@@ -84,8 +84,8 @@ var mutations = []mutation{
 		from: "condition = result.transactions_per_s < scenario", to: "condition = result.transactions_per_s > scenario", pkgs: []string{"./engine/sim/"}},
 	{name: "software-gso: rate_held demands 5 Gb/s", file: "examples/software-gso/lab.tsolab.hcl",
 		from: "result.throughput_bps >= 0.9e9", to: "result.throughput_bps >= 5e9", pkgs: []string{"./engine/sim/"}},
-	{name: "tso-basics: tso_cuts_sender_cpu flipped", file: "examples/tso-basics/lab.tsolab.hcl",
-		from: "condition = result.cpu_tx_per_gbit < scenario", to: "condition = result.cpu_tx_per_gbit > scenario", pkgs: []string{"./engine/sim/"}},
+	{name: "tso-basics: tso_cuts_cpu flipped", file: "examples/tso-basics/lab.tsolab.hcl",
+		from: "condition = result.cpu_per_gbit < scenario", to: "condition = result.cpu_per_gbit > scenario", pkgs: []string{"./engine/sim/"}},
 	// outcome: the judging.
 	{name: "outcome: strict inconclusive no longer fails", file: "outcome/verdict.go",
 		from: "if strict {\n\t\t\t\tcode = ExitFail", to: "if false {\n\t\t\t\tcode = ExitFail", pkgs: []string{"./outcome/"}},

@@ -78,12 +78,8 @@ func (c *cli) pickScenario(lab *config.Lab, name string) *config.Scenario {
 	if sc := lab.Scenario(name); sc != nil {
 		return sc
 	}
-	names := make([]string, len(lab.Scenarios))
-	for i, s := range lab.Scenarios {
-		names[i] = s.Name
-	}
 	c.errorf("lab %q has no scenario %q.\n\nScenarios are named by their matrix values in declaration order: %s",
-		lab.Name, name, strings.Join(names, ", "))
+		lab.Name, name, strings.Join(scenarioNames(lab.Scenarios), ", "))
 	return nil
 }
 
@@ -97,10 +93,7 @@ func scenarioLine(lab *config.Lab, sc *config.Scenario, picked bool) string {
 	case picked:
 		return fmt.Sprintf("Lab %q, scenario %s (-scenario; the lab has %d).\n", lab.Name, sc.Name, n)
 	}
-	names := make([]string, n)
-	for i, s := range lab.Scenarios {
-		names[i] = s.Name
-	}
+	names := scenarioNames(lab.Scenarios)
 	list := strings.Join(names, ", ")
 	if n > 6 {
 		list = strings.Join(names[:6], ", ") + ", …"
@@ -137,7 +130,11 @@ func (c *cli) planLab(ctx context.Context, dir string, vf *varFlags, scenario st
 	if !c.target(plan, targets) {
 		return nil, nil, nil
 	}
-	if !o.json {
+	if j, ok := v.(*view.JSON); ok {
+		j.Message("info", "plan_scenario", strings.ReplaceAll(strings.TrimSpace(scenarioLine(lab, sc, scenario != "")), "\n", " "), map[string]any{
+			"lab": lab.Name, "scenario": sc.Name, "picked": scenario != "", "scenarios": scenarioNames(lab.Scenarios),
+		})
+	} else {
 		fmt.Fprintln(c.stdout, scenarioLine(lab, sc, scenario != ""))
 	}
 	v.Plan(plan)
