@@ -178,121 +178,23 @@ func buildOps(p *Plan) []*op {
 // skipped, not as another error. Independent ops continue. When ctx is
 // cancelled no new op starts.
 func (p *Planner) walk(ctx context.Context, plan *Plan, lineage string, w *stateWriter, res *ApplyResult) {
-	ops := buildOps(plan)
-	naming := provider.NewNaming(plan.Lab)
-	naming.Owner = lineage
+	k := newWalker(p, plan, lineage, w, res)
 	parallelism := p.opts.Parallelism
 	if parallelism < 1 {
 		parallelism = DefaultParallelism
 	}
-
-	type result struct {
-		id    int
-		diags hcl.Diagnostics
-		fatal bool // the state could not be written: start nothing more
-	}
-	pending := make([]int, len(ops)) // unfinished dependencies
-	var ready []int
-	for i, o := range ops {
-		pending[i] = len(o.after)
-		if pending[i] == 0 {
-			ready = append(ready, i)
-		}
-	}
-	var evMu sync.Mutex
-	emit := func(ev Event) {
-		if p.opts.OnEvent == nil {
-			return
-		}
-		evMu.Lock()
-		defer evMu.Unlock()
-		p.opts.OnEvent(ev)
-	}
-
-	done := make(chan result)
-	running, finished := 0, 0
-	skipped := make([]bool, len(ops))
-	started := make([]bool, len(ops))
-	stop := false
-	var skip func(id int, cause provider.Addr)
-	skip = func(id int, cause provider.Addr) {
-		for _, n := range ops[id].before {
-			if skipped[n] {
-				continue
-			}
-			skipped[n] = true
-			finished++
-			res.Skipped = append(res.Skipped, Skipped{Addr: ops[n].addr, Action: ops[n].action, Cause: cause})
-			emit(Event{Kind: EventSkipped, Addr: ops[n].addr, Action: ops[n].action, Replacing: ops[n].replacing, Cause: cause})
-			skip(n, cause)
-		}
-	}
-	for finished < len(ops) {
-		for !stop && running < parallelism && len(ready) > 0 {
-			if ctx.Err() != nil {
-				stop = true
-				break
-			}
-			id := ready[0]
-			ready = ready[1:]
-			running++
-			started[id] = true
-			o := ops[id]
-			go func() {
-				emit(Event{Kind: EventStart, Addr: o.addr, Action: o.action, Replacing: o.replacing})
-				start := time.Now()
-				diags, fatal := p.runOp(ctx, naming, o, w)
-				ev := Event{Kind: EventComplete, Addr: o.addr, Action: o.action, Replacing: o.replacing, Elapsed: time.Since(start)}
-				if diags.HasErrors() {
-					ev.Kind, ev.Diagnostics = EventFailed, diags
-				}
-				emit(ev)
-				done <- result{id: id, diags: diags, fatal: fatal}
-			}()
-		}
-		if running == 0 {
-			if !stop {
+	for k.finished < len(k.ops) {
+		k.startReady(ctx, parallelism)
+		if k.running == 0 {
+			if !k.stop {
 				panic("planner: apply graph has a cycle")
 			}
 			// Stopped (cancelled, or the state cannot be written) with
 			// nothing in flight: what did not run is skipped.
-			for id, o := range ops {
-				if !skipped[id] && !started[id] {
-					skipped[id] = true
-					finished++
-					res.Skipped = append(res.Skipped, Skipped{Addr: o.addr, Action: o.action})
-					emit(Event{Kind: EventSkipped, Addr: o.addr, Action: o.action, Replacing: o.replacing})
-				}
-			}
+			k.skipUnstarted()
 			break
 		}
-		r := <-done
-		running--
-		finished++
-		o := ops[r.id]
-		res.Diagnostics = append(res.Diagnostics, r.diags...)
-		if r.fatal {
-			stop = true
-		}
-		if r.diags.HasErrors() {
-			res.Failed = append(res.Failed, o.addr)
-			skip(r.id, o.addr)
-			continue
-		}
-		switch {
-		case o.action == Delete:
-			res.Destroyed++
-		case o.action == Create:
-			res.Added++
-		default:
-			res.Changed++
-		}
-		for _, n := range o.before {
-			pending[n]--
-			if pending[n] == 0 && !skipped[n] {
-				ready = append(ready, n)
-			}
-		}
+		k.finish(<-k.done)
 	}
 	if err := context.Cause(ctx); err != nil && (len(res.Skipped) > 0) {
 		res.Interrupted = true
@@ -301,6 +203,148 @@ func (p *Planner) walk(ctx context.Context, plan *Plan, lineage string, w *state
 			Summary:  "Apply interrupted",
 			Detail:   fmt.Sprintf("%v: %d operation(s) were not started. The state records what was made; run tsolab apply again to finish, or tsolab destroy.", err, len(res.Skipped)),
 		})
+	}
+}
+
+// walker is one walk's progress over its ops. Only the walk's goroutine
+// touches it, except emit (called from the ops' goroutines, under evMu)
+// and done (the ops' results).
+type walker struct {
+	p      *Planner
+	ops    []*op
+	naming provider.Naming
+	w      *stateWriter
+	res    *ApplyResult
+
+	pending           []int // per op: its unfinished dependencies
+	ready             []int // ops whose dependencies all succeeded, not started
+	skipped, started  []bool
+	running, finished int
+	stop              bool // start nothing more: cancelled, or the state cannot be written
+	done              chan opResult
+	evMu              sync.Mutex
+}
+
+// opResult is what one op's goroutine reports to the walk.
+type opResult struct {
+	id    int
+	diags hcl.Diagnostics
+	fatal bool // the state could not be written: start nothing more
+}
+
+func newWalker(p *Planner, plan *Plan, lineage string, w *stateWriter, res *ApplyResult) *walker {
+	k := &walker{p: p, ops: buildOps(plan), w: w, res: res, done: make(chan opResult)}
+	k.naming = provider.NewNaming(plan.Lab)
+	k.naming.Owner = lineage
+	k.pending = make([]int, len(k.ops))
+	k.skipped = make([]bool, len(k.ops))
+	k.started = make([]bool, len(k.ops))
+	for i, o := range k.ops {
+		k.pending[i] = len(o.after)
+		if k.pending[i] == 0 {
+			k.ready = append(k.ready, i)
+		}
+	}
+	return k
+}
+
+// emit passes ev to the OnEvent hook, one event at a time.
+func (k *walker) emit(ev Event) {
+	if k.p.opts.OnEvent == nil {
+		return
+	}
+	k.evMu.Lock()
+	defer k.evMu.Unlock()
+	k.p.opts.OnEvent(ev)
+}
+
+// startReady starts ready ops, each on a goroutine of its own, until
+// parallelism are running; it stops the walk when ctx is cancelled.
+func (k *walker) startReady(ctx context.Context, parallelism int) {
+	for !k.stop && k.running < parallelism && len(k.ready) > 0 {
+		if ctx.Err() != nil {
+			k.stop = true
+			return
+		}
+		id := k.ready[0]
+		k.ready = k.ready[1:]
+		k.running++
+		k.started[id] = true
+		go k.run(ctx, id)
+	}
+}
+
+// run makes op id's provider call, with its start and end events, and
+// reports the result on done.
+func (k *walker) run(ctx context.Context, id int) {
+	o := k.ops[id]
+	k.emit(Event{Kind: EventStart, Addr: o.addr, Action: o.action, Replacing: o.replacing})
+	start := time.Now()
+	diags, fatal := k.p.runOp(ctx, k.naming, o, k.w)
+	ev := Event{Kind: EventComplete, Addr: o.addr, Action: o.action, Replacing: o.replacing, Elapsed: time.Since(start)}
+	if diags.HasErrors() {
+		ev.Kind, ev.Diagnostics = EventFailed, diags
+	}
+	k.emit(ev)
+	k.done <- opResult{id: id, diags: diags, fatal: fatal}
+}
+
+// finish takes in a finished op: counts it, and either skips what
+// depends on it (it failed) or readies the ops it was the last
+// dependency of.
+func (k *walker) finish(r opResult) {
+	k.running--
+	k.finished++
+	o := k.ops[r.id]
+	k.res.Diagnostics = append(k.res.Diagnostics, r.diags...)
+	if r.fatal {
+		k.stop = true
+	}
+	if r.diags.HasErrors() {
+		k.res.Failed = append(k.res.Failed, o.addr)
+		k.skipDownstream(r.id, o.addr)
+		return
+	}
+	switch {
+	case o.action == Delete:
+		k.res.Destroyed++
+	case o.action == Create:
+		k.res.Added++
+	default:
+		k.res.Changed++
+	}
+	for _, n := range o.before {
+		k.pending[n]--
+		if k.pending[n] == 0 && !k.skipped[n] {
+			k.ready = append(k.ready, n)
+		}
+	}
+}
+
+// skipDownstream skips every op that waits, directly or not, for op id,
+// whose failure at cause is the reason.
+func (k *walker) skipDownstream(id int, cause provider.Addr) {
+	for _, n := range k.ops[id].before {
+		if k.skipped[n] {
+			continue
+		}
+		k.skipped[n] = true
+		k.finished++
+		k.res.Skipped = append(k.res.Skipped, Skipped{Addr: k.ops[n].addr, Action: k.ops[n].action, Cause: cause})
+		k.emit(Event{Kind: EventSkipped, Addr: k.ops[n].addr, Action: k.ops[n].action, Replacing: k.ops[n].replacing, Cause: cause})
+		k.skipDownstream(n, cause)
+	}
+}
+
+// skipUnstarted skips every op that neither ran nor was skipped already.
+func (k *walker) skipUnstarted() {
+	for id, o := range k.ops {
+		if !k.skipped[id] && !k.started[id] {
+			k.skipped[id] = true
+			k.finished++
+			k.res.Skipped = append(k.res.Skipped, Skipped{Addr: o.addr, Action: o.action})
+			k.emit(Event{Kind: EventSkipped, Addr: o.addr, Action: o.action, Replacing: o.replacing})
+		}
 	}
 }
 
