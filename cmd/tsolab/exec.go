@@ -21,7 +21,7 @@ import (
 // named switch.NAME (containerlab's exec), with tsolab's stdin, stdout and stderr, and exits with the
 // command's exit status (128+N when signal N ended it).
 func (c *cli) execCmd(args []string) int {
-	fs := newFlagSet("exec", c.stderr, "exec [DIR] HOST -- COMMAND [ARGS...]\n\nHOST is a host of the applied lab (tx), or switch.NAME for a switch's namespace.")
+	fs := newFlagSet("exec", c.stderr, "exec [DIR] HOST -- COMMAND [ARGS...]\n\nHOST is a host of the applied lab (tx), or switch.NAME for a switch's namespace.\nAs with ip netns exec, /sys is the namespace's and the files in /etc/netns/NAMESPACE\nreplace their namesakes in /etc for the command.")
 	var before, command []string
 	if i := slices.Index(args, "--"); i >= 0 {
 		before, command = args[:i], args[i+1:]

@@ -5,7 +5,10 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,5 +226,44 @@ func TestSetFeatures(t *testing.T) {
 	}
 	if err := netnsfs.SetFeatures(a.NS, "no-such-if", map[string]bool{"tx-tcp-segmentation": false}); err == nil {
 		t.Error("SetFeatures on a missing interface: nil error, want one")
+	}
+}
+
+// TestStartBindsEtc: as with `ip netns exec`, a command started in a
+// namespace sees the files of /etc/netns/NAME in place of /etc's, and the
+// machine's /etc is unchanged.
+func TestStartBindsEtc(t *testing.T) {
+	netnstest.Require(t)
+	prefix := "tsltest." + netnstest.LabID(t) + "."
+	netnstest.CheckNoLeftovers(t, prefix)
+	name := prefix + "etc"
+	t.Cleanup(func() { netnsfs.Remove(name) })
+	if _, err := netnsfs.Create(name); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(netnsfs.EtcDir, name)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const hosts = "10.99.0.1 only-in-this-namespace\n"
+	if err := os.WriteFile(filepath.Join(dir, "hosts"), []byte(hosts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var out strings.Builder
+	cmd := exec.Command("cat", "/etc/hosts")
+	cmd.Stdout = &out
+	if err := netnsfs.Start(name, cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != hosts {
+		t.Errorf("/etc/hosts inside %s = %q, want the namespace's own %q", name, out.String(), hosts)
+	}
+	if mine, err := os.ReadFile("/etc/hosts"); err != nil || string(mine) == hosts {
+		t.Errorf("the machine's /etc/hosts = %q, %v: the binding leaked out of the command's mount namespace", mine, err)
 	}
 }
