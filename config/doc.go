@@ -8,4 +8,11 @@
 // variables and matrix values have already been substituted, one Scenario
 // per matrix cell. Only expectations keep HCL expressions, because they are
 // evaluated later against results.
+//
+// It also holds the two rules about a lab that several packages apply and
+// that must agree: which NIC of a client reaches a server
+// (Scenario.Route, over Scenario.Segments), and the kernel's offload
+// fix-up (Requirement, OffloadSet.Fix, Offloads.Conflict). The language
+// checks a lab with them, the providers explain with them what the kernel
+// did, and both engines run with them.
 package config

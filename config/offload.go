@@ -94,23 +94,64 @@ func (o *Offloads) Set(f Offload, on bool) {
 	o.On = o.On.Set(f, on)
 }
 
-// Conflict returns a description of why the kernel cannot hold the wanted
-// offloads together (netdev_fix_features: TSO needs SG and a checksum
-// feature, GSO needs SG), and the offload that would be dropped, or "" when
-// they can coexist. Offloads that are not declared are assumed to stay as
-// they are and do not conflict.
-func (o Offloads) Conflict() (reason string, dropped Offload) {
-	off := func(f Offload) bool { on, decl := o.Get(f); return decl && !on }
-	if on, _ := o.Get(TSO); on {
-		if off(SG) {
-			return "tso requires sg (scatter-gather): the kernel turns TSO off without it", TSO
-		}
-		if off(TxCsum) {
-			return "tso requires tx_csum (a checksum offload): the kernel turns TSO off without it", TSO
+// Requirement is one rule of the kernel's feature fix-up
+// (netdev_fix_features in net/core/dev.c): Offload stays on only while
+// Needs is on. It is the one statement of that rule: the language checks
+// a NIC's declared offloads against it, the NIC provider explains with it
+// what the kernel kept off, and the model applies it.
+type Requirement struct {
+	Offload, Needs Offload
+	What           string // Needs in a diagnostic's words: "scatter-gather"
+}
+
+// requirements are the fix-up's rules, in the order they are checked.
+var requirements = []Requirement{
+	{TSO, SG, "scatter-gather"},
+	{TSO, TxCsum, "a tx checksum offload"},
+	{GSO, SG, "scatter-gather"},
+}
+
+// Requirements lists the rules that keep o on, in the order they are
+// checked.
+func Requirements(o Offload) []Requirement {
+	var out []Requirement
+	for _, r := range requirements {
+		if r.Offload == o {
+			out = append(out, r)
 		}
 	}
-	if on, _ := o.Get(GSO); on && off(SG) {
-		return "gso requires sg (scatter-gather): the kernel turns GSO off without it", GSO
+	return out
+}
+
+// String is the rule as a diagnostic states it: "tso requires sg
+// (scatter-gather): the kernel turns TSO off without it".
+func (r Requirement) String() string {
+	return fmt.Sprintf("%s requires %s (%s): the kernel turns %s off without it",
+		r.Offload, r.Needs, r.What, strings.ToUpper(r.Offload.String()))
+}
+
+// Fix returns s as the kernel leaves it: without every offload whose
+// requirement is off.
+func (s OffloadSet) Fix() OffloadSet {
+	for _, r := range requirements {
+		if !s.Has(r.Needs) {
+			s = s.Without(r.Offload)
+		}
 	}
-	return "", 0
+	return s
+}
+
+// Conflict returns the requirement the kernel would break to hold the
+// wanted offloads together, and false when they can coexist. Offloads
+// that are not declared are assumed to stay as they are and do not
+// conflict.
+func (o Offloads) Conflict() (Requirement, bool) {
+	for _, r := range requirements {
+		on, _ := o.Get(r.Offload)
+		needOn, needDecl := o.Get(r.Needs)
+		if on && needDecl && !needOn {
+			return r, true
+		}
+	}
+	return Requirement{}, false
 }

@@ -88,8 +88,8 @@ func FuzzLoad(f *testing.F) {
 				if n.Peer != "" && sc.NIC(n.Peer) == nil {
 					t.Errorf("scenario %s: nic %s with unknown peer %q", sc.Name, n.Name, n.Peer)
 				}
-				if reason, _ := n.Offload.Conflict(); reason != "" {
-					t.Errorf("scenario %s: nic %s offload conflict passed: %s", sc.Name, n.Name, reason)
+				if r, ok := n.Offload.Conflict(); ok {
+					t.Errorf("scenario %s: nic %s offload conflict passed: %s", sc.Name, n.Name, r)
 				}
 				if n.MTU != 0 && (n.MTU < 68 || n.MTU > 65535) {
 					t.Errorf("scenario %s: nic %s mtu %d passed", sc.Name, n.Name, n.MTU)

@@ -114,25 +114,14 @@ func (e *evaluator) offloads(b *block, n *config.NIC) {
 		n.Offload.Set(o, v.True())
 		n.AttrRanges["offload."+en.key] = en.rng
 	}
-	if reason, dropped := n.Offload.Conflict(); reason != "" {
-		rng, ok := n.AttrRanges["offload."+dropped.String()]
+	if r, ok := n.Offload.Conflict(); ok {
+		rng, ok := n.AttrRanges["offload."+r.Offload.String()]
 		if !ok {
 			rng = a.SrcRange
 		}
 		e.fail(a, rng, "Conflicting offloads",
-			"%s. Turn %s on as well, or turn %s off.", reason, missingFor(n.Offload, dropped), dropped)
+			"%s. Turn %s on as well, or turn %s off.", r, r.Needs, r.Offload)
 	}
-}
-
-// missingFor names the offload whose absence makes the kernel drop f.
-func missingFor(o config.Offloads, f config.Offload) string {
-	if on, decl := o.Get(config.SG); decl && !on {
-		return config.SG.String()
-	}
-	if f == config.TSO {
-		return config.TxCsum.String()
-	}
-	return config.SG.String()
 }
 
 // checkSysctl checks one sysctl key: only net. keys are per namespace.

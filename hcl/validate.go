@@ -279,49 +279,23 @@ func firstOnly(n *config.NIC, keep string) (connect, peer, device string) {
 	return "", "", n.Device
 }
 
-// segment is one broadcast domain: the NICs on one switch, or one
-// back-to-back pair.
-type segment struct {
-	name string // `switch "sw"`, `the pair nic "a" - nic "b"`
-	nics []*config.NIC
-}
-
-func segments(sc *config.Scenario) ([]*segment, map[string]*segment) {
-	var out []*segment
-	byNIC := map[string]*segment{}
-	bySwitch := map[string]*segment{}
-	for _, n := range sc.NICs {
-		switch {
-		case n.Connect != "":
-			s := bySwitch[n.Connect]
-			if s == nil {
-				s = &segment{name: fmt.Sprintf("switch %q", n.Connect)}
-				bySwitch[n.Connect] = s
-				out = append(out, s)
-			}
-			s.nics = append(s.nics, n)
-			byNIC[n.Name] = s
-		case n.Peer != "":
-			t := sc.NIC(n.Peer)
-			if t == nil || byNIC[t.Name] != nil {
-				continue
-			}
-			s := &segment{name: fmt.Sprintf("the pair nic %q - nic %q", n.Name, t.Name), nics: []*config.NIC{n, t}}
-			out = append(out, s)
-			byNIC[n.Name], byNIC[t.Name] = s, s
-		}
+// segmentName names a segment in a diagnostic: `switch "sw"`, or
+// `the pair nic "a" - nic "b"`.
+func segmentName(s *config.Segment) string {
+	if s.Switch != "" {
+		return fmt.Sprintf("switch %q", s.Switch)
 	}
-	return out, byNIC
+	return fmt.Sprintf("the pair nic %q - nic %q", s.NICs[0].Name, s.NICs[1].Name)
 }
 
 // checkSegments reports two NICs with one address on one segment, and
 // warns about NICs of one segment in different subnets.
 func (l *loader) checkSegments(sc *config.Scenario) {
-	segs, _ := segments(sc)
+	segs, _ := sc.Segments()
 	for _, s := range segs {
 		byAddr := map[netip.Addr]*config.NIC{}
 		var first *config.NIC
-		for _, n := range s.nics {
+		for _, n := range s.NICs {
 			if !n.Address.IsValid() {
 				continue
 			}
@@ -329,7 +303,7 @@ func (l *loader) checkSegments(sc *config.Scenario) {
 			if prev := byAddr[n.Address.Addr()]; prev != nil {
 				l.attrFail(b, "address", "Duplicate address on segment",
 					"%s is already the address of nic %q (%s) on %s: give each NIC on a segment an address of its own.",
-					n.Address.Addr(), prev.Name, rangeLoc(prev.AttrRanges["address"]), s.name)
+					n.Address.Addr(), prev.Name, rangeLoc(prev.AttrRanges["address"]), segmentName(s))
 				continue
 			}
 			byAddr[n.Address.Addr()] = n
@@ -340,7 +314,7 @@ func (l *loader) checkSegments(sc *config.Scenario) {
 			if !first.Address.Masked().Contains(n.Address.Addr()) || first.Address.Bits() != n.Address.Bits() {
 				l.warnf(rangeOf(b, "address"), "Different subnets on one segment",
 					"nic %q (%s) and nic %q (%s) are on %s but in different subnets, so they cannot reach each other without a router. Use one subnet per segment, like %s.",
-					first.Name, first.Address, n.Name, n.Address, s.name, first.Address.Masked())
+					first.Name, first.Address, n.Name, n.Address, segmentName(s), first.Address.Masked())
 			}
 		}
 	}
@@ -367,7 +341,7 @@ func (l *loader) linksMisspelt() bool {
 
 // checkWorkloads checks that each workload's client can reach its servers.
 func (l *loader) checkWorkloads(sc *config.Scenario) {
-	_, segOf := segments(sc)
+	_, segOf := sc.Segments()
 	for _, w := range sc.Workloads {
 		b := l.blockOf(kindWorkload, w.Name)
 		if w.Client == "" {
@@ -397,10 +371,10 @@ func (l *loader) checkWorkloads(sc *config.Scenario) {
 				l.attrFail(b, "servers", "Server on the client host",
 					"nic %q is on host %q, the client itself: the kernel would carry the traffic over loopback, never through the NIC. Pick a NIC of another host, or write loopback = true with servers = [host.%s].",
 					n.Name, n.Host, n.Host)
-			case n.Device == "" && !l.linksMisspelt() && !reaches(sc, w.Client, n, segOf):
+			case n.Device == "" && !l.linksMisspelt() && sc.Route(w.Client, n) == nil:
 				where := "is not linked to any switch or peer"
 				if seg := segOf[n.Name]; seg != nil {
-					where = "is on " + seg.name
+					where = "is on " + segmentName(seg)
 				}
 				l.attrFail(b, "servers", "Server not reachable",
 					"nic %q %s, and host %q has no NIC there in the subnet of %s. Link a NIC of host %q to the same segment with an address in %s.",
@@ -408,19 +382,4 @@ func (l *loader) checkWorkloads(sc *config.Scenario) {
 			}
 		}
 	}
-}
-
-// reaches is true when host has a NIC on server's segment whose subnet
-// holds the server's address.
-func reaches(sc *config.Scenario, host string, server *config.NIC, segOf map[string]*segment) bool {
-	seg := segOf[server.Name]
-	if seg == nil {
-		return false
-	}
-	for _, n := range seg.nics {
-		if n.Host == host && n.Address.IsValid() && n.Address.Masked().Contains(server.Address.Addr()) {
-			return true
-		}
-	}
-	return false
 }

@@ -241,7 +241,7 @@ func resolve(req engine.RunRequest) ([]endpoint, error) {
 			return nil, fmt.Errorf("server NIC %q has no address: give it one", s)
 		}
 		addr := nic.Address.Addr()
-		snd := senderNIC(sc, w.Client, addr)
+		snd := sc.Route(w.Client, nic)
 		if snd == nil {
 			return nil, fmt.Errorf("client host %q has no NIC with an address to reach %s", w.Client, addr)
 		}
@@ -252,24 +252,6 @@ func resolve(req engine.RunRequest) ([]endpoint, error) {
 		})
 	}
 	return eps, nil
-}
-
-// senderNIC is the client's NIC on the server address's subnet, or its
-// first NIC with an address.
-func senderNIC(sc *config.Scenario, client string, dst netip.Addr) *config.NIC {
-	var first *config.NIC
-	for _, n := range sc.NICs {
-		if n.Host != client || !n.Address.IsValid() {
-			continue
-		}
-		if n.Address.Masked().Contains(dst) {
-			return n
-		}
-		if first == nil {
-			first = n
-		}
-	}
-	return first
 }
 
 // kernelRelease is uname -r.

@@ -3,7 +3,6 @@ package kernel
 import (
 	"errors"
 	"math"
-	"net/netip"
 	"runtime"
 	"strings"
 	"testing"
@@ -281,23 +280,6 @@ func TestPercentile(t *testing.T) {
 		t.Errorf("percentile(empty) = %v, want 0", got)
 	}
 }
-
-func TestSenderNIC(t *testing.T) {
-	sc := &config.Scenario{NICs: []*config.NIC{
-		{Name: "a", Host: "tx"},
-		{Name: "b", Host: "tx", Address: mustPrefix("10.1.0.1/24")},
-		{Name: "c", Host: "tx", Address: mustPrefix("10.2.0.1/24")},
-		{Name: "d", Host: "rx", Address: mustPrefix("10.2.0.2/24")},
-	}}
-	for dst, want := range map[string]string{"10.2.0.2": "c", "10.1.0.9": "b", "192.0.2.1": "b"} {
-		if got := senderNIC(sc, "tx", mustAddr(dst)); got == nil || got.Name != want {
-			t.Errorf("senderNIC(tx, %s) = %v, want %s", dst, got, want)
-		}
-	}
-}
-
-func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
-func mustAddr(s string) netip.Addr     { return netip.MustParseAddr(s) }
 
 // The stall timeout grows for labs so slow that ten 64 KB units take
 // longer than the default.

@@ -345,18 +345,9 @@ func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error)
 				return nil, err
 			}
 			sh = sn.host
-			var cnc *config.NIC
-			for _, nc := range sc.NICs {
-				if nc.Host != wl.Client {
-					continue
-				}
-				if (nc.Connect != "" && nc.Connect == snc.Connect) || nc.Peer == snc.Name || snc.Peer == nc.Name {
-					cnc = nc
-					break
-				}
-			}
+			cnc := sc.Route(wl.Client, snc)
 			if cnc == nil {
-				return nil, fmt.Errorf("host %s has no NIC that reaches nic.%s (same switch or peer)", wl.Client, srv)
+				return nil, fmt.Errorf("host %s has no NIC that reaches nic.%s (on its switch or pair, in its subnet)", wl.Client, srv)
 			}
 			if cn, err = getNIC(cnc); err != nil {
 				return nil, err
@@ -519,8 +510,7 @@ func (w *world) sockbufs(ep *endpoint, wl *config.Workload) {
 }
 
 // resolveOffloads applies the declared offloads to a device that has every
-// feature on (LRO off) and then the kernel's fix-ups (netdev_fix_features:
-// TSO needs SG and a checksum offload, GSO needs SG).
+// feature on (LRO off) and then the kernel's fix-ups (config.Requirement).
 func resolveOffloads(o config.Offloads) config.OffloadSet {
 	var s config.OffloadSet
 	for _, f := range config.AllOffloads() {
@@ -531,13 +521,7 @@ func resolveOffloads(o config.Offloads) config.OffloadSet {
 			s = s.Set(f, on)
 		}
 	}
-	if !s.Has(offSG) || !s.Has(offTxCsum) {
-		s = s.Without(offTSO)
-	}
-	if !s.Has(offSG) {
-		s = s.Without(offGSO)
-	}
-	return s
+	return s.Fix()
 }
 
 // offloadNotes says where the lab asked for an offload the model (or the

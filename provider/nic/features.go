@@ -64,16 +64,6 @@ func Offloads(active map[string]bool) map[config.Offload]bool {
 	return out
 }
 
-// requires lists what the kernel needs on for an offload to stay on
-// (netdev_fix_features), with the words a diagnostic uses.
-var requires = map[config.Offload][]struct {
-	o    config.Offload
-	what string
-}{
-	config.TSO: {{config.SG, "scatter-gather"}, {config.TxCsum, "a tx checksum offload"}},
-	config.GSO: {{config.SG, "scatter-gather"}},
-}
-
 // Features is a device's feature state as ethtool reports it, by kernel
 // feature name.
 type Features map[string]ethtool.FeatureState
@@ -167,9 +157,9 @@ func (f Features) why(w wantOffload) string {
 	}
 	if w.on {
 		var missing []string
-		for _, r := range requires[w.o] {
-			if rOn, _, _ := f.State(r.o); !rOn {
-				missing = append(missing, r.what)
+		for _, r := range config.Requirements(w.o) {
+			if rOn, _, _ := f.State(r.Needs); !rOn {
+				missing = append(missing, r.What)
 			}
 		}
 		if len(missing) > 0 {
