@@ -86,6 +86,8 @@ func (c *cli) main(args []string) int {
 		return c.help(cmds, args[1:])
 	case "-version", "--version":
 		return c.version(args[1:])
+	case "agent": // started over SSH by tsolab itself (package remote)
+		return c.agent(args[1:])
 	}
 	if err := setFaults(c.env); err != nil {
 		fmt.Fprintln(c.stderr, "tsolab:", err)

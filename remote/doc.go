@@ -1,0 +1,14 @@
+// Package remote reaches the other machines of a lab: it connects to a
+// machine over SSH, verifies its host key, copies tsolab's own binary there
+// and runs `tsolab agent` over one SSH session, then speaks a versioned,
+// typed protocol (net/rpc with gob over the session's stdin and stdout)
+// with that agent.
+//
+// It owns the connection (authentication, host key verification, the
+// agent's install path keyed by version and hash, sudo -n), the protocol's
+// request and response types, and the agent's server side. It must not
+// know what the planner plans or what a lab means: the calls it carries
+// are the provider package's, and the agent answers them with the same
+// local providers tsolab runs in-process. It never reads a password and
+// never writes a secret anywhere.
+package remote
