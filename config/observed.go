@@ -16,7 +16,11 @@ type Observed struct {
 	// Values maps metric names to the observed values, in the metrics'
 	// units (engine/result.go).
 	Values map[string]float64
-	Range  hcl.Range
+	// Results is the results file (what -json FILE writes, from a run of
+	// this lab on the kernel engine) the values were read from, as the
+	// lab names it; "" when the lab gives the values.
+	Results string
+	Range   hcl.Range
 }
 
 // Calibration frees named cost parameters of one CPU profile of the

@@ -1,6 +1,8 @@
 package hcl
 
 import (
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/result"
 )
 
 // loadObserved reads the observed blocks: figures measured elsewhere,
@@ -34,25 +37,110 @@ func (l *loader) loadObserved() {
 		if name, ok := l.observedScenario(e, b); ok {
 			o.Scenario = name
 		}
-		if v, a, ok := e.value(b, "values"); ok {
-			if !v.Type().IsObjectType() && !v.Type().IsMapType() {
-				e.wrongType(b, a, "an object of metric values", v)
-			} else {
-				for it := v.ElementIterator(); it.Next(); {
-					k, ev := it.Element()
-					n, err := convert.Convert(ev, cty.Number)
-					if err != nil || n.IsNull() {
-						e.fail(a, a.Expr.Range(), "Incorrect value type",
-							"Each observed value is a number; %s is %s.", k.AsString(), literal(ev))
-						continue
-					}
-					f, _ := n.AsBigFloat().Float64()
-					l.checkMetric(k.AsString(), a.Expr.Range())
-					o.Values[k.AsString()] = f
-				}
-			}
+		switch va, ra := b.attr("values"), b.attr("results"); {
+		case va != nil && ra != nil:
+			l.errorf(ra.SrcRange, "Conflicting attributes",
+				"observed %q gives its values and reads them from a results file: keep values = {...} for figures measured elsewhere, or results and metrics for a run of this lab.", b.name)
+		case ra != nil:
+			l.observedFromResults(e, b, o)
+		case va != nil:
+			l.observedValues(e, b, o)
+		default:
+			l.errorf(b.def, "Missing required attribute",
+				"observed %q holds no figures: add values = { throughput_bps = 2.5e9 }, or results = \"kernel.json\" and metrics = [\"throughput_bps\"] to read them from a kernel run of this lab.", b.name)
+		}
+		if b.attr("metrics") != nil && b.attr("results") == nil {
+			l.errorf(b.attr("metrics").SrcRange, "Unexpected attribute",
+				"metrics names what observed %q reads from its results file, and it has none: add results = \"FILE\" (written by tsolab test -engine kernel -json FILE), or drop metrics.", b.name)
 		}
 		l.lab.Observed = append(l.lab.Observed, o)
+	}
+}
+
+// observedValues reads an observed block's values = {...}.
+func (l *loader) observedValues(e *evaluator, b *block, o *config.Observed) {
+	v, a, ok := e.value(b, "values")
+	if !ok {
+		return
+	}
+	if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+		e.wrongType(b, a, "an object of metric values", v)
+		return
+	}
+	for it := v.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		n, err := convert.Convert(ev, cty.Number)
+		if err != nil || n.IsNull() {
+			e.fail(a, a.Expr.Range(), "Incorrect value type",
+				"Each observed value is a number; %s is %s.", k.AsString(), literal(ev))
+			continue
+		}
+		f, _ := n.AsBigFloat().Float64()
+		l.checkMetric(k.AsString(), a.Expr.Range())
+		o.Values[k.AsString()] = f
+	}
+}
+
+// observedFromResults reads an observed block's figures from a results
+// file of a kernel run of this lab: for each of its metrics, the median of
+// the runs of its scenario and workload. So a lab measured on real
+// sockets can be what a calibration fits the model to.
+func (l *loader) observedFromResults(e *evaluator, b *block, o *config.Observed) {
+	file, ok := e.str(b, "results")
+	if !ok {
+		return
+	}
+	ra := b.attr("results")
+	o.Results = file
+	var metrics []string
+	if v, a, ok := e.value(b, "metrics"); ok {
+		metrics = e.stringList(b, a, v)
+		for _, m := range metrics {
+			l.checkMetric(m, a.Expr.Range())
+		}
+	} else if b.attr("metrics") == nil {
+		l.errorf(b.def, "Missing required attribute",
+			"observed %q reads %s: say which of its metrics are the figures, like metrics = [\"throughput_bps\", \"cpu_tx_pct\"].", b.name, file)
+	}
+	if len(metrics) == 0 || o.Workload == "" {
+		return
+	}
+	path := file
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(l.lab.Dir, file)
+	}
+	res, err := result.ReadFile(path)
+	if err != nil {
+		l.errorf(ra.SrcRange, "Unreadable results file",
+			"observed %q: %v. Measure it with tsolab test -engine kernel -json %s %s.", b.name, err, file, l.lab.Dir)
+		return
+	}
+	if res.Engine != string(config.EngineKernel) {
+		l.errorf(ra.SrcRange, "Not a kernel run",
+			"observed %q: %s holds a run of the %s engine; the figures a calibration fits the model to come from the kernel (tsolab test -engine kernel -json %s).", b.name, file, res.Engine, file)
+		return
+	}
+	set := result.Index(res)[result.Key{Scenario: o.Scenario, Workload: o.Workload}]
+	if set == nil {
+		l.errorf(ra.SrcRange, "No such run",
+			"observed %q: %s has no run of workload %s in scenario %s: measure that cell (tsolab test -engine kernel -scenario %s -json %s).", b.name, file, o.Workload, o.Scenario, o.Scenario, file)
+		return
+	}
+	for _, m := range metrics {
+		vs := set.Values(m)
+		if len(vs) == 0 {
+			l.errorf(ra.SrcRange, "No such metric",
+				"observed %q: the runs of %s in scenario %s in %s carry no %s.", b.name, o.Workload, o.Scenario, file, m)
+			continue
+		}
+		o.Values[m] = result.Median(vs)
+	}
+	if o.Source == "" {
+		kernel := ""
+		if len(set.Runs) > 0 && set.Runs[0].Kernel != "" {
+			kernel = ", Linux " + set.Runs[0].Kernel
+		}
+		o.Source = fmt.Sprintf("%s: median of %d kernel runs%s", file, len(set.Runs), kernel)
 	}
 }
 

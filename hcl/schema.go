@@ -194,7 +194,9 @@ var schema = []*blockSpec{
 			{name: "source", roots: varsOnly, example: `source = "seed 001, TSO off, MTU 1500"`},
 			{name: "workload", roots: []string{kindWorkload}, refs: []string{kindWorkload}, example: `workload = workload.WORKLOAD`},
 			{name: "scenario", roots: varsOnly, example: `scenario = { tso = false, mtu = 1500 }`},
-			{name: "values", required: true, roots: varsOnly, example: `values = { throughput_bps = 2.5e9, cpu_tx_pct = 220 }`},
+			{name: "values", roots: varsOnly, example: `values = { throughput_bps = 2.5e9, cpu_tx_pct = 220 }`},
+			{name: "results", roots: varsOnly, example: `results = "kernel.json"`},
+			{name: "metrics", roots: varsOnly, example: `metrics = ["throughput_bps", "cpu_tx_pct"]`},
 		},
 	},
 	{

@@ -19,6 +19,7 @@ import (
 	"github.com/tsolab/tsolab/outcome"
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/result"
 )
 
 func (c *cli) runCmd(args []string) int { return c.runOrTest(args, false) }
@@ -590,20 +591,8 @@ func safeName(s string) string {
 	return s
 }
 
-func readResults(path string) (*engine.Results, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var r engine.Results
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s is not a tsolab results file (written by -json FILE): %v", path, err)
-	}
-	if r.FormatVersion != 1 {
-		return nil, fmt.Errorf("%s has results format %d; this tsolab reads format 1", path, r.FormatVersion)
-	}
-	return &r, nil
-}
+// readResults reads a results file (result.ReadFile).
+func readResults(path string) (*engine.Results, error) { return result.ReadFile(path) }
 
 func writeJSONFile(path string, r *engine.Results) error {
 	return writeFile(path, func(w io.Writer) error {

@@ -1,0 +1,130 @@
+# The kernel as the model's source of truth on this machine: the lab runs
+# on real sockets (tsolab test -engine kernel -json kernel.json), and its
+# TSO-off MTU 1500 cell calibrates the model's linux-6 CPU profile
+# (`modern`) for this machine; every other cell (TSO on, MTU 9000, a
+# 2 Gb/s tbf on the sender's NIC) is a prediction the model makes and the
+# kernel checks. docs/engine.md, The kernel as a source of truth.
+lab "kernel-calibration" {
+  description = "veth, TSO on/off x MTU 1500/9000 x unshaped/2 Gb/s: the model's CPU profile fitted to this machine's kernel on one cell"
+  engine      = "kernel"
+  repeat      = 4
+}
+
+matrix {
+  tso  = [false, true]
+  mtu  = [1500, 9000]
+  rate = ["line", "2gbit"]
+}
+
+host "tx" {
+  cores = 2 # this machine's: sender and receiver share them on the kernel
+}
+host "rx" {
+  cores = 2
+}
+
+nic "tx0" {
+  host    = host.tx
+  peer    = nic.rx0
+  address = "10.77.21.1/24"
+  mtu     = matrix.mtu
+  rate    = matrix.rate == "line" ? null : matrix.rate
+  offload = {
+    tso     = matrix.tso
+    gso     = true
+    sg      = true
+    tx_csum = true
+  }
+}
+
+nic "rx0" {
+  host    = host.rx
+  address = "10.77.21.2/24"
+  mtu     = matrix.mtu
+}
+
+workload "bulk" {
+  kind        = "stream"
+  client      = host.tx
+  servers     = [nic.rx0]
+  connections = 4
+  write_size  = 65536
+  duration    = "2s"
+}
+
+expect "floor" {
+  workload  = workload.bulk
+  condition = result.throughput_bps >= 1e9
+  message   = "back-to-back veth should carry at least 1 Gb/s"
+}
+
+expect "tbf_binds" {
+  workload  = workload.bulk
+  when      = matrix.rate == "2gbit"
+  condition = result.throughput_bps <= 2.1e9
+  message   = "a 2 Gb/s tbf on the sender's NIC should bind"
+}
+
+expect "tso_cuts_sender_cpu" {
+  workload  = workload.bulk
+  when      = matrix.tso && matrix.rate == "line"
+  condition = result.cpu_tx_per_gbit < scenario({ tso = false }).cpu_tx_per_gbit
+  message   = "TSO should cut the sender's CPU per Gb/s carried"
+}
+
+# This machine's kernel, cell by cell, as data: the medians of the runs in
+# kernel.json (tsolab test -engine kernel -json kernel.json, 4 runs a
+# cell, Linux 6.18 on the 2-core VM it was measured on).
+observed "off_1500_line" {
+  results  = "kernel.json"
+  scenario = { tso = false, mtu = 1500, rate = "line" }
+  metrics  = ["throughput_bps", "cpu_tx_pct", "cpu_rx_pct"]
+}
+observed "off_1500_2g" {
+  results  = "kernel.json"
+  scenario = { tso = false, mtu = 1500, rate = "2gbit" }
+  metrics  = ["throughput_bps", "cpu_tx_pct", "cpu_rx_pct"]
+}
+observed "off_9000_line" {
+  results  = "kernel.json"
+  scenario = { tso = false, mtu = 9000, rate = "line" }
+  metrics  = ["throughput_bps", "cpu_tx_pct", "cpu_rx_pct"]
+}
+observed "off_9000_2g" {
+  results  = "kernel.json"
+  scenario = { tso = false, mtu = 9000, rate = "2gbit" }
+  metrics  = ["throughput_bps", "cpu_tx_pct", "cpu_rx_pct"]
+}
+observed "on_1500_line" {
+  results  = "kernel.json"
+  scenario = { tso = true, mtu = 1500, rate = "line" }
+  metrics  = ["throughput_bps", "cpu_tx_pct", "cpu_rx_pct"]
+}
+observed "on_1500_2g" {
+  results  = "kernel.json"
+  scenario = { tso = true, mtu = 1500, rate = "2gbit" }
+  metrics  = ["throughput_bps", "cpu_tx_pct", "cpu_rx_pct"]
+}
+observed "on_9000_line" {
+  results  = "kernel.json"
+  scenario = { tso = true, mtu = 9000, rate = "line" }
+  metrics  = ["throughput_bps", "cpu_tx_pct", "cpu_rx_pct"]
+}
+observed "on_9000_2g" {
+  results  = "kernel.json"
+  scenario = { tso = true, mtu = 9000, rate = "2gbit" }
+  metrics  = ["throughput_bps", "cpu_tx_pct", "cpu_rx_pct"]
+}
+
+# The model's linux-6 CPU profile (`modern`) is fitted to the TSO-off
+# cells behind the 2 Gb/s tbf, where the kernel and the model carry the
+# same bytes (the tbf's rate), so what differs is CPU: the sender's and the
+# receiver's, at MTU 1500 and 9000, fix the cost of an interrupt, of a byte
+# copied and of a frame received. Every other figure is predicted: TSO on,
+# and the unshaped cells (where the model's veth is a 10 Gb/s wire and the
+# kernel's is not: docs/engine.md, The kernel as a source of truth).
+calibrate "modern" {
+  free = ["interrupt", "copy_per_byte", "rx_per_frame"]
+  fit  = [observed.off_1500_2g, observed.off_9000_2g]
+  file = "modern.calibration.json"
+}
