@@ -21,12 +21,14 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel"
+	"github.com/tsolab/tsolab/engine/kernel/capture"
 	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
 )
 
 // pcapCount is what a pcapng file holds, decoded by gopacket.
 type pcapCount struct {
 	Frames, Data int64 // every frame; those with TCP payload
+	Payload      int64 // TCP payload bytes of the data frames
 	Dropped      uint64
 	Comment      string // of the interface statistics block
 }
@@ -61,8 +63,9 @@ func readPcapng(t *testing.T, path string) pcapCount {
 		if ip == nil || tcp == nil {
 			t.Fatalf("%s: frame %d is not IPv4 TCP: %v", path, c.Frames, p)
 		}
-		if int(ip.Length)-int(ip.IHL)*4-int(tcp.DataOffset)*4 > 0 {
+		if n := int(ip.Length) - int(ip.IHL)*4 - int(tcp.DataOffset)*4; n > 0 {
 			c.Data++
+			c.Payload += int64(n)
 		}
 	}
 	intf, err := r.Interface(0)
@@ -107,18 +110,25 @@ func tsharkData(t *testing.T, path string) int64 {
 // hold what Captures says, open with pcapgo's reader and tshark, and the
 // sender's data packets are the run's send units whether TSO or software
 // GSO cuts them (the eBPF counter records them before GSO), within the
-// losses the run reports. Without eBPF (CounterRing) the ring writes the
-// sender's file, after software GSO, and counts what it wrote.
+// losses the run reports; the receiver's (eBPF at TCX ingress) carry the
+// same payload, every byte sent. Without eBPF (CounterRing) the ring
+// writes both files, the sender's after software GSO, and counts what it
+// wrote; when only the receiver's program cannot load, its ring takes
+// over and the file's note says why.
 func TestCaptureFiles(t *testing.T) {
+	noIngress := errors.New("test: no TCX ingress")
 	for _, tt := range []struct {
-		name    string
-		tso     bool
-		counter kernel.Counter
-		source  string // in the sender file's note
+		name     string
+		tso      bool
+		counter  kernel.Counter
+		noIn     bool   // the receiver's eBPF program fails to load
+		source   string // in the sender file's note
+		received string // in the receiver file's note
 	}{
-		{"tso on", true, kernel.CounterAuto, "eBPF counter"},
-		{"tso off", false, kernel.CounterAuto, "eBPF counter"},
-		{"tso off, ring", false, kernel.CounterRing, "the ring counted the send units"},
+		{"tso on", true, kernel.CounterAuto, false, "eBPF counter", "recorded by eBPF at its TCX ingress"},
+		{"tso off", false, kernel.CounterAuto, false, "eBPF counter", "recorded by eBPF at its TCX ingress"},
+		{"tso off, ring", false, kernel.CounterRing, false, "the ring counted the send units", "from the AF_PACKET ring (Options.Counter is ring)"},
+		{"tso off, receiver without eBPF", false, kernel.CounterAuto, true, "eBPF counter", "from the AF_PACKET ring (eBPF at TCX ingress is unavailable: eBPF receiver capture on rx0: test: no TCX ingress)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPair(t, 1500)
@@ -129,6 +139,9 @@ func TestCaptureFiles(t *testing.T) {
 				targets = append(targets, ct)
 				return createIn(dir, fmt.Sprintf("%s-%s", ct.NIC, ct.Direction))
 			}}
+			if tt.noIn {
+				opts = kernel.WithoutBPF(opts, capture.Incoming, noIngress)
+			}
 			res := runWorkload(t, p, &config.Workload{
 				Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
 				Connections: 1, WriteSize: 65536, Bytes: 40_000_000,
@@ -146,9 +159,14 @@ func TestCaptureFiles(t *testing.T) {
 			if !hasNote(res, "capture file "+res.Captures[0].File+": ", tt.source) {
 				t.Errorf("notes %q: want the sender's file described as from the %s", res.Notes, tt.source)
 			}
+			if !hasNote(res, "capture file "+res.Captures[1].File+": ", tt.received) {
+				t.Errorf("notes %q: want the receiver's file described as %s", res.Notes, tt.received)
+			}
 			m := res.Metrics
-			for _, cf := range res.Captures {
+			var payload [2]int64 // sender, receiver
+			for i, cf := range res.Captures {
 				got := readPcapng(t, cf.File)
+				payload[i] = got.Payload
 				if got.Frames != cf.Frames || got.Data != cf.DataPackets || got.Dropped != uint64(cf.Dropped) {
 					t.Errorf("%s holds %+v, the result says %d frames, %d data packets, %d dropped", cf.File, got, cf.Frames, cf.DataPackets, cf.Dropped)
 				}
@@ -161,7 +179,7 @@ func TestCaptureFiles(t *testing.T) {
 					t.Logf("tshark not installed: %s checked with pcapgo's reader only", cf.File)
 				}
 				if cf.Direction != "out" {
-					t.Logf("%s: %d frames, %d data packets, %d dropped", cf.File, cf.Frames, cf.DataPackets, cf.Dropped)
+					t.Logf("%s: %d frames, %d data packets, %d dropped, %d payload bytes", cf.File, cf.Frames, cf.DataPackets, cf.Dropped, got.Payload)
 					continue
 				}
 				// The eBPF counter's misses (capture_loss) and the ring's
@@ -172,6 +190,12 @@ func TestCaptureFiles(t *testing.T) {
 				}
 				t.Logf("%s: %d frames, %d data packets, %d dropped; send_units %v, data_packets %v, capture_loss %v",
 					cf.File, cf.Frames, cf.DataPackets, cf.Dropped, m[engine.MetricSendUnits], m[engine.MetricDataPackets], m[engine.MetricCaptureLoss])
+			}
+			// The receiver's file carries what the sender's does: every
+			// payload byte sent (retransmissions in both), unless a file
+			// lost packets, which capture_loss then says.
+			if m[engine.MetricCaptureLoss] == 0 && (payload[0] != payload[1] || payload[1] < 40_000_000) {
+				t.Errorf("TCP payload in the sender's file %d bytes, in the receiver's %d: want the same, at least the 40000000 sent", payload[0], payload[1])
 			}
 		})
 	}

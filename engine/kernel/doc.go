@@ -105,12 +105,17 @@
 // handed it to the device, before software GSO, so its TCP data packets
 // are the run's send_units with TSO on or off, as tcpdump on a TSO NIC
 // shows them; what its ring buffer could not take goes to the file's
-// interface statistics, WorkloadResult.Captures and a Note. Without eBPF
-// (CounterRing, or CounterAuto falling back) the sender's AF_PACKET ring
-// writes the file: after software GSO, counting what it wrote. A ring
-// captures each server NIC's incoming TCP (not on loopback, where the
-// sender's file holds both directions); it counts nothing, its tp_drops
-// go to its file's statistics.
+// interface statistics, WorkloadResult.Captures, a Note and capture_loss.
+// Without eBPF (CounterRing, or CounterAuto falling back) the sender's
+// AF_PACKET ring writes the file: after software GSO, counting what it
+// wrote. Each server NIC's incoming TCP (not on loopback, where the
+// sender's file holds both directions) is recorded by the same devqueue
+// program at the NIC's TCX ingress (Options.Ingress), as the device
+// hands it up; it counts nothing, and what its ring buffer lost goes to
+// the file's statistics, Captures and capture_loss. When that program
+// cannot load (CounterAuto; a Note and the file's note say why) or the
+// counter is CounterRing, an AF_PACKET ring captures the server NIC
+// instead, its tp_drops counted the same way.
 //
 // A run whose receivers get nothing for Options.StallTimeout (10 s by
 // default: a namespace, link or peer went away mid-run) is stopped, its

@@ -88,8 +88,10 @@ type Options struct {
 	// per run and captured NIC, the sender's NIC (its TCP as handed to the
 	// device, recorded by the eBPF counter before software GSO; from the
 	// AF_PACKET ring when eBPF does not count) and the servers' NICs
-	// (incoming TCP from a ring; not on loopback, where the sender's file
-	// holds both directions). It is called as the counters open and
+	// (incoming TCP as the device hands it up, recorded by the same eBPF
+	// program at their TCX ingress, or from the AF_PACKET ring when that
+	// cannot load under CounterAuto or the counter is CounterRing; not on
+	// loopback, where the sender's file holds both directions). It is called as the counters open and
 	// returns where to write the file and its name for
 	// WorkloadResult.Captures; the engine closes the writer. A run that
 	// fails finishes the files that hold packets (their statistics block
@@ -101,6 +103,11 @@ type Options struct {
 	// that would take it beyond are counted but not written
 	// (CaptureFile.Cut); 0 = no cap.
 	CaptureMaxBytes int64
+
+	// noBPF (tests only, see export_test.go) fails the eBPF programs of
+	// a direction with its error before they load, so that a kernel
+	// with TCX tests the fallback to the ring too.
+	noBPF func(capture.Direction) error
 }
 
 // CaptureDiscarder is a capture writer that can take its file back: the

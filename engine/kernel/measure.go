@@ -61,7 +61,10 @@ type measurement struct {
 	Captured bool          // send-unit counting was on (Options.DisableCapture off)
 	// BPFErr is why the eBPF counter did not load when the engine fell
 	// back to the AF_PACKET ring.
-	BPFErr     error
+	BPFErr error
+	// RecvBPFErr is why the server NICs are captured by the ring, not by
+	// eBPF at their TCX ingress.
+	RecvBPFErr error
 	CPUThreads [2]time.Duration
 	// Process is the CPU time of every thread of this process over the
 	// run: the workers, the Go runtime, the sampler, capture readers.
@@ -73,8 +76,8 @@ type measurement struct {
 	TCP               [2]tcpTotals // by side
 	Latencies         []time.Duration
 	Taps              []tapResult // the sender NICs
-	// Recv are the server NICs' rings (incoming, with capture files
-	// only); they count nothing.
+	// Recv are the server NICs' captures (incoming, with capture files
+	// only: eBPF at TCX ingress or the ring); they count nothing.
 	Recv []tapResult
 }
 
@@ -190,7 +193,32 @@ func (m measurement) sendUnits(res *engine.WorkloadResult) capture.Summary {
 		res.Notes = append(res.Notes, fmt.Sprintf("counted %d data packets, TCP_INFO tcpi_data_segs_out says %d (segments cut to a smaller MSS than the first connection's %d?)",
 			s.DataPackets, tcpData, m.MSS))
 	}
+	if lost := m.fileLoss(bpf); lost > 0 {
+		met[engine.MetricCaptureLoss] += float64(lost)
+		res.Notes = append(res.Notes, fmt.Sprintf("the capture files lost %d packets their source saw (captures[].dropped): counted in capture_loss", lost))
+	}
 	return s
+}
+
+// fileLoss is what the capture files lost beyond what capture_loss holds
+// already: the eBPF records lost to a full ring buffer (and, on a server
+// NIC, packets whose headers its program could not read), a ring's drops
+// when the ring is not what counts the send units (bpf: eBPF counts).
+func (m measurement) fileLoss(bpf bool) int64 {
+	var lost int64
+	for _, t := range append(append([]tapResult(nil), m.Taps...), m.Recv...) {
+		switch {
+		case t.File == "":
+		case t.FileBPF && t.Units != nil:
+			lost += t.Units.RecordLost
+			if t.Dir == capture.Incoming {
+				lost += t.Units.Unread
+			}
+		case t.Ring && (t.Dir == capture.Incoming || bpf):
+			lost += t.Result.Dropped
+		}
+	}
+	return lost
 }
 
 // bpfSummary is the send-unit summary of the eBPF counters; it sets
@@ -271,7 +299,7 @@ func (m measurement) ringNotes(t tapResult, secs float64) []string {
 		what := "send-unit counts are low by that much"
 		switch {
 		case t.Dir == capture.Incoming:
-			what = "only its capture file misses them"
+			what = "only its capture file misses them (counted in capture_loss)"
 		case t.Units != nil:
 			what = "the eBPF counts are not affected"
 		}
@@ -307,8 +335,11 @@ func (m measurement) captureFiles(notes []string) ([]engine.CaptureFile, []strin
 				Frames: t.Units.Recorded - t.Cut, DataPackets: t.Units.RecordedData, Dropped: t.Units.RecordLost, Cut: t.Cut,
 			}
 			files = append(files, f)
-			notes = append(notes, fmt.Sprintf("capture file %s: %d packets of %s outgoing as TCP handed them to the device (recorded by the eBPF counter, before software GSO, as tcpdump on a TSO NIC sees them), %d of them TCP data to the servers: the send units, so they match send_units; the record ring lost %d (in the file's interface statistics and captures[].dropped)%s",
-				f.File, t.Units.Recorded, t.Interface, f.DataPackets, f.Dropped, cutNote(f)))
+			format := "capture file %s: %d packets of %s outgoing as TCP handed them to the device (recorded by the eBPF counter, before software GSO, as tcpdump on a TSO NIC sees them), %d of them TCP data to the servers: the send units, so they match send_units; the record ring lost %d (in the file's interface statistics, captures[].dropped and capture_loss)%s"
+			if t.Dir == capture.Incoming {
+				format = "capture file %s: %d packets of %s incoming as the receiving device handed them up (recorded by eBPF at its TCX ingress, after GRO when the device aggregates), %d of them TCP data to the servers; the record ring lost %d (in the file's interface statistics, captures[].dropped and capture_loss)%s"
+			}
+			notes = append(notes, fmt.Sprintf(format, f.File, t.Units.Recorded, t.Interface, f.DataPackets, f.Dropped, cutNote(f)))
 			continue
 		}
 		var data int64
@@ -323,8 +354,12 @@ func (m measurement) captureFiles(notes []string) ([]engine.CaptureFile, []strin
 		loss := fmt.Sprintf("the ring dropped %d (tp_drops, in the file's interface statistics and captures[].dropped)%s", f.Dropped, cutNote(f))
 		switch {
 		case t.Dir == capture.Incoming:
-			notes = append(notes, fmt.Sprintf("capture file %s: %d frames of %s incoming, %d of them TCP data to the servers, as the receiver's device handed them up (after GRO when it aggregates); %s",
-				f.File, t.Result.Written, t.Interface, f.DataPackets, loss))
+			why := "Options.Counter is ring"
+			if m.RecvBPFErr != nil {
+				why = fmt.Sprintf("eBPF at TCX ingress is unavailable: %v", m.RecvBPFErr)
+			}
+			notes = append(notes, fmt.Sprintf("capture file %s: %d frames of %s incoming, %d of them TCP data to the servers, as the receiver's device handed them up (after GRO when it aggregates), from the AF_PACKET ring (%s); %s, counted in capture_loss",
+				f.File, t.Result.Written, t.Interface, f.DataPackets, why, loss))
 		case t.Units != nil:
 			notes = append(notes, fmt.Sprintf("capture file %s: %d frames of %s outgoing, %d of them TCP data to the servers; the ring runs beside the eBPF counter and sees TSO super-packets whole but software-GSO units already cut to MSS, so with TSO on these data packets match send_units, with TSO off (software GSO) data_packets; %s; capture_loss is the eBPF counter's loss, not the file's",
 				f.File, t.Result.Written, t.Interface, f.DataPackets, loss))

@@ -197,6 +197,40 @@ func TestMeasurementRingFallbackNamesWhy(t *testing.T) {
 	}
 }
 
+// What the capture files lose is capture_loss too: the eBPF records a
+// full ring buffer lost (sender and receiver) and a receiver's unread
+// headers and ring drops; a sender ring that counts the units has its
+// drops in capture_loss already.
+func TestMeasurementFileLossIsCaptureLoss(t *testing.T) {
+	bpfTx := tapResult{Interface: "tx0", File: "tx0.pcapng", FileBPF: true,
+		Units: &devqueue.Result{SendUnits: 10, PayloadBytes: 10_000, WireSegments: 10, Histogram: []int64{10}, Recorded: 12, RecordedData: 9, RecordLost: 1}}
+	ringTx := tapResult{Interface: "tx0", File: "tx0.pcapng", Ring: true,
+		Result: capture.Result{Sizes: map[int]int64{1000: 10}, Seen: 13, Dropped: 3}}
+	tests := []struct {
+		name string
+		taps []tapResult
+		recv tapResult
+		want float64
+	}{
+		{"eBPF both ends", []tapResult{bpfTx}, tapResult{Interface: "rx0", Dir: capture.Incoming, File: "rx0.pcapng", FileBPF: true,
+			Units: &devqueue.Result{Recorded: 20, RecordedData: 18, RecordLost: 4, Unread: 2}}, 1 + 4 + 2},
+		{"receiver's ring", []tapResult{bpfTx}, tapResult{Interface: "rx0", Dir: capture.Incoming, File: "rx0.pcapng", Ring: true,
+			Result: capture.Result{Seen: 20, Dropped: 5}}, 1 + 5},
+		{"rings both ends", []tapResult{ringTx}, tapResult{Interface: "rx0", Dir: capture.Incoming, File: "rx0.pcapng", Ring: true,
+			Result: capture.Result{Seen: 20, Dropped: 5}}, 3 + 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := measurement{Kind: config.Stream, Duration: time.Second, Bytes: 10_000, MSS: 1000, Captured: true,
+				TCP: [2]tcpTotals{{DataSegsOut: 10}}, Taps: tt.taps, Recv: []tapResult{tt.recv}}
+			res := m.result()
+			if got := res.Metrics[engine.MetricCaptureLoss]; got != tt.want {
+				t.Errorf("capture_loss = %v, want %v; notes %q", got, tt.want, res.Notes)
+			}
+		})
+	}
+}
+
 func TestCounterStrings(t *testing.T) {
 	for c := CounterAuto; c <= CounterBoth; c++ {
 		got, err := ParseCounter(c.String())

@@ -48,13 +48,14 @@ type conn struct {
 }
 
 // tap is what counts send units on one sender NIC: the eBPF counter,
-// the AF_PACKET ring, or both; or, with Options.Capture, the ring that
-// captures a server's NIC (dir Incoming, never counted).
+// the AF_PACKET ring, or both; or, with Options.Capture, what captures a
+// server's NIC (dir Incoming, never counted): the eBPF program at its
+// TCX ingress, or the ring when that cannot load.
 type tap struct {
 	ns, ifname, key string
 	dir             capture.Direction
 	ports           []uint16
-	dq              *devqueue.Counter // nil when eBPF does not count
+	dq              *devqueue.Counter // nil when eBPF does not run
 	units           *devqueue.Result  // what dq counted, after stop
 	c               *capture.Capture  // nil when the ring does not run
 	res             capture.Result
@@ -62,8 +63,8 @@ type tap struct {
 	txBefore        uint64 // tx_packets of the interface at the start
 	txAfter         uint64
 	// With Options.Capture: the capture file and what writes it, the
-	// eBPF counter's record of the units (fileBPF, sender NICs) or the
-	// ring's frames.
+	// eBPF program's record (fileBPF: of the units on a sender NIC, of
+	// the incoming TCP on a server NIC) or the ring's frames.
 	pcap      *capture.Pcapng
 	fileBPF   bool
 	out       io.WriteCloser
@@ -74,9 +75,26 @@ type tap struct {
 
 // Where a capture file's packets come from, as its interface block says.
 const (
-	sourceBPF  = "eBPF at the device layer's entry (__dev_queue_xmit): send units as TCP handed them to the device, before software GSO"
-	sourceRing = "AF_PACKET TPACKET_V3 ring"
+	sourceBPF   = "eBPF at the device layer's entry (__dev_queue_xmit): send units as TCP handed them to the device, before software GSO"
+	sourceBPFIn = "eBPF at TCX ingress (__netif_receive_skb_core): TCP as the device handed it up, after GRO when it aggregates"
+	sourceRing  = "AF_PACKET TPACKET_V3 ring"
 )
+
+// bpfSource is what a tap's file says of its eBPF source.
+func (t *tap) bpfSource() string {
+	if t.dir == capture.Incoming {
+		return sourceBPFIn
+	}
+	return sourceBPF
+}
+
+// what names a tap's eBPF program in errors.
+func (t *tap) what() string {
+	if t.dir == capture.Incoming {
+		return "eBPF receiver capture on " + t.key
+	}
+	return "eBPF send-unit counter on " + t.key
+}
 
 // run is one execution of one workload.
 type run struct {
@@ -99,8 +117,9 @@ type run struct {
 	stopped atomic.Bool
 
 	// bpfErr is why the eBPF counter did not load (CounterAuto fell
-	// back to the ring); nil when it loaded or was not tried.
-	bpfErr error
+	// back to the ring); nil when it loaded or was not tried. recvBPFErr
+	// is the same for the server NICs' capture programs.
+	bpfErr, recvBPFErr error
 
 	mu      sync.Mutex // guards the fields below, written by worker threads
 	cpu     [2]time.Duration
@@ -182,6 +201,7 @@ func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
 		MSS:        mss,
 		Captured:   !r.eng.opts.DisableCapture,
 		BPFErr:     r.bpfErr,
+		RecvBPFErr: r.recvBPFErr,
 		CPUThreads: r.cpu,
 		Process:    proc1 - proc0,
 		Outside:    outside,
@@ -367,11 +387,11 @@ func (r *run) startCaptures(t0 time.Time, mss int) error {
 	}
 	mode := r.eng.opts.Counter
 	// The sender NICs' capture files come from the eBPF counter's record
-	// when it runs; the servers' files, and the senders' without eBPF,
-	// from the ring.
+	// when it runs, the servers' from the eBPF program at their TCX
+	// ingress; each from the ring when its program cannot run.
 	senderRing := mode == CounterRing || mode == CounterBoth
 	if mode.bpf() {
-		if err := r.startBPF(mss); err != nil {
+		if err := r.startBPF(r.taps, mss); err != nil {
 			if mode != CounterAuto {
 				return err
 			}
@@ -383,8 +403,23 @@ func (r *run) startCaptures(t0 time.Time, mss int) error {
 	if senderRing {
 		rings = append(rings, r.taps...)
 	}
-	if r.eng.opts.Capture != nil {
-		rings = append(rings, r.recv...)
+	if r.eng.opts.Capture != nil && len(r.recv) > 0 {
+		recvRing := !mode.bpf()
+		switch {
+		case recvRing:
+		case r.bpfErr != nil:
+			r.recvBPFErr, recvRing = r.bpfErr, true
+		default:
+			if err := r.startBPF(r.recv, mss); err != nil {
+				if mode != CounterAuto {
+					return err
+				}
+				r.recvBPFErr, recvRing = err, true
+			}
+		}
+		if recvRing {
+			rings = append(rings, r.recv...)
+		}
 	}
 	for _, t := range rings {
 		if err := r.openRing(t, t0); err != nil {
@@ -480,9 +515,12 @@ func (t *tap) stopRing(failed string) error {
 	return err
 }
 
-// startBPF attaches an eBPF counter to every sender NIC, or to none.
-func (r *run) startBPF(mss int) error {
-	for _, t := range r.taps {
+// startBPF attaches an eBPF program to every tap of taps, or to none: a
+// counter at TCX egress of the sender NICs, a capture at TCX ingress of
+// the server NICs (dir Incoming), each writing its tap's capture file
+// when it has one.
+func (r *run) startBPF(taps []*tap, mss int) error {
+	for _, t := range taps {
 		var ifindex int
 		var inode uint64
 		err := inNamespace(t.ns, func() error {
@@ -490,15 +528,18 @@ func (r *run) startBPF(mss int) error {
 			ifindex, inode, err = deviceID(t.ifname)
 			return err
 		})
-		opts := devqueue.Options{Ifindex: ifindex, NetNS: inode, DstPorts: t.ports, MSS: mss}
+		opts := devqueue.Options{Ifindex: ifindex, NetNS: inode, DstPorts: t.ports, MSS: mss, Ingress: t.dir == capture.Incoming}
+		if err == nil && r.eng.opts.noBPF != nil {
+			err = r.eng.opts.noBPF(t.dir)
+		}
 		if err == nil && t.out != nil {
-			if err = r.startFile(t, sourceBPF); err == nil {
+			if err = r.startFile(t, t.bpfSource()); err == nil {
 				t.fileBPF = true
 				opts.Headers = t.pcap
 			}
 		}
 		if err == nil {
-			// Open attaches at the device's TCX egress, which it names by
+			// Open attaches at the device's TCX hook, which it names by
 			// its index in the calling thread's namespace.
 			err = inNamespace(t.ns, func() error {
 				var err error
@@ -507,14 +548,14 @@ func (r *run) startBPF(mss int) error {
 			})
 		}
 		if err != nil {
-			for _, t := range r.taps {
+			for _, t := range taps {
 				if t.dq != nil {
 					t.dq.Stop()
 					t.dq = nil
 				}
 				t.pcap, t.fileBPF = nil, false
 			}
-			return fmt.Errorf("eBPF send-unit counter on %s: %w", t.key, err)
+			return fmt.Errorf("%s: %w", t.what(), err)
 		}
 	}
 	return nil
@@ -548,31 +589,34 @@ func (r *run) stopCaptures(failed string) error {
 		} else if first == nil {
 			first = err
 		}
-		if t.dq != nil {
-			res, err := t.dq.Stop()
-			t.dq = nil
-			if err == nil {
-				t.units = &res
-			} else if first == nil {
-				first = fmt.Errorf("eBPF send-unit counter on %s: %w", t.key, err)
-			}
-			if t.fileBPF {
-				if err := t.finishFile(res.Recorded+res.RecordLost, res.RecordLost, failed); err != nil && first == nil {
-					first = err
-				}
-			}
-		}
-		if t.c == nil {
-			continue
-		}
-		if err := t.stopRing(failed); err != nil && first == nil {
+	}
+	for _, t := range append(append([]*tap(nil), r.taps...), r.recv...) {
+		if err := t.stop(failed); err != nil && first == nil {
 			first = err
 		}
 	}
-	for _, t := range r.recv {
-		if t.c == nil {
-			continue
+	return first
+}
+
+// stop stops a tap's eBPF program and ring and finishes its capture
+// file.
+func (t *tap) stop(failed string) error {
+	var first error
+	if t.dq != nil {
+		res, err := t.dq.Stop()
+		t.dq = nil
+		if err == nil {
+			t.units = &res
+		} else {
+			first = fmt.Errorf("%s: %w", t.what(), err)
 		}
+		if t.fileBPF {
+			if err := t.finishFile(res.Recorded+res.RecordLost, res.RecordLost, failed); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if t.c != nil {
 		if err := t.stopRing(failed); err != nil && first == nil {
 			first = err
 		}

@@ -16,7 +16,7 @@ import (
 
 // Options say what to count.
 type Options struct {
-	// Ifindex and NetNS name the sender's device: its interface index and
+	// Ifindex and NetNS name the device: its interface index and
 	// the inode number of its network namespace (what stat(2) of
 	// /proc/PID/ns/net or /run/netns/NAME reports, the kernel's
 	// ns.inum). Both are needed: every namespace has an lo of index 1.
@@ -36,6 +36,14 @@ type Options struct {
 	// leave by the sender's device only on loopback) are recorded, not
 	// counted.
 	Headers Sink
+	// Ingress counts and records what the device receives, at its TCX
+	// ingress hook (HookTCXIngress), instead of what it is handed to
+	// send: the units are then the TCP data to DstPorts the device hands
+	// up (a GRO skb is one unit of gso_segs segments, as a GSO skb is at
+	// egress), and Headers gets them with their Ethernet header. There
+	// is no tracepoint fallback: on a kernel without TCX Open fails with
+	// an error that wraps ebpf.ErrNotSupported.
+	Ingress bool
 
 	// tracepoint (tests only) counts at the tracepoint even where TCX
 	// would do, so a kernel with TCX tests the fallback too.
@@ -123,7 +131,10 @@ func Open(opts Options) (*Counter, error) {
 			rb.Close()
 		}
 	}
-	f := filter{Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS)}
+	if opts.Ingress && opts.tracepoint {
+		return nil, errors.New("devqueue: the tracepoint counts at egress only")
+	}
+	f := filter{Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS), Ingress: opts.Ingress}
 	c := &Counter{m: m, mss: opts.MSS}
 	if rb != nil {
 		// The reader runs before the program can write.
@@ -146,7 +157,8 @@ func Open(opts Options) (*Counter, error) {
 // attach loads the program and attaches it at TCX egress of the device
 // (f.Ifindex in the calling thread's namespace, which must be f.NetNS);
 // on a kernel without TCX or without the kfunc the TCX program needs, on
-// the net_dev_queue tracepoint instead.
+// the net_dev_queue tracepoint instead. With f.Ingress, at TCX ingress,
+// with no fallback.
 func attach(o offsets, f filter, mapFD, recFD int) (Hook, *ebpf.Program, link.Link, error) {
 	// The namespace check and the attach on one thread.
 	runtime.LockOSThread()
@@ -157,6 +169,15 @@ func attach(o offsets, f filter, mapFD, recFD int) (Hook, *ebpf.Program, link.Li
 	}
 	if st.Ino != uint64(f.NetNS) {
 		return 0, nil, nil, fmt.Errorf("Open runs in network namespace %d, want the device's %d: call it on a thread in that namespace", st.Ino, f.NetNS)
+	}
+	if f.Ingress {
+		if o.CastToKernCtx == 0 {
+			return 0, nil, nil, fmt.Errorf("TCX ingress: this kernel has no bpf_cast_to_kern_ctx kfunc: %w", ebpf.ErrNotSupported)
+		}
+		prog, lnk, err := load(HookTCXIngress, o, f, mapFD, recFD, func(p *ebpf.Program) (link.Link, error) {
+			return link.AttachTCX(link.TCXOptions{Interface: int(f.Ifindex), Program: p, Attach: ebpf.AttachTCXIngress})
+		})
+		return HookTCXIngress, prog, lnk, err
 	}
 	if o.CastToKernCtx != 0 {
 		prog, lnk, err := load(HookTCX, o, f, mapFD, recFD, func(p *ebpf.Program) (link.Link, error) {
@@ -187,6 +208,8 @@ func load(h Hook, o offsets, f filter, mapFD, recFD int, at func(*ebpf.Program) 
 	switch h {
 	case HookTCX:
 		spec.Type, spec.AttachType = ebpf.SchedCLS, ebpf.AttachTCXEgress
+	case HookTCXIngress:
+		spec.Type, spec.AttachType = ebpf.SchedCLS, ebpf.AttachTCXIngress
 	case HookTracepoint:
 		spec.Type, spec.AttachType, spec.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, "net_dev_queue"
 	}

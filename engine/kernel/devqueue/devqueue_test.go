@@ -48,6 +48,8 @@ func TestProgramHooks(t *testing.T) {
 		{HookTracepoint, offsets{}, false, 0},
 		{HookTCX, offsets{CastToKernCtx: 7}, false, tcxNext},
 		{HookTCX, offsets{}, true, 0}, // no bpf_cast_to_kern_ctx
+		{HookTCXIngress, offsets{CastToKernCtx: 7}, false, tcxNext},
+		{HookTCXIngress, offsets{}, true, 0},
 		{Hook(9), offsets{CastToKernCtx: 7}, true, 0},
 	}
 	for _, tt := range tests {
@@ -63,7 +65,7 @@ func TestProgramHooks(t *testing.T) {
 			if got := exit.Constant; got != tt.ret {
 				t.Errorf("program(%v) returns %d, want %d", tt.h, got, tt.ret)
 			}
-			if first := insns[0]; (tt.h == HookTCX) != first.IsKfuncCall() {
+			if first := insns[0]; (tt.h != HookTracepoint) != first.IsKfuncCall() {
 				t.Errorf("program(%v) starts with %v: want a bpf_cast_to_kern_ctx call exactly for TCX", tt.h, first)
 			}
 		})
@@ -74,7 +76,7 @@ func TestHookString(t *testing.T) {
 	for _, tt := range []struct {
 		h    Hook
 		want string
-	}{{HookTCX, "tcx-egress"}, {HookTracepoint, "tp_btf/net_dev_queue"}, {Hook(9), "Hook(9)"}} {
+	}{{HookTCX, "tcx-egress"}, {HookTracepoint, "tp_btf/net_dev_queue"}, {HookTCXIngress, "tcx-ingress"}, {Hook(9), "Hook(9)"}} {
 		if got := tt.h.String(); got != tt.want {
 			t.Errorf("Hook(%d).String() = %q, want %q", int(tt.h), got, tt.want)
 		}
@@ -114,7 +116,7 @@ func TestProgramRejectsBadFilters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, h := range []Hook{HookTCX, HookTracepoint} {
+			for _, h := range []Hook{HookTCX, HookTracepoint, HookTCXIngress} {
 				if _, err := program(h, offsets{CastToKernCtx: 1}, tt.f, 3, -1); err == nil {
 					t.Errorf("%v program accepted the filter", h)
 				}
@@ -382,13 +384,21 @@ func (f *frames) Frame(ts time.Time, data []byte, wireLen int) error {
 	return nil
 }
 
-// TestRecordsHeaders checks Options.Headers on a loopback stream: every
-// send unit arrives as a record whose headers are the unit's Ethernet, IP
-// and TCP headers to the watched port, whose length is the whole unit
-// (the payload summing to what was sent), in sequence order, with wall
-// clock times of the stream; the server's ACKs, from the watched port,
-// are recorded too.
+// TestRecordsHeaders checks Options.Headers on a loopback stream, at
+// egress and at ingress (Options.Ingress, where lo has pulled the
+// Ethernet header the record must still start with): every unit arrives
+// as a record whose headers are the unit's Ethernet, IP and TCP headers
+// to the watched port, whose length is the whole unit (the payload
+// summing to what was sent), in sequence order, with wall clock times of
+// the stream; the server's ACKs, from the watched port, are recorded
+// too.
 func TestRecordsHeaders(t *testing.T) {
+	for _, ingress := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ingress=%v", ingress), func(t *testing.T) { recordsHeaders(t, ingress) })
+	}
+}
+
+func recordsHeaders(t *testing.T, ingress bool) {
 	netnstest.Require(t)
 	kernelSpec(t)
 	lab := netnstest.LabID(t)
@@ -401,8 +411,11 @@ func TestRecordsHeaders(t *testing.T) {
 	start := time.Now()
 	retrans := loopbackStream(t, a, n, 64<<10, 0, func(p uint16, m int) {
 		port = p
-		c = mustOpenIn(t, a, Options{Ifindex: 1, NetNS: a.inode, DstPorts: []uint16{p}, MSS: m, Headers: &sink})
+		c = mustOpenIn(t, a, Options{Ifindex: 1, NetNS: a.inode, DstPorts: []uint16{p}, MSS: m, Headers: &sink, Ingress: ingress})
 	})
+	if want := map[bool]Hook{false: HookTCX, true: HookTCXIngress}[ingress]; c.Hook() != want && !(!ingress && c.Hook() == HookTracepoint) {
+		t.Errorf("counted at %v, want %v", c.Hook(), want)
+	}
 	res, err := c.Stop()
 	if err != nil {
 		t.Fatal(err)

@@ -8,10 +8,22 @@
 // map, and, when asked (Options.Headers), a ring buffer the program
 // records every TCP packet to a watched port into: its headers (at most
 // HeaderMax bytes from the MAC header), its whole length and the time it
-// was queued, read by a goroutine that hands them to a Sink (the engine's
-// capture files). It never sends anything and never changes an interface
-// or a namespace (its TCX link passes every packet on, TCX_NEXT, and goes
-// with Stop), needs no tracefs and keeps no payload bytes.
+// was queued, read by a goroutine that drains the ring every
+// pollInterval (the program submits without waking it) and hands them to
+// a Sink (the engine's capture files). It never sends anything and never
+// changes an interface or a namespace (its TCX link passes every packet
+// on, TCX_NEXT, and goes with Stop), needs no tracefs and keeps no
+// payload bytes.
+//
+// The same program runs at the device's TCX ingress hook for a receiver
+// (Options.Ingress, HookTCXIngress: sch_handle_ingress in
+// __netif_receive_skb_core, after the AF_PACKET taps, so it sees what
+// they see: what the device hands up, after GRO when it aggregates).
+// There skb->data is past the Ethernet header the device pulled, so a
+// record starts at skb->mac_header and its length counts that header;
+// the TCP header's offset comes from the IP header (IHL), at both hooks,
+// since ingress has not set skb->transport_header yet. Ingress has no
+// tracepoint fallback: Open fails and the caller captures otherwise.
 //
 // Where it counts (Hook): a TCX egress program on the device, which
 // __dev_queue_xmit runs (sch_handle_egress) for every skb before the

@@ -11,19 +11,19 @@ import (
 // program reads, taken from the running kernel's BTF (what CO-RE
 // relocations would compute for a program built with clang).
 type offsets struct {
-	SkbDev             member // sk_buff.dev (struct net_device *)
-	SkbLen             member // sk_buff.len
-	SkbProtocol        member // sk_buff.protocol (__be16)
-	SkbNetworkHeader   member // sk_buff.network_header (offset from head)
-	SkbTransportHeader member // sk_buff.transport_header (offset from head)
-	SkbEnd             member // sk_buff.end (offset of skb_shared_info from head)
-	SkbHead            member // sk_buff.head
-	SkbData            member // sk_buff.data
-	DevIfindex         member // net_device.ifindex
-	DevNet             member // net_device.nd_net.net (struct net *)
-	NetInum            member // net.ns.inum
-	ShinfoGSOSize      member // skb_shared_info.gso_size
-	ShinfoGSOSegs      member // skb_shared_info.gso_segs
+	SkbDev           member // sk_buff.dev (struct net_device *)
+	SkbLen           member // sk_buff.len
+	SkbProtocol      member // sk_buff.protocol (__be16)
+	SkbNetworkHeader member // sk_buff.network_header (offset from head)
+	SkbMacHeader     member // sk_buff.mac_header (offset from head)
+	SkbEnd           member // sk_buff.end (offset of skb_shared_info from head)
+	SkbHead          member // sk_buff.head
+	SkbData          member // sk_buff.data
+	DevIfindex       member // net_device.ifindex
+	DevNet           member // net_device.nd_net.net (struct net *)
+	NetInum          member // net.ns.inum
+	ShinfoGSOSize    member // skb_shared_info.gso_size
+	ShinfoGSOSegs    member // skb_shared_info.gso_segs
 	// CastToKernCtx is the BTF ID of the kfunc bpf_cast_to_kern_ctx, which
 	// turns a TCX program's __sk_buff into the kernel's sk_buff; 0 when
 	// this kernel has none (then only the tracepoint hook works).
@@ -52,7 +52,7 @@ func loadOffsets(spec *btf.Spec) (offsets, error) {
 	get(&o.SkbLen, "sk_buff", "len")
 	get(&o.SkbProtocol, "sk_buff", "protocol")
 	get(&o.SkbNetworkHeader, "sk_buff", "network_header")
-	get(&o.SkbTransportHeader, "sk_buff", "transport_header")
+	get(&o.SkbMacHeader, "sk_buff", "mac_header")
 	get(&o.SkbEnd, "sk_buff", "end")
 	get(&o.SkbHead, "sk_buff", "head")
 	get(&o.SkbData, "sk_buff", "data")
@@ -78,7 +78,7 @@ func loadOffsets(spec *btf.Spec) (offsets, error) {
 		size uint32
 	}{
 		{"sk_buff.dev", o.SkbDev, 8}, {"sk_buff.len", o.SkbLen, 4}, {"sk_buff.protocol", o.SkbProtocol, 2},
-		{"sk_buff.network_header", o.SkbNetworkHeader, 2}, {"sk_buff.transport_header", o.SkbTransportHeader, 2},
+		{"sk_buff.network_header", o.SkbNetworkHeader, 2}, {"sk_buff.mac_header", o.SkbMacHeader, 2},
 		{"sk_buff.end", o.SkbEnd, 4}, {"sk_buff.head", o.SkbHead, 8}, {"sk_buff.data", o.SkbData, 8},
 		{"net_device.ifindex", o.DevIfindex, 4}, {"net_device.nd_net.net", o.DevNet, 8}, {"net.ns.inum", o.NetInum, 4},
 		{"skb_shared_info.gso_size", o.ShinfoGSOSize, 2}, {"skb_shared_info.gso_segs", o.ShinfoGSOSegs, 2},

@@ -39,6 +39,7 @@ type filter struct {
 	NetNS   uint32   // inode number of the network namespace (ns.inum)
 	Ports   []uint16 // TCP destination ports; none = every port
 	MSS     uint32   // bytes, for the single-MSS count and the histogram
+	Ingress bool     // what the device receives (TCX ingress), not sends
 }
 
 // maxPorts bounds the compare chain the program unrolls.
@@ -46,14 +47,24 @@ const maxPorts = 64
 
 // Stack slots of the program (offsets from R10).
 const (
-	stackKey   = -8  // u32 map key 0
-	stackProto = -16 // 1 byte: IP protocol
-	stackTCP   = -32 // 16 bytes: the start of the TCP header
-	stackGSO   = -40 // 4 bytes: gso_size, gso_segs
-	stackHdr   = -48 // 8 bytes: header bytes from skb->data to the end of TCP
-	stackRec   = -56 // 8 bytes: the reserved record
-	stackFlag  = -64 // 4 bytes: 1 = a packet to a watched port (counted)
+	stackKey  = -8  // u32 map key 0
+	stackTCP  = -32 // 16 bytes: the start of the TCP header
+	stackGSO  = -40 // 4 bytes: gso_size, gso_segs
+	stackHdr  = -48 // 8 bytes: header bytes from skb->data to the end of TCP
+	stackRec  = -56 // 8 bytes: the reserved record
+	stackFlag = -64 // 4 bytes: 1 = a packet to a watched port (counted)
+	stackIP   = -80 // ipPrefix bytes: the start of the IP header
+	stackMAC  = -88 // 8 bytes: MAC header bytes before skb->data
 )
+
+// ipPrefix is how much of the IP header the program reads: IPv4's
+// version/IHL byte and protocol (byte 9), IPv6's next header (byte 6).
+const ipPrefix = 10
+
+// maxMAC bounds the MAC header bytes before skb->data a record keeps
+// (0 at egress, where skb->data is the MAC header; 14 for Ethernet at
+// ingress, where the device pulled it).
+const maxMAC = 64
 
 // HeaderMax is the most header bytes a record keeps: Ethernet, IPv4 with
 // options or IPv6, and TCP with options (14 + 60 + 60 = 134) fit.
@@ -63,7 +74,7 @@ const HeaderMax = 160
 // byte order; the header bytes as they are in the packet).
 const (
 	recTime    = 0  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
-	recLen     = 8  // u32: skb->len, the whole packet from its MAC header
+	recLen     = 8  // u32: the whole packet from its MAC header (skb->len plus the MAC header bytes before skb->data)
 	recCapLen  = 12 // u32: header bytes kept
 	recPayload = 16 // s32: TCP payload bytes of the whole packet
 	recFlag    = 20 // u32: 1 = to a watched port (counted), 0 = from one
@@ -71,8 +82,9 @@ const (
 	recordSize = recHeader + HeaderMax
 )
 
-// Hook is where the program runs. Both places see every skb the device
-// layer gets, before the qdisc and before validate_xmit_skb cuts GSO skbs.
+// Hook is where the program runs. The egress hooks see every skb the
+// device layer gets, before the qdisc and before validate_xmit_skb cuts
+// GSO skbs; the ingress hook every skb the device hands up.
 type Hook int
 
 const (
@@ -86,6 +98,13 @@ const (
 	// every context (see the package documentation): the fallback for
 	// kernels without TCX.
 	HookTracepoint
+	// HookTCXIngress is a TCX ingress program on the device
+	// (sch_handle_ingress in __netif_receive_skb_core, after the taps of
+	// packet sockets): what the device hands up, after GRO when it
+	// aggregates. It reaches the sk_buff as HookTCX does and lets the
+	// packet go on. It has no fallback here: without TCX the caller
+	// captures otherwise (the engine with an AF_PACKET ring).
+	HookTCXIngress
 )
 
 // Where says in a sentence where a hook counts, for notes.
@@ -95,6 +114,8 @@ func (h Hook) Where() string {
 		return "TCX egress, early in __dev_queue_xmit"
 	case HookTracepoint:
 		return "the net:net_dev_queue tracepoint"
+	case HookTCXIngress:
+		return "TCX ingress, where the device hands packets up (__netif_receive_skb_core)"
 	}
 	return h.String()
 }
@@ -105,6 +126,8 @@ func (h Hook) String() string {
 		return "tcx-egress"
 	case HookTracepoint:
 		return "tp_btf/net_dev_queue"
+	case HookTCXIngress:
+		return "tcx-ingress"
 	}
 	return fmt.Sprintf("Hook(%d)", int(h))
 }
@@ -137,7 +160,7 @@ func program(h Hook, o offsets, f filter, mapFD, recFD int) (asm.Instructions, e
 	case HookTracepoint:
 		// R6 = the skb (the tracepoint's only argument).
 		insns = append(insns, asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord))
-	case HookTCX:
+	case HookTCX, HookTCXIngress:
 		if o.CastToKernCtx == 0 {
 			return nil, errors.New("this kernel has no bpf_cast_to_kern_ctx kfunc for a TCX program")
 		}
@@ -166,26 +189,35 @@ func program(h Hook, o offsets, f filter, mapFD, recFD int) (asm.Instructions, e
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, "exit"),
 		asm.Mov.Reg(asm.R9, asm.R0),
-		// IP protocol: IPv4 byte 9, IPv6 byte 6 (next header).
+		// The IP header from skb->network_header: IPv4 (protocol, and
+		// IHL for the TCP header's offset) or IPv6 without extension
+		// headers. The offset is computed, not read from
+		// skb->transport_header, which ingress has not set yet.
 		asm.LoadMem(asm.R7, asm.R6, off(o.SkbHead), asm.DWord),
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbProtocol), asm.Half),
-		asm.LoadMem(asm.R2, asm.R6, off(o.SkbNetworkHeader), asm.Half),
-		asm.JNE.Imm(asm.R3, int32(hostHalf(0x0800)), "not_ipv4"),
-		asm.Add.Imm(asm.R2, 9),
-		asm.Ja.Label("read_proto"),
-		asm.JNE.Imm(asm.R3, int32(hostHalf(0x86dd)), "other").WithSymbol("not_ipv4"),
-		asm.Add.Imm(asm.R2, 6),
-		asm.Mov.Reg(asm.R3, asm.R7).WithSymbol("read_proto"),
-		asm.Add.Reg(asm.R3, asm.R2),
+		asm.JEq.Imm(asm.R3, int32(hostHalf(0x0800)), "read_ip"),
+		asm.JNE.Imm(asm.R3, int32(hostHalf(0x86dd)), "other"),
+		asm.LoadMem(asm.R3, asm.R6, off(o.SkbNetworkHeader), asm.Half).WithSymbol("read_ip"),
+		asm.Add.Reg(asm.R3, asm.R7),
 		asm.Mov.Reg(asm.R1, asm.R10),
-		asm.Add.Imm(asm.R1, stackProto),
-		asm.Mov.Imm(asm.R2, 1),
+		asm.Add.Imm(asm.R1, stackIP),
+		asm.Mov.Imm(asm.R2, ipPrefix),
 		asm.FnProbeReadKernel.Call(),
 		asm.JNE.Imm(asm.R0, 0, "unread"),
-		asm.LoadMem(asm.R3, asm.R10, stackProto, asm.Byte),
-		asm.JNE.Imm(asm.R3, 6, "other"), // IPPROTO_TCP
+		asm.LoadMem(asm.R3, asm.R6, off(o.SkbProtocol), asm.Half),
+		asm.LoadMem(asm.R8, asm.R6, off(o.SkbNetworkHeader), asm.Half),
+		asm.JNE.Imm(asm.R3, int32(hostHalf(0x0800)), "ipv6"),
+		asm.LoadMem(asm.R4, asm.R10, stackIP+9, asm.Byte),
+		asm.LoadMem(asm.R5, asm.R10, stackIP, asm.Byte),
+		asm.And.Imm(asm.R5, 0x0f),
+		asm.LSh.Imm(asm.R5, 2),
+		asm.Ja.Label("l4"),
+		asm.LoadMem(asm.R4, asm.R10, stackIP+6, asm.Byte).WithSymbol("ipv6"),
+		asm.Mov.Imm(asm.R5, 40),
+		asm.JNE.Imm(asm.R4, 6, "other").WithSymbol("l4"), // IPPROTO_TCP
+		// R8 = the TCP header's offset from skb->head.
+		asm.Add.Reg(asm.R8, asm.R5),
 		// The TCP header: ports and data offset.
-		asm.LoadMem(asm.R8, asm.R6, off(o.SkbTransportHeader), asm.Half),
 		asm.Mov.Reg(asm.R3, asm.R7),
 		asm.Add.Reg(asm.R3, asm.R8),
 		asm.Mov.Reg(asm.R1, asm.R10),
@@ -300,11 +332,22 @@ func program(h Hook, o offsets, f filter, mapFD, recFD int) (asm.Instructions, e
 // record writes one record of the packet into the ring buffer recFD
 // (label "record", then on to "recorded"); it expects R2 = the header
 // bytes from skb->data to the end of TCP and R8 = the payload, and keeps
-// R6-R9. A full ring counts the packet as lost.
+// R6-R9. The record starts at the MAC header (skb->head +
+// skb->mac_header), which is skb->data at egress and the Ethernet header
+// the device pulled at ingress. A full ring counts the packet as lost.
+// The record wakes no reader (BPF_RB_NO_WAKEUP): the reader polls, so a
+// stream of small records costs no wake-up each.
 func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
 	off := func(m member) int16 { return int16(m.Off) }
 	return asm.Instructions{
 		asm.StoreMem(asm.R10, stackHdr, asm.R2, asm.DWord).WithSymbol("record"),
+		// The MAC header bytes before skb->data: data - (head + mac_header).
+		asm.LoadMem(asm.R4, asm.R6, off(o.SkbData), asm.DWord),
+		asm.Sub.Reg(asm.R4, asm.R7),
+		asm.LoadMem(asm.R3, asm.R6, off(o.SkbMacHeader), asm.Half),
+		asm.Sub.Reg(asm.R4, asm.R3),
+		asm.JGT.Imm(asm.R4, maxMAC, "unread"), // no MAC header set: not recorded, not counted
+		asm.StoreMem(asm.R10, stackMAC, asm.R4, asm.DWord),
 		asm.Mov.Imm(asm.R3, 1),
 		inc(slotRecTried, asm.R3),
 		asm.LoadMapPtr(asm.R1, recFD),
@@ -317,24 +360,28 @@ func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) a
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
 		asm.StoreMem(asm.R1, recTime, asm.R0, asm.DWord),
 		asm.LoadMem(asm.R2, asm.R6, off(o.SkbLen), asm.Word),
+		asm.LoadMem(asm.R3, asm.R10, stackMAC, asm.DWord),
+		asm.Add.Reg(asm.R2, asm.R3),
 		asm.StoreMem(asm.R1, recLen, asm.R2, asm.Word),
 		asm.StoreMem(asm.R1, recPayload, asm.R8, asm.Word),
 		asm.LoadMem(asm.R2, asm.R10, stackFlag, asm.Word),
 		asm.StoreMem(asm.R1, recFlag, asm.R2, asm.Word),
-		// The header bytes, at most HeaderMax.
+		// The header bytes from the MAC header, at most HeaderMax.
 		asm.LoadMem(asm.R2, asm.R10, stackHdr, asm.DWord),
+		asm.Add.Reg(asm.R2, asm.R3),
 		asm.JLE.Imm(asm.R2, HeaderMax, "rec_len"),
 		asm.Mov.Imm(asm.R2, HeaderMax),
 		asm.StoreMem(asm.R1, recCapLen, asm.R2, asm.Word).WithSymbol("rec_len"),
 		asm.Add.Imm(asm.R1, recHeader),
-		asm.LoadMem(asm.R3, asm.R6, off(o.SkbData), asm.DWord),
+		asm.LoadMem(asm.R3, asm.R6, off(o.SkbMacHeader), asm.Half),
+		asm.Add.Reg(asm.R3, asm.R7),
 		asm.FnProbeReadKernel.Call(),
 		asm.JEq.Imm(asm.R0, 0, "rec_submit"),
 		// Unreadable headers: keep the record, with none of them.
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
 		asm.StoreImm(asm.R1, recCapLen, 0, asm.Word),
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord).WithSymbol("rec_submit"),
-		asm.Mov.Imm(asm.R2, 0),
+		asm.Mov.Imm(asm.R2, rbNoWakeup),
 		asm.FnRingbufSubmit.Call(),
 		asm.Ja.Label("recorded"),
 		asm.Mov.Imm(asm.R3, 1).WithSymbol("rec_lost"),
@@ -342,6 +389,10 @@ func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) a
 		asm.Ja.Label("recorded"),
 	}
 }
+
+// rbNoWakeup is BPF_RB_NO_WAKEUP, bpf_ringbuf_submit's flag that
+// leaves the reader asleep.
+const rbNoWakeup = 1
 
 // hostHalf is the value a 16-bit load of the big-endian (network order)
 // v gives on this machine.
