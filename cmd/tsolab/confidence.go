@@ -87,24 +87,20 @@ func mainMetric(w *config.Workload) string {
 	return engine.MetricThroughputBps
 }
 
-// reportConfidence says how -confidence ended for one workload: on
-// stderr, and as a note on the workload's last run when the interval
+// reportConfidence says how -confidence ended for one workload: to tv
+// (text on stderr), and as a note on the workload's last run when the interval
 // stayed wider than asked, so the results file and the report carry it.
-func (c *cli) reportConfidence(last *engine.WorkloadResult, scenario, workload, metric string, values []float64, want float64) {
+func reportConfidence(tv testView, last *engine.WorkloadResult, scenario, workload, metric string, values []float64, want float64) {
 	width := outcome.Summarize(values).RelativeWidth()
 	if width <= want {
-		if c.stream == nil {
-			fmt.Fprintf(c.stderr, "%s / %s: the 95%% confidence interval of %s is %.1f%% of the median after %d runs (confidence %g)\n",
-				scenario, workload, metric, width, len(values), want)
-		}
+		tv.confidence(scenario, workload, fmt.Sprintf("the 95%% confidence interval of %s is %.1f%% of the median after %d runs (confidence %g)",
+			metric, width, len(values), want))
 		return
 	}
 	note := fmt.Sprintf("confidence %g not reached: the 95%% confidence interval of %s is still %.1f%% of the median after %d runs (repeat %d is the most)",
 		want, metric, width, len(values), len(values))
 	last.Notes = append(last.Notes, note)
-	if c.stream == nil {
-		fmt.Fprintf(c.stderr, "%s / %s: %s\n", scenario, workload, note)
-	}
+	tv.confidence(scenario, workload, note)
 }
 
 // lastRun is the latest run of a workload in a scenario.

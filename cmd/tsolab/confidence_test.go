@@ -41,7 +41,7 @@ func TestReportConfidence(t *testing.T) {
 			var out, errb bytes.Buffer
 			c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
 			var last engine.WorkloadResult
-			c.reportConfidence(&last, "tso=true", "bulk", engine.MetricThroughputBps, tt.values, tt.want)
+			reportConfidence(humanTest{c}, &last, "tso=true", "bulk", engine.MetricThroughputBps, tt.values, tt.want)
 			if diff := cmp.Diff(tt.wantNotes, last.Notes); diff != "" {
 				t.Errorf("notes (-want +got):\n%s", diff)
 			}

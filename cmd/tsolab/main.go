@@ -24,9 +24,6 @@ type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	env            []string
-	// stream, while run or test has -json -, is the one JSON-lines view
-	// every message of the command goes to.
-	stream *runStream
 	// helped is set when the command's flags asked for its help (-h):
 	// the help went to stdout and the command exits 0.
 	helped bool

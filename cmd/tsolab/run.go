@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
@@ -55,6 +54,9 @@ type runFlags struct {
 	// comparisons fail.
 	maxRepeat int
 	isStrict  bool
+	// view, chosen once the flags are parsed, is where run and test
+	// write what happens: text, or JSON lines with -json -.
+	view testView
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, test bool) {
@@ -92,14 +94,10 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if !ok {
 		return exitError
 	}
-	if f.jsonFile == "-" {
-		// -json - : every message, the plan and apply views' and the
-		// failures' too, is a JSON line on stdout.
-		c.stream = newRunStream(c.stdout)
-		c.json = c.stream.v
-		f.out.json = true
-		defer func() { c.stream, c.json = nil, nil }()
-	}
+	// -json - : every message, the plan and apply views' and the
+	// failures' too, is a JSON line on stdout.
+	f.view = c.newTestView(f.jsonFile)
+	f.out.json = f.jsonFile == "-"
 	if f.jsonFile == "-" && (f.junitFile == "-" || f.report == "-") {
 		c.errorf("-json - streams to stdout: write -junit and -report to files")
 		return exitError
@@ -142,45 +140,31 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	results.Observations = outcome.Observe(lab, results)
 
 	if test && kind == config.EngineKernel && !f.keep {
-		if c.stream == nil {
-			fmt.Fprintln(c.stdout, "\nDestroying the lab (-keep keeps it).")
-		}
+		f.view.destroying()
 		o := outputFlags{json: f.out.json, noColor: f.out.noColor, brief: !f.verbose}
 		if code, _ := c.destroyDir(dir, o, nil, true); code != exitOK && runErr == nil {
 			runErr = fmt.Errorf("destroy failed: run tsolab destroy %s", dir)
 		}
 	}
-	if c.stream != nil {
-		c.stream.results(results)
-	} else if f.jsonFile != "" {
+	f.view.results(results)
+	if f.jsonFile != "" && f.jsonFile != "-" {
 		if err := writeJSONFile(f.jsonFile, results); err != nil {
 			c.fail(err)
 			return exitError
 		}
 	}
 	if runErr != nil {
-		if c.stream != nil {
-			c.stream.errored(runErr) // the stream's word for it: no diagnostic too
-		}
+		f.view.errored(runErr) // the stream's word for it: no diagnostic too
 		fmt.Fprintln(c.stderr, "Error:", runErr)
 		return exitError
 	}
 
 	verdicts, diags := outcome.Evaluate(lab, results, baseline)
-	if c.stream != nil {
-		c.stream.verdicts(verdicts)
-		c.stream.diagnostics(diags)
-	} else {
-		fmt.Fprintln(c.stdout)
-		writeProvenance(c.stdout, results.Provenance)
-		if err := outcome.WriteTable(c.stdout, lab, results, verdicts); err != nil {
-			c.fail(err)
-			return exitError
-		}
-		c.writeDiags(lab.Sources, diags)
-		if hint := judgeCommand(name, args, lab, kind, scenarioNames(scenarios), verdicts); hint != "" {
-			fmt.Fprintf(c.stdout, "\nNot judged: a scenario the condition compares with did not run. To judge it, run:\n    %s\n", hint)
-		}
+	j := judgement{lab: lab, results: results, verdicts: verdicts, diags: diags,
+		hint: judgeCommand(name, args, lab, kind, scenarioNames(scenarios), verdicts)}
+	if err := f.view.judged(j); err != nil {
+		c.fail(err)
+		return exitError
 	}
 	if f.junitFile != "" {
 		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts, results) })
@@ -204,9 +188,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		}
 	}
 	code = outcome.ExitCode(verdicts, f.isStrict)
-	if c.stream != nil {
-		c.stream.summary(verdicts, f.isStrict, code)
-	}
+	f.view.summary(verdicts, f.isStrict, code)
 	return code
 }
 
@@ -346,9 +328,7 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 				continue
 			}
 			ran = true
-			if c.stream != nil {
-				c.stream.scenarioStart(sc.Name, string(kind))
-			}
+			f.view.scenarioStart(sc.Name, kind)
 			if kind == config.EngineKernel {
 				switch {
 				case test:
@@ -366,7 +346,7 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 					return fmt.Errorf("interrupted: %w", err)
 				}
 				cl := cells[[2]string{sc.Name, w.Name}]
-				pr := c.progress(sc.Name, w.Name, rep, cl.m.Repeat, cl.m.Confidence > 0)
+				pr := f.view.workload(jsonRun{Scenario: sc.Name, Workload: w.Name, Repetition: rep, Repeat: cl.m.Repeat, AtMost: cl.m.Confidence > 0})
 				res, err := ahead.run(ctx, eng, engine.RunRequest{
 					Lab: lab, Scenario: sc, Workload: w, Naming: naming,
 					Repetition: rep, Progress: pr.update,
@@ -388,7 +368,7 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 	for _, sc := range scenarios {
 		for _, w := range sc.Workloads {
 			if cl := cells[[2]string{sc.Name, w.Name}]; cl != nil && cl.m.Confidence > 0 {
-				c.reportConfidence(lastRun(results, sc.Name, w.Name), sc.Name, w.Name, mainMetric(w), cl.values, cl.m.Confidence)
+				reportConfidence(f.view, lastRun(results, sc.Name, w.Name), sc.Name, w.Name, mainMetric(w), cl.values, cl.m.Confidence)
 			}
 		}
 	}
@@ -400,19 +380,7 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 // line: the plan and apply in full with -verbose in the first round, and
 // whatever goes wrong.
 func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, f *runFlags, rep int) error {
-	v := c.view(f.out, lab.Sources)
-	brief := rep > 0 // the JSON stream: the plan and apply once per scenario
-	if c.stream == nil {
-		label := fmt.Sprintf("=== scenario %s: ", sc.Name)
-		if f.maxRepeat > 1 {
-			label = fmt.Sprintf("=== scenario %s (run %d of %d): ", sc.Name, rep+1, f.maxRepeat)
-		}
-		if f.verbose && rep == 0 {
-			fmt.Fprintf(c.stdout, "\n%s\n", strings.TrimSuffix(label, ": "))
-		} else {
-			v, brief = briefView{View: v, w: c.stdout, label: label}, false
-		}
-	}
+	v, brief := f.view.applyView(c.view(f.out, lab.Sources), sc, rep, f.maxRepeat, f.verbose)
 	p := newPlanner(dir, lab, sc, v)
 	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
 	if err != nil {
@@ -462,77 +430,6 @@ func (c *cli) checkApplied(ctx context.Context, dir string, lab *config.Lab, sc 
 		return fmt.Errorf("the lab does not match scenario %s: run tsolab apply -scenario %s %s first", sc.Name, sc.Name, dir)
 	}
 	return nil
-}
-
-// progressLine shows one workload's progress: a live line on a terminal,
-// a start and an end line otherwise.
-type progressLine struct {
-	c                  *cli
-	tty                bool
-	run                jsonRun // with -json -: the stream's name of the run
-	scenario, workload string
-	label              string
-	start              time.Time
-}
-
-func (c *cli) progress(scenario, workload string, rep, repeat int, atMost bool) *progressLine {
-	label := fmt.Sprintf("%s / %s", scenario, workload)
-	switch {
-	case atMost:
-		label += fmt.Sprintf(" (run %d of at most %d)", rep+1, repeat)
-	case repeat > 1:
-		label += fmt.Sprintf(" (run %d of %d)", rep+1, repeat)
-	}
-	p := &progressLine{c: c, tty: isTerminal(c.stderr), scenario: scenario, workload: workload, label: label, start: time.Now()}
-	if c.stream != nil {
-		p.run = jsonRun{Scenario: scenario, Workload: workload, Repetition: rep, Repeat: repeat, AtMost: atMost}
-		c.stream.workloadStart(p.run)
-		return p
-	}
-	if !p.tty {
-		fmt.Fprintf(c.stderr, "running %s\n", label)
-	}
-	return p
-}
-
-func (p *progressLine) update(pr engine.Progress) {
-	if p.c.stream != nil {
-		p.c.stream.workloadProgress(p.run, pr)
-		return
-	}
-	if !p.tty {
-		return
-	}
-	fmt.Fprintf(p.c.stderr, "\r\033[K%s  %s / %s  %s", p.label,
-		pr.Elapsed.Round(100*time.Millisecond), pr.Planned.Round(100*time.Millisecond), formatBps(pr.ThroughputBps))
-}
-
-func (p *progressLine) done(res *engine.WorkloadResult) {
-	if p.c.stream != nil {
-		if res != nil {
-			p.c.stream.workloadComplete(p.run, res, time.Since(p.start))
-		}
-		return
-	}
-	if p.tty {
-		fmt.Fprint(p.c.stderr, "\r\033[K")
-	}
-	if res == nil {
-		return
-	}
-	fmt.Fprintf(p.c.stderr, "done    %s: %s in %.2fs of workload time (%s wall)\n", p.label,
-		formatBps(res.Metrics[engine.MetricThroughputBps]), res.Metrics[engine.MetricDurationS],
-		time.Since(p.start).Round(time.Millisecond))
-}
-
-func formatBps(bps float64) string {
-	switch {
-	case bps >= 1e9:
-		return fmt.Sprintf("%.2f Gb/s", bps/1e9)
-	case bps >= 1e6:
-		return fmt.Sprintf("%.1f Mb/s", bps/1e6)
-	}
-	return fmt.Sprintf("%.0f kb/s", bps/1e3)
 }
 
 // captureFiles lays out -capture DIR: DIR/SCENARIO/WORKLOAD/NIC.pcapng,

@@ -2,27 +2,23 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
-
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/outcome"
 	"github.com/tsolab/tsolab/view"
 )
 
-// runStream is `-json -` of run and test: one JSON object per line on
+// jsonTest is `-json -` of run and test: one JSON object per line on
 // stdout, in the view package's JSON vocabulary (the plan and apply
 // messages of each scenario, then this file's workload, results, verdict
 // and summary messages). docs/json-format.md documents every type.
-type runStream struct {
+type jsonTest struct {
 	v *view.JSON
 }
 
-func newRunStream(w io.Writer) *runStream {
-	return &runStream{v: view.NewJSON(w, view.JSONOptions{Version: version})}
-}
+var _ testView = jsonTest{}
 
 // jsonRun names one run of one workload.
 type jsonRun struct {
@@ -86,36 +82,66 @@ func (r jsonRun) label() string {
 	return s
 }
 
-func (s *runStream) scenarioStart(scenario, engineKind string) {
+func (s jsonTest) scenarioStart(scenario string, kind config.EngineKind) {
 	s.v.Message("info", "scenario_start", "Scenario "+scenario, map[string]any{
-		"scenario": scenario, "engine": engineKind,
+		"scenario": scenario, "engine": string(kind),
 	})
 }
 
-func (s *runStream) workloadStart(r jsonRun) {
-	s.v.Message("info", "workload_start", "Running "+r.label(), map[string]any{"run": r})
+// applyView shows the plan and apply of each scenario once, in its
+// first round.
+func (s jsonTest) applyView(v view.View, _ *config.Scenario, rep, _ int, _ bool) (view.View, bool) {
+	return v, rep > 0
 }
 
-func (s *runStream) workloadProgress(r jsonRun, p engine.Progress) {
-	s.v.Message("info", "workload_progress",
+func (s jsonTest) workload(r jsonRun) workloadView {
+	s.v.Message("info", "workload_start", "Running "+r.label(), map[string]any{"run": r})
+	return &jsonWorkload{s: s, run: r, start: time.Now()}
+}
+
+// jsonWorkload is one run's progress and end as JSON messages.
+type jsonWorkload struct {
+	s     jsonTest
+	run   jsonRun
+	start time.Time
+}
+
+func (w *jsonWorkload) update(p engine.Progress) {
+	r := w.run
+	w.s.v.Message("info", "workload_progress",
 		fmt.Sprintf("%s: %s of %s, %s", r.label(), p.Elapsed.Round(100*time.Millisecond), p.Planned.Round(100*time.Millisecond), formatBps(p.ThroughputBps)),
 		map[string]any{"run": r, "progress": jsonProgress{
 			ElapsedS: p.Elapsed.Seconds(), PlannedS: p.Planned.Seconds(), ThroughputBps: p.ThroughputBps,
 		}})
 }
 
-func (s *runStream) workloadComplete(r jsonRun, res *engine.WorkloadResult, wall time.Duration) {
-	s.v.Message("info", "workload_complete",
+func (w *jsonWorkload) done(res *engine.WorkloadResult) {
+	if res == nil {
+		return
+	}
+	r := w.run
+	w.s.v.Message("info", "workload_complete",
 		fmt.Sprintf("%s: %s in %.2fs of workload time", r.label(), formatBps(res.Metrics[engine.MetricThroughputBps]), res.Metrics[engine.MetricDurationS]),
-		map[string]any{"run": r, "wall_s": wall.Seconds(), "result": res})
+		map[string]any{"run": r, "wall_s": time.Since(w.start).Seconds(), "result": res})
 }
 
-func (s *runStream) results(res *engine.Results) {
+// confidence: the stream carries the note in the results, not a line.
+func (jsonTest) confidence(string, string, string) {}
+
+func (jsonTest) destroying() {}
+
+func (s jsonTest) results(res *engine.Results) {
 	s.v.Message("info", "results", fmt.Sprintf("Results: %d runs of lab %s on the %s engine", len(res.Runs), res.Lab, res.Engine),
 		map[string]any{"results": res})
 }
 
-func (s *runStream) verdicts(vs []outcome.Verdict) {
+func (s jsonTest) judged(j judgement) error {
+	s.verdicts(j.verdicts)
+	s.v.Diagnostics(j.diags)
+	return nil
+}
+
+func (s jsonTest) verdicts(vs []outcome.Verdict) {
 	for _, v := range vs {
 		jv := jsonVerdict{
 			Expect: v.Expect, Scenario: v.Scenario, Workload: v.Workload, Status: v.Status.String(),
@@ -141,7 +167,7 @@ func (s *runStream) verdicts(vs []outcome.Verdict) {
 	}
 }
 
-func (s *runStream) summary(vs []outcome.Verdict, strict bool, code int) {
+func (s jsonTest) summary(vs []outcome.Verdict, strict bool, code int) {
 	c := outcome.Count(vs)
 	level := "info"
 	if code != outcome.ExitOK {
@@ -152,8 +178,6 @@ func (s *runStream) summary(vs []outcome.Verdict, strict bool, code int) {
 		map[string]any{"summary": jsonSummary{Pass: c.Pass, Fail: c.Fail, Inconclusive: c.Inconclusive, Error: c.Error, Strict: strict, ExitCode: code}})
 }
 
-func (s *runStream) diagnostics(diags hcl.Diagnostics) { s.v.Diagnostics(diags) }
-
-func (s *runStream) errored(err error) {
+func (s jsonTest) errored(err error) {
 	s.v.Message("error", "run_errored", "Error: "+err.Error(), map[string]any{"error": err.Error()})
 }
