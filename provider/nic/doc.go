@@ -1,7 +1,7 @@
 // Package nic is the provider for NICs and switches: veth pairs created
 // directly in their target namespaces (IFLA_NET_NS_FD on both ends),
 // bridges for switches, adopted physical devices (moved into a namespace
-// host and back when the host is one, move.go), and on each NIC its
+// host and back when the host is one), and on each NIC its
 // MTU, address, offloads (through the ethtool ioctl, read back after
 // every change) and egress shaping (a tbf qdisc through netlink).
 //
@@ -10,6 +10,17 @@
 // link without this NIC's alias nor a namespace without the lab's prefix,
 // never deletes an adopted device (it restores its MTU and offloads
 // instead, and a moved one's namespace, addresses and up state), and never creates host namespaces (provider/host does).
+//
+// The Provider's calls (nic.go) do what is the same for every NIC: open
+// its namespace, check the ownership marks, configure MTU, address,
+// offloads and shaping and read them back. What differs by the kind of
+// link is a type of its own with create, release and the hooks of read,
+// configure and observe (the link interface, link.go): switchPort and
+// vethPair make a veth and peerEnd waits for one (veth.go), adopted
+// configures a device where it is (device.go), moved moves one into a
+// namespace host and back (move.go), sink makes a dummy (sink.go).
+// parseSpec chooses the type once from AttrLink; nic.go holds no switch
+// on the kind.
 //
 // Kernel feature names ("tx-tcp-segmentation") stay inside this package;
 // the rest of tsolab speaks the language's offload names ("tso").

@@ -1,6 +1,7 @@
 package nic
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -31,17 +32,21 @@ const (
 	restoreUp    = provider.PrefixRestore + "up"        // "true" when the device was up there
 )
 
-// movesDevice reports whether the NIC moves a device of the machine into
-// its namespace host (lo, which every namespace has, stays where it is).
-func (s spec) movesDevice() bool {
-	return s.kind == linkDevice && s.ns != "" && s.target != "lo"
-}
+// moved is a NIC of a namespace host that adopts a device of the
+// machine (not lo, which every namespace has): an adopted device that
+// create moves into the host's namespace and release moves back.
+type moved struct{ adopted }
 
-// validateMove checks a device a namespace host will adopt: it is in the
+// validate checks a device a namespace host will adopt: it is in the
 // machine's namespace (or already in the host's, moved there by an
 // earlier apply), it can change namespace, and the machine does not reach
 // its default route through it. It returns the device's features.
-func (p *Provider) validateMove(s spec, d *diags) Features {
+func (moved) validate(x *call, caps *capabilities) (Features, string) {
+	return validateMove(x), "device " + x.s.target
+}
+
+func validateMove(x *call) Features {
+	s, d, p := x.s, x.d, x.p
 	if c, err := p.open(s.ns); err == nil {
 		defer c.Close()
 		if l, err := c.linkByName(s.target); err == nil && l != nil {
@@ -90,12 +95,13 @@ func (p *Provider) validateMove(s spec, d *diags) Features {
 	return f
 }
 
-// moveIn moves the device from the machine's namespace into the host's
-// (c), recording in out what it had, and returns it. A device already in
+// create moves the device from the machine's namespace into the host's
+// (x.c), recording in out what it had, and returns it. A device already in
 // the host's namespace was moved there by an apply that was interrupted
 // before it could record anything: it is adopted as it is, with a
 // warning that destroy cannot give back what it had.
-func (p *Provider) moveIn(c *nsConn, s spec, out provider.Attrs, d *diags) netlink.Link {
+func (moved) create(ctx context.Context, x *call, out provider.Attrs) netlink.Link {
+	s, c, d, p := x.s, x.c, x.d, x.p
 	l, err := c.linkByName(s.target)
 	if err != nil {
 		d.errorf("adopt device %s", err, s.target)
@@ -143,21 +149,22 @@ func (p *Provider) moveIn(c *nsConn, s spec, out provider.Attrs, d *diags) netli
 	return l
 }
 
-// moveOut gives a moved device back: in the host's namespace it loses
-// what tsolab added and gets its MTU and offloads back (release), then it
+// release gives a moved device back: in the host's namespace it loses
+// what tsolab added and gets its MTU and offloads back (giveBack), then it
 // moves to the machine's namespace and gets its addresses and up state
 // back there. A device found in the machine's namespace already (a
 // destroy interrupted after the move, or the host's namespace deleted by
 // hand, which returns a physical device to the machine) gets the same
 // settings back there; a device in neither place is gone.
-func (p *Provider) moveOut(s spec, rec provider.Attrs, d *diags) {
+func (moved) release(x *call, rec provider.Attrs) {
+	s, d, p := x.s, x.d, x.p
 	m, err := p.open("")
 	if err != nil {
 		d.errorf("give back device %s", err, s.target)
 		return
 	}
 	defer m.Close()
-	released := false // release already gave back the MTU and offloads
+	released := false // giveBack already gave back the MTU and offloads
 	c, err := p.open(s.ns)
 	switch {
 	case errors.Is(err, errNoNamespace):
@@ -172,7 +179,7 @@ func (p *Provider) moveOut(s spec, rec provider.Attrs, d *diags) {
 			return
 		}
 		if l != nil {
-			p.release(c, l, s, rec, d)
+			giveBack(c, l, s, rec, d)
 			released = true
 			if err := c.nl.LinkSetNsFd(l, int(m.fd)); err != nil {
 				d.errorf("move %s back to the machine's namespace", err, s.target)

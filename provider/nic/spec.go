@@ -10,47 +10,14 @@ import (
 	"github.com/tsolab/tsolab/provider"
 )
 
-// linkKind is what a NIC's interface is (the kind in AttrLink).
-type linkKind uint8
-
-const (
-	linkSwitch linkKind = iota + 1 // a veth whose other end is a port of a switch's bridge
-	linkPeer                       // the owning end of a back-to-back veth pair
-	linkPeerOf                     // the far end of another NIC's pair
-	linkDevice                     // an adopted existing device
-	linkNone                       // a link of its own with nothing behind it (dummy or ifb)
-)
-
-func (k linkKind) String() string {
-	switch k {
-	case linkSwitch:
-		return provider.LinkSwitch
-	case linkPeer:
-		return provider.LinkPeer
-	case linkPeerOf:
-		return provider.LinkPeerOf
-	case linkDevice:
-		return provider.LinkDevice
-	case linkNone:
-		return provider.LinkNone
-	}
-	return fmt.Sprintf("linkKind(%d)", uint8(k))
-}
-
-// isVeth reports whether the NIC is one end of a veth pair.
-func (k linkKind) isVeth() bool { return k == linkSwitch || k == linkPeer || k == linkPeerOf }
-
 // spec is a NIC's attributes, parsed.
 type spec struct {
 	ns     string // the host's namespace; "" = the machine's own
 	ifname string
-	kind   linkKind
+	link   link   // what the interface is, chosen by AttrLink's kind
 	target string // the switch, peer NIC, owning NIC or device named by AttrLink
 
 	peerNS, peerIf string // the other end of a switch or peer veth
-	// alias is the NIC's ownership alias, which its switch port carries
-	// too; set by Create and Update, not parsed.
-	alias string
 
 	address      netip.Prefix // invalid = none
 	mtu          int          // 0 = unmanaged
@@ -62,28 +29,32 @@ type spec struct {
 func parseSpec(a provider.Attrs) (spec, error) {
 	s := spec{ns: a[provider.AttrNetNS], ifname: a[provider.AttrIfName]}
 	kind, target, _ := strings.Cut(a[provider.AttrLink], ":")
+	veth := false // the NIC owns a veth: its far end is named too
 	switch kind {
 	case provider.LinkSwitch:
-		s.kind = linkSwitch
+		s.link, veth = switchPort{}, true
 	case provider.LinkPeer:
-		s.kind = linkPeer
+		s.link, veth = vethPair{}, true
 	case provider.LinkPeerOf:
-		s.kind = linkPeerOf
+		s.link = peerEnd{}
 	case provider.LinkDevice:
-		s.kind = linkDevice
+		s.link = adopted{}
+		if s.ns != "" && target != "lo" {
+			s.link = moved{}
+		}
 	case provider.LinkNone:
-		s.kind = linkNone
+		s.link = sink{}
 	default:
 		return s, fmt.Errorf("link %q is not one of switch:SW, peer:NIC, peer-of:NIC, device:DEV, none", a[provider.AttrLink])
 	}
 	s.target = target
-	if s.kind != linkNone && target == "" {
+	if kind != provider.LinkNone && target == "" {
 		return s, fmt.Errorf("link %q names nothing", a[provider.AttrLink])
 	}
 	if err := checkIfName(s.ifname); err != nil {
 		return s, err
 	}
-	if s.kind == linkSwitch || s.kind == linkPeer {
+	if veth {
 		s.peerNS, s.peerIf = a[provider.AttrPeerNetNS], a[provider.AttrPeerIfName]
 		if err := checkIfName(s.peerIf); err != nil {
 			return s, fmt.Errorf("peer: %w", err)

@@ -1,0 +1,415 @@
+package nic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host"
+)
+
+// switchPort is a NIC connected to a switch: a veth whose far end, in
+// the switch's namespace, is a port of its bridge carrying the NIC's
+// alias. The NIC exists only while both ends do; the port's up state,
+// master and MTU are the NIC's attributes port.*.
+type switchPort struct{ ownLink }
+
+func (switchPort) String() string { return provider.LinkSwitch }
+
+func (switchPort) validate(x *call, caps *capabilities) (Features, string) {
+	return caps.vethFeatures, "veth"
+}
+
+// create makes the veth and marks the port; configureFar then attaches
+// the port to the bridge and brings it up.
+func (switchPort) create(ctx context.Context, x *call, out provider.Attrs) netlink.Link {
+	link, far := createVeth(x, x.alias)
+	if link == nil {
+		return nil
+	}
+	if far.Attrs().Alias != x.alias {
+		if err := x.far.nl.LinkSetAlias(far, x.alias); err != nil {
+			x.d.errorf("mark port %s", err, x.s.peerIf)
+			return nil
+		}
+	}
+	markUp(x, link)
+	return link
+}
+
+// readFar opens the switch's namespace and checks its mark; a namespace
+// that cannot be opened leaves the port missing (farGone).
+func (switchPort) readFar(x *call) *hcl.Diagnostic {
+	far, err := x.farNS()
+	if err != nil {
+		return nil
+	}
+	return far.foreign(x.naming, x.addr, "read")
+}
+
+// farGone reports the NIC gone when its port is missing or not its own.
+func (switchPort) farGone(x *call) bool {
+	x.farLink = portOurs(x)
+	return x.farLink == nil
+}
+
+// watched adds the port's up state and master, and with an MTU the
+// port's MTU.
+func (switchPort) watched(rec provider.Attrs) []string {
+	keys := []string{provider.AttrUp, provider.AttrPortUp, provider.AttrPortMaster}
+	if _, ok := rec[provider.AttrMTU]; ok {
+		keys = append(keys, provider.AttrPortMTU)
+	}
+	return keys
+}
+
+func (switchPort) configureFar(x *call)                   { ensurePort(x) }
+func (switchPort) observeFar(x *call, out provider.Attrs) { observePort(x, out) }
+func (switchPort) release(x *call, rec provider.Attrs)    { deleteOwn(x, deletePort) }
+
+// vethPair is the NIC that owns a back-to-back veth pair: it makes both
+// ends, the far one carrying the peer NIC's alias (peerEnd), and deletes
+// both.
+type vethPair struct{ ownLink }
+
+func (vethPair) String() string { return provider.LinkPeer }
+
+func (vethPair) validate(x *call, caps *capabilities) (Features, string) {
+	return caps.vethFeatures, "veth"
+}
+
+func (vethPair) create(ctx context.Context, x *call, out provider.Attrs) netlink.Link {
+	farAlias := x.naming.Alias(provider.Addr{Kind: provider.KindNIC, Name: x.s.target})
+	link, far := createVeth(x, farAlias)
+	if link == nil {
+		return nil
+	}
+	if err := ensureAliasUp(x.far, far, farAlias); err != nil {
+		x.d.errorf("configure the other end %s", err, x.s.peerIf)
+	}
+	markUp(x, link)
+	return link
+}
+
+// readFar checks the mark of the pair's other namespace, which Read does
+// not open.
+func (vethPair) readFar(x *call) *hcl.Diagnostic {
+	if x.s.peerNS == "" {
+		return nil
+	}
+	return host.ForeignNamespace(x.naming, x.addr, x.s.peerNS, "read")
+}
+
+// peerEnd is the far end of another NIC's pair: that NIC (the owner,
+// AttrLink's target) makes it with this NIC's alias and deletes it with
+// its own end; this NIC waits for it and configures it.
+type peerEnd struct{ ownLink }
+
+func (peerEnd) String() string { return provider.LinkPeerOf }
+
+func (peerEnd) validate(x *call, caps *capabilities) (Features, string) {
+	return caps.vethFeatures, "veth"
+}
+
+func (peerEnd) create(ctx context.Context, x *call, out provider.Attrs) netlink.Link {
+	link := awaitFarEnd(ctx, x)
+	if link == nil {
+		return nil
+	}
+	markUp(x, link)
+	return link
+}
+
+// createVeth makes (or finds, after an interrupted apply) the veth of a
+// switch or peer NIC with each end created directly in its namespace,
+// the far end's namespace opened as x.far, and gives the far end
+// farAlias when it has to remove an orphan of that name. It returns the
+// NIC's end, marked, and the far end; nil, nil when it cannot.
+func createVeth(x *call, farAlias string) (link, far netlink.Link) {
+	s, c, d := x.s, x.c, x.d
+	peer, err := x.farNS()
+	if err != nil {
+		d.errorf("create veth %s", err, s.ifname)
+		return nil, nil
+	}
+	if diag := peer.foreign(x.naming, x.addr, ""); diag != nil {
+		d.diags = append(d.diags, diag)
+		return nil, nil
+	}
+	link, err = c.linkByName(s.ifname)
+	if err != nil {
+		d.errorf("create veth %s", err, s.ifname)
+		return nil, nil
+	}
+	if link != nil && link.Attrs().Alias != x.alias && !halfMade(c, peer, link, s, x.naming) {
+		d.errorf("create veth %s", foreignLink(c.name, link), s.ifname)
+		return nil, nil
+	}
+	if link == nil {
+		if link = addVeth(x, peer, farAlias); link == nil {
+			return nil, nil
+		}
+	}
+	// The kernel ignores IFLA_IFALIAS on creation: mark the link at once.
+	if link.Attrs().Alias != x.alias {
+		if err := c.nl.LinkSetAlias(link, x.alias); err != nil {
+			d.errorf("mark veth %s", err, s.ifname)
+			return nil, nil
+		}
+		link.Attrs().Alias = x.alias
+	}
+	far, err = peer.linkByName(s.peerIf)
+	if err == nil && far == nil {
+		err = fmt.Errorf("the other end %s is missing from %s", s.peerIf, nsName(peer.name))
+	}
+	if err != nil {
+		d.errorf("create veth %s", err, s.ifname)
+		return nil, nil
+	}
+	return link, far
+}
+
+// addVeth creates the veth, its NIC end in x.c and its far end in peer,
+// after removing an orphaned far end of the lab's; it returns the NIC's
+// end as the kernel holds it, nil when it cannot.
+func addVeth(x *call, peer *nsConn, farAlias string) netlink.Link {
+	s, c, d := x.s, x.c, x.d
+	if err := removeOrphan(peer, s.peerIf, farAlias); err != nil {
+		d.errorf("create veth %s", err, s.ifname)
+		return nil
+	}
+	attrs := linkAttrs(s.ifname)
+	attrs.Alias = x.alias
+	attrs.MTU = s.mtu
+	attrs.Namespace = netlink.NsFd(c.fd)
+	veth := &netlink.Veth{
+		LinkAttrs:     attrs,
+		PeerName:      s.peerIf,
+		PeerTxQLen:    -1,
+		PeerNamespace: netlink.NsFd(peer.fd),
+	}
+	if err := c.nl.LinkAdd(veth); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			err = fmt.Errorf("%s in %s or %s in %s already exists: %w", s.ifname, nsName(c.name), s.peerIf, nsName(peer.name), err)
+		}
+		d.errorf("create veth %s", err, s.ifname)
+		return nil
+	}
+	link, err := c.linkByName(s.ifname)
+	if err != nil || link == nil {
+		d.errorf("create veth %s", fmt.Errorf("not found after creation (%v)", err), s.ifname)
+		return nil
+	}
+	return link
+}
+
+// removeOrphan deletes the far end name of a veth whose own end is
+// missing: the pair's survivor after the namespace of the own end went
+// away (a kill -9 between unmounting a host's namespace and forgetting
+// it; the kernel frees a namespace, and the veths inside it, in the
+// background). It is removed only when it is tsolab's: it carries the
+// alias the far end is given (want), or, unmarked, it is a veth in a
+// namespace of the lab (where nothing but tsolab makes links) left by a
+// kill before marking.
+func removeOrphan(peer *nsConn, name, want string) error {
+	far, err := peer.linkByName(name)
+	if err != nil || far == nil {
+		return err
+	}
+	if a := far.Attrs().Alias; a != want && (a != "" || far.Type() != "veth") {
+		return nil // not ours: LinkAdd then says the name is taken
+	}
+	if err := peer.nl.LinkDel(far); err != nil && !errors.Is(err, unix.ENODEV) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("remove %s, left in %s by an interrupted apply or destroy: %w", name, nsName(peer.name), err)
+	}
+	return nil
+}
+
+// halfMade reports whether link, found without an alias, is the veth an
+// apply killed between creating it and marking it left behind: a veth
+// whose other end is the expected one, in a namespace that carries the
+// lab's prefix (where nothing but tsolab makes links).
+func halfMade(c, peer *nsConn, link netlink.Link, s spec, n provider.Naming) bool {
+	if link.Attrs().Alias != "" || link.Type() != "veth" || !n.OwnsNS(s.peerNS) {
+		return false
+	}
+	far, err := peer.linkByName(s.peerIf)
+	if err != nil || far == nil || far.Attrs().Alias != "" {
+		return false
+	}
+	id, err := c.nl.GetNetNsIdByFd(int(peer.fd))
+	if err != nil || id != link.Attrs().NetNsID {
+		return false
+	}
+	return link.Attrs().ParentIndex == far.Attrs().Index && far.Attrs().ParentIndex == link.Attrs().Index
+}
+
+// awaitFarEnd finds the far end of the pair the owning NIC makes,
+// carrying this NIC's alias, waiting up to PeerWait for it.
+func awaitFarEnd(ctx context.Context, x *call) netlink.Link {
+	s, c, d := x.s, x.c, x.d
+	ctx, cancel := context.WithTimeout(ctx, x.p.PeerWait)
+	defer cancel()
+	// The kernel offers no event for "a link got an alias" that is
+	// cheaper than asking, so poll with a deadline.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		link, err := c.linkByName(s.ifname)
+		if err != nil {
+			d.errorf("find %s", err, s.ifname)
+			return nil
+		}
+		if link != nil && link.Attrs().Alias == x.alias {
+			return link
+		}
+		select {
+		case <-ctx.Done():
+			why := fmt.Errorf("nic.%s creates it and it is not in %s", s.target, nsName(c.name))
+			if link != nil {
+				why = foreignLink(c.name, link)
+			}
+			d.errorf("find the far end %s of nic.%s's pair", why, s.ifname, s.target)
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// ensurePort makes the switch end of a switch NIC's veth (in the
+// switch's namespace) a port of the switch's bridge, up, with the NIC's
+// MTU when it declares one. A port without the NIC's alias is left
+// alone.
+func ensurePort(x *call) {
+	s, d := x.s, x.d
+	fail := func(err error) { d.errorf("connect %s to switch %s", err, s.ifname, s.target) }
+	peer, err := x.farNS()
+	if err != nil {
+		fail(err)
+		return
+	}
+	port, err := peer.linkByName(s.peerIf)
+	if err == nil && port == nil {
+		err = fmt.Errorf("port %s is missing from %s", s.peerIf, nsName(peer.name))
+	}
+	if err == nil && port.Attrs().Alias != x.alias {
+		err = foreignLink(peer.name, port)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	br, err := peer.linkByName(provider.BridgeName)
+	if err == nil && br == nil {
+		err = fmt.Errorf("switch %s has no bridge %s in %s", s.target, provider.BridgeName, nsName(peer.name))
+	}
+	if err == nil && port.Attrs().MasterIndex != br.Attrs().Index {
+		err = peer.nl.LinkSetMasterByIndex(port, br.Attrs().Index)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	if s.mtu > 0 && port.Attrs().MTU != s.mtu {
+		if err := peer.nl.LinkSetMTU(port, s.mtu); err != nil {
+			d.errorf("set mtu %d on the switch port", err, s.mtu)
+		}
+	}
+	if port.Attrs().Flags&net.FlagUp == 0 {
+		if err := peer.nl.LinkSetUp(port); err != nil {
+			d.errorf("set the switch port %s up", err, s.peerIf)
+		}
+	}
+}
+
+// observePort fills in the port.* keys out has with what a switch NIC's
+// port is: up or not, the name of its master ("" for none), its MTU. It
+// uses the port Read just found (x.farLink), or reads it.
+func observePort(x *call, out provider.Attrs) {
+	s, d := x.s, x.d
+	var keys []string
+	for _, k := range []string{provider.AttrPortUp, provider.AttrPortMaster, provider.AttrPortMTU} {
+		if _, ok := out[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	peer, err := x.farNS()
+	if err != nil {
+		d.errorf("read back port %s", err, s.peerIf)
+		return
+	}
+	port := x.farLink
+	if port == nil {
+		port, err = peer.linkByName(s.peerIf)
+		if err == nil && port == nil {
+			err = fmt.Errorf("it is missing from %s", nsName(peer.name))
+		}
+		if err != nil {
+			d.errorf("read back port %s", err, s.peerIf)
+			return
+		}
+	}
+	for _, k := range keys {
+		switch k {
+		case provider.AttrPortUp:
+			out[k] = strconv.FormatBool(port.Attrs().Flags&net.FlagUp != 0)
+		case provider.AttrPortMTU:
+			out[k] = strconv.Itoa(port.Attrs().MTU)
+		case provider.AttrPortMaster:
+			out[k] = ""
+			if i := port.Attrs().MasterIndex; i != 0 {
+				m, err := peer.nl.LinkByIndex(i)
+				if err != nil {
+					d.errorf("read back the master of port %s", err, s.peerIf)
+					continue
+				}
+				out[k] = m.Attrs().Name
+			}
+		}
+	}
+}
+
+// portOurs returns a switch NIC's port when the switch's namespace
+// (x.far, nil when it could not be opened) has it and it carries the
+// NIC's alias; nil otherwise.
+func portOurs(x *call) netlink.Link {
+	if x.far == nil {
+		return nil
+	}
+	port, err := x.far.linkByName(x.s.peerIf)
+	if err != nil || port == nil || port.Attrs().Alias != x.alias {
+		return nil
+	}
+	return port
+}
+
+// deletePort removes a switch port whose NIC end is already gone.
+func deletePort(x *call) {
+	s, d := x.s, x.d
+	peer, err := x.farNS()
+	if errors.Is(err, errNoNamespace) {
+		return
+	}
+	if err != nil {
+		d.errorf("delete port %s", err, s.peerIf)
+		return
+	}
+	port, err := peer.linkByName(s.peerIf)
+	if err != nil || port == nil || port.Attrs().Alias != x.alias {
+		return
+	}
+	if err := peer.nl.LinkDel(port); err != nil && !isNotFound(err) {
+		d.errorf("delete port %s", err, s.peerIf)
+	}
+}
