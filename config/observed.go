@@ -14,7 +14,7 @@ type Observed struct {
 	Scenario string
 	Workload string
 	// Values maps metric names to the observed values, in the metrics'
-	// units (engine/result.go).
+	// units (result/metric.go).
 	Values map[string]float64
 	// Results is the results file (what -json FILE writes, from a run of
 	// this lab on the kernel engine) the values were read from, as the

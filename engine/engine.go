@@ -6,6 +6,7 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/result"
 )
 
 // Engine runs the workloads of one scenario.
@@ -13,7 +14,7 @@ type Engine interface {
 	// Name is "kernel" or "sim".
 	Name() string
 	// Run runs one workload of the scenario once and measures it.
-	Run(ctx context.Context, req RunRequest) (*WorkloadResult, error)
+	Run(ctx context.Context, req RunRequest) (*result.WorkloadResult, error)
 }
 
 // RunRequest is one workload run.

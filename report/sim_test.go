@@ -14,6 +14,7 @@ import (
 	"github.com/tsolab/tsolab/outcome"
 	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/report"
+	"github.com/tsolab/tsolab/result"
 )
 
 // TestModelReportDeterministic runs examples/freebsd-tso-trim on the model
@@ -27,7 +28,7 @@ func TestModelReportDeterministic(t *testing.T) {
 	}
 	once := func() []byte {
 		eng := sim.New(sim.Options{})
-		res := &engine.Results{FormatVersion: 1, Lab: lab.Name, Engine: eng.Name()}
+		res := &result.Results{FormatVersion: 1, Lab: lab.Name, Engine: eng.Name()}
 		for _, sc := range lab.Scenarios {
 			for _, w := range sc.Workloads {
 				r, err := eng.Run(context.Background(), engine.RunRequest{Lab: lab, Scenario: sc, Workload: w, Naming: provider.NewNaming(lab.Name)})
@@ -101,7 +102,7 @@ workload "bulk" {
 		t.Fatalf("hcl.Load: %v", diags)
 	}
 	eng := sim.New(sim.Options{})
-	res := &engine.Results{FormatVersion: 1, Lab: l.Name, Engine: eng.Name()}
+	res := &result.Results{FormatVersion: 1, Lab: l.Name, Engine: eng.Name()}
 	for _, sc := range l.Scenarios {
 		r, err := eng.Run(context.Background(), engine.RunRequest{Lab: l, Scenario: sc, Workload: sc.Workloads[0], Naming: provider.NewNaming(l.Name)})
 		if err != nil {
@@ -126,7 +127,7 @@ workload "bulk" {
 	// The report of each scenario alone: FreeBSD's offload table has no
 	// gro (nor gso) column, linux-6's has one saying on.
 	for i, run := range res.Runs {
-		one := &engine.Results{FormatVersion: 1, Lab: l.Name, Engine: eng.Name(), Runs: res.Runs[i : i+1]}
+		one := &result.Results{FormatVersion: 1, Lab: l.Name, Engine: eng.Name(), Runs: res.Runs[i : i+1]}
 		var buf bytes.Buffer
 		if err := report.Write(&buf, report.Input{Results: one, Lab: l, Version: "test"}); err != nil {
 			t.Fatalf("Write: %v", err)

@@ -32,6 +32,7 @@ import (
 	"github.com/tsolab/tsolab/engine/kernel"
 	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/result"
 )
 
 func main() {
@@ -118,8 +119,8 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("throughput_bps=%.0f capture_loss=%.0f data_packets=%.0f send_units=%.0f avg_send_bytes=%.0f cpu_tx_pct=%.1f cpu_rx_pct=%.1f retransmits=%.0f tso=%v source=%s task_tx_pct=%.1f task_rx_pct=%.1f\n",
-		m[engine.MetricThroughputBps], m[engine.MetricCaptureLoss], m[engine.MetricDataPackets], m[engine.MetricSendUnits],
-		m[engine.MetricAvgSendBytes], m[engine.MetricCPUTxPct], m[engine.MetricCPURxPct], m[engine.MetricRetransmits],
+		m[result.MetricThroughputBps], m[result.MetricCaptureLoss], m[result.MetricDataPackets], m[result.MetricSendUnits],
+		m[result.MetricAvgSendBytes], m[result.MetricCPUTxPct], m[result.MetricCPURxPct], m[result.MetricRetransmits],
 		res.Offloads["tx0"]["tso"], source, taskTx, taskRx)
 	for _, n := range res.Notes {
 		fmt.Fprintln(os.Stderr, "note:", n)

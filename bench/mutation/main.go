@@ -66,13 +66,13 @@ var mutations = []mutation{
 		from: "case r.unread >= r.buf/2:", to: "case false:", pkgs: []string{"./engine/sim/"}},
 	// engine/sim: a metric computed off by a factor.
 	{name: "cwnd_mean_segments off by 2", file: "engine/sim/sim.go",
-		from: "m[engine.MetricCwndMeanSegments] = w.meanCwnd(end)", to: "m[engine.MetricCwndMeanSegments] = w.meanCwnd(end) * 2", pkgs: []string{"./engine/sim/"}},
+		from: "m[result.MetricCwndMeanSegments] = w.meanCwnd(end)", to: "m[result.MetricCwndMeanSegments] = w.meanCwnd(end) * 2", pkgs: []string{"./engine/sim/"}},
 	{name: "single_mss_fraction off by 2", file: "engine/sim/sim.go",
-		from: "m[engine.MetricSingleMSSFrac] = float64(st.singleMSS) / float64(st.units)", to: "m[engine.MetricSingleMSSFrac] = 2 * float64(st.singleMSS) / float64(st.units)", pkgs: []string{"./engine/sim/"}},
+		from: "m[result.MetricSingleMSSFrac] = float64(st.singleMSS) / float64(st.units)", to: "m[result.MetricSingleMSSFrac] = 2 * float64(st.singleMSS) / float64(st.units)", pkgs: []string{"./engine/sim/"}},
 	{name: "avg_send_bytes off by 1.5", file: "engine/sim/sim.go",
-		from: "m[engine.MetricAvgSendBytes] = float64(st.unitBytes) / float64(st.units)", to: "m[engine.MetricAvgSendBytes] = 1.5 * float64(st.unitBytes) / float64(st.units)", pkgs: []string{"./engine/sim/"}},
+		from: "m[result.MetricAvgSendBytes] = float64(st.unitBytes) / float64(st.units)", to: "m[result.MetricAvgSendBytes] = 1.5 * float64(st.unitBytes) / float64(st.units)", pkgs: []string{"./engine/sim/"}},
 	{name: "cpu_tx_per_gbit per Gb/s of 10^8", file: "engine/sim/sim.go",
-		from: "m[engine.MetricCPUTxPerGbit] = cpuTx / (thr / 1e9)", to: "m[engine.MetricCPUTxPerGbit] = cpuTx / (thr / 1e8)", pkgs: []string{"./engine/sim/"}},
+		from: "m[result.MetricCPUTxPerGbit] = cpuTx / (thr / 1e9)", to: "m[result.MetricCPUTxPerGbit] = cpuTx / (thr / 1e8)", pkgs: []string{"./engine/sim/"}},
 	// examples: an expectation's comparison flipped or loosened.
 	{name: "freebsd-tso-trim: before_more_singles flipped", file: "examples/freebsd-tso-trim/lab.tsolab.hcl",
 		from: "condition = result.single_mss_fraction > scenario", to: "condition = result.single_mss_fraction < scenario", pkgs: []string{"./engine/sim/"}},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // The model's runs share nothing and their results depend on their
@@ -18,7 +19,7 @@ import (
 // aheadRun is one run started ahead of the loop that reports it.
 type aheadRun struct {
 	done     chan struct{}
-	res      *engine.WorkloadResult
+	res      *result.WorkloadResult
 	err      error
 	progress []engine.Progress // what the run reported, in order
 }
@@ -93,7 +94,7 @@ func startAhead(ctx context.Context, eng engine.Engine, reqs []engine.RunRequest
 // after replaying the run's progress reports to req.Progress; else of
 // eng.Run. An interrupt reaches a run started ahead through the context
 // startAhead was given.
-func (ra *runsAhead) run(ctx context.Context, eng engine.Engine, req engine.RunRequest) (*engine.WorkloadResult, error) {
+func (ra *runsAhead) run(ctx context.Context, eng engine.Engine, req engine.RunRequest) (*result.WorkloadResult, error) {
 	var r *aheadRun
 	if ra != nil {
 		r = ra.runs[aheadKey{req.Scenario, req.Workload}]

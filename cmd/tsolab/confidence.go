@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/outcome"
+	"github.com/tsolab/tsolab/result"
 )
 
 // defaultConfidenceRuns is the most runs -confidence makes when -repeat
@@ -82,15 +82,15 @@ func (f *runFlags) resolve(lab *config.Lab) {
 // throughput otherwise.
 func mainMetric(w *config.Workload) string {
 	if w.Kind == config.RR {
-		return engine.MetricTransactionsPerS
+		return result.MetricTransactionsPerS
 	}
-	return engine.MetricThroughputBps
+	return result.MetricThroughputBps
 }
 
 // reportConfidence says how -confidence ended for one workload: to tv
 // (text on stderr), and as a note on the workload's last run when the interval
 // stayed wider than asked, so the results file and the report carry it.
-func reportConfidence(tv testView, last *engine.WorkloadResult, scenario, workload, metric string, values []float64, want float64) {
+func reportConfidence(tv testView, last *result.WorkloadResult, scenario, workload, metric string, values []float64, want float64) {
 	width := outcome.Summarize(values).RelativeWidth()
 	if width <= want {
 		tv.confidence(scenario, workload, fmt.Sprintf("the 95%% confidence interval of %s is %.1f%% of the median after %d runs (confidence %g)",
@@ -104,7 +104,7 @@ func reportConfidence(tv testView, last *engine.WorkloadResult, scenario, worklo
 }
 
 // lastRun is the latest run of a workload in a scenario.
-func lastRun(results *engine.Results, scenario, workload string) *engine.WorkloadResult {
+func lastRun(results *result.Results, scenario, workload string) *result.WorkloadResult {
 	for i := len(results.Runs) - 1; i >= 0; i-- {
 		if r := &results.Runs[i]; r.Scenario == scenario && r.Workload == workload {
 			return r

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // TestReportConfidence checks how -confidence ends for a workload: a
@@ -40,8 +40,8 @@ func TestReportConfidence(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
-			var last engine.WorkloadResult
-			reportConfidence(humanTest{c}, &last, "tso=true", "bulk", engine.MetricThroughputBps, tt.values, tt.want)
+			var last result.WorkloadResult
+			reportConfidence(humanTest{c}, &last, "tso=true", "bulk", result.MetricThroughputBps, tt.values, tt.want)
 			if diff := cmp.Diff(tt.wantNotes, last.Notes); diff != "" {
 				t.Errorf("notes (-want +got):\n%s", diff)
 			}

@@ -13,8 +13,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/result"
 )
 
 // baselineLab is a model lab with an expectation that reads the baseline.
@@ -168,13 +168,13 @@ func TestProvenanceModelLab(t *testing.T) {
 	}
 }
 
-func readJSON(t *testing.T, path string) *engine.Results {
+func readJSON(t *testing.T, path string) *result.Results {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r engine.Results
+	var r result.Results
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,9 @@ import (
 	"io"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/outcome"
 	"github.com/tsolab/tsolab/report"
+	"github.com/tsolab/tsolab/result"
 )
 
 // reportCmd renders a results file as an HTML report:
@@ -87,6 +87,6 @@ func writeReport(path string, in report.Input) error {
 }
 
 // reportInput is what run and test hand to -report FILE.
-func reportInput(lab *config.Lab, results, baseline *engine.Results, verdicts []outcome.Verdict, strict bool) report.Input {
+func reportInput(lab *config.Lab, results, baseline *result.Results, verdicts []outcome.Verdict, strict bool) report.Input {
 	return report.Input{Results: results, Baseline: baseline, Lab: lab, Verdicts: verdicts, Strict: strict, Version: version}
 }

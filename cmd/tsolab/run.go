@@ -119,7 +119,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if eng == nil {
 		return exitError
 	}
-	var baseline *engine.Results
+	var baseline *result.Results
 	if f.baseline != "" {
 		var err error
 		if baseline, err = readResults(f.baseline); err != nil {
@@ -135,7 +135,7 @@ func (c *cli) runOrTest(args []string, test bool) int {
 
 	ctx, cancel := c.signalContext()
 	defer cancel()
-	results := &engine.Results{FormatVersion: 1, Lab: lab.Name, Engine: string(kind), Provenance: labProvenance(lab, dir)}
+	results := &result.Results{FormatVersion: 1, Lab: lab.Name, Engine: string(kind), Provenance: labProvenance(lab, dir)}
 	runErr := interrupted(ctx, c.runScenarios(ctx, lab, dir, scenarios, eng, kind, &f, test, results))
 	results.Observations = outcome.Observe(lab, results)
 
@@ -291,7 +291,7 @@ func (c *cli) selectScenarios(lab *config.Lab, dir string, names []string, kind 
 	return out, exitOK
 }
 
-func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, scenarios []*config.Scenario, eng engine.Engine, kind config.EngineKind, f *runFlags, test bool, results *engine.Results) error {
+func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, scenarios []*config.Scenario, eng engine.Engine, kind config.EngineKind, f *runFlags, test bool, results *result.Results) error {
 	naming := provider.NewNaming(lab.Name)
 	// Repeated runs go in rounds: every scenario once, then again, so a
 	// disturbance of the machine for a while (a cron job, another tenant)
@@ -489,9 +489,9 @@ func safeName(s string) string {
 }
 
 // readResults reads a results file (result.ReadFile).
-func readResults(path string) (*engine.Results, error) { return result.ReadFile(path) }
+func readResults(path string) (*result.Results, error) { return result.ReadFile(path) }
 
-func writeJSONFile(path string, r *engine.Results) error {
+func writeJSONFile(path string, r *result.Results) error {
 	return writeFile(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

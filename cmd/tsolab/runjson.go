@@ -7,6 +7,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/outcome"
+	"github.com/tsolab/tsolab/result"
 	"github.com/tsolab/tsolab/view"
 )
 
@@ -115,13 +116,13 @@ func (w *jsonWorkload) update(p engine.Progress) {
 		}})
 }
 
-func (w *jsonWorkload) done(res *engine.WorkloadResult) {
+func (w *jsonWorkload) done(res *result.WorkloadResult) {
 	if res == nil {
 		return
 	}
 	r := w.run
 	w.s.v.Message("info", "workload_complete",
-		fmt.Sprintf("%s: %s in %.2fs of workload time", r.label(), formatBps(res.Metrics[engine.MetricThroughputBps]), res.Metrics[engine.MetricDurationS]),
+		fmt.Sprintf("%s: %s in %.2fs of workload time", r.label(), formatBps(res.Metrics[result.MetricThroughputBps]), res.Metrics[result.MetricDurationS]),
 		map[string]any{"run": r, "wall_s": time.Since(w.start).Seconds(), "result": res})
 }
 
@@ -130,7 +131,7 @@ func (jsonTest) confidence(string, string, string) {}
 
 func (jsonTest) destroying() {}
 
-func (s jsonTest) results(res *engine.Results) {
+func (s jsonTest) results(res *result.Results) {
 	s.v.Message("info", "results", fmt.Sprintf("Results: %d runs of lab %s on the %s engine", len(res.Runs), res.Lab, res.Engine),
 		map[string]any{"results": res})
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 	"github.com/tsolab/tsolab/view"
 )
 
@@ -35,7 +35,7 @@ func TestRunJSONStream(t *testing.T) {
 		Version  string          `json:"tsolab_format_version"`
 		Run      *jsonRun        `json:"run"`
 		Result   json.RawMessage `json:"result"`
-		Results  *engine.Results `json:"results"`
+		Results  *result.Results `json:"results"`
 		Verdict  *jsonVerdict    `json:"verdict"`
 		Summary  *jsonSummary    `json:"summary"`
 		Scenario string          `json:"scenario"`
@@ -61,8 +61,8 @@ func TestRunJSONStream(t *testing.T) {
 				t.Errorf("workload_start without its run: %s", raw)
 			}
 		case "workload_complete":
-			var r engine.WorkloadResult
-			if err := json.Unmarshal(l.Result, &r); err != nil || r.Metrics[engine.MetricThroughputBps] <= 0 {
+			var r result.WorkloadResult
+			if err := json.Unmarshal(l.Result, &r); err != nil || r.Metrics[result.MetricThroughputBps] <= 0 {
 				t.Errorf("workload_complete without a result (%v): %.200s", err, raw)
 			}
 		case "results":

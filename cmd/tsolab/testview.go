@@ -10,6 +10,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/outcome"
+	"github.com/tsolab/tsolab/result"
 	"github.com/tsolab/tsolab/view"
 )
 
@@ -35,7 +36,7 @@ type testView interface {
 	// destroying: test destroys the lab after its runs.
 	destroying()
 	// results are every run's results; errored, why the runs stopped.
-	results(res *engine.Results)
+	results(res *result.Results)
 	errored(err error)
 	// judged shows the verdicts, the diagnostics of judging, and (text
 	// only) the results table and hint, the command to judge what did
@@ -48,13 +49,13 @@ type testView interface {
 // workloadView shows one run of a workload.
 type workloadView interface {
 	update(pr engine.Progress)
-	done(res *engine.WorkloadResult) // res is nil when the run failed
+	done(res *result.WorkloadResult) // res is nil when the run failed
 }
 
 // judgement is what run and test judged, for testView.judged.
 type judgement struct {
 	lab      *config.Lab
-	results  *engine.Results
+	results  *result.Results
 	verdicts []outcome.Verdict
 	diags    hcl.Diagnostics
 	hint     string // the command that judges what did not run, or ""
@@ -112,7 +113,7 @@ func (h humanTest) destroying() {
 	fmt.Fprintln(h.c.stdout, "\nDestroying the lab (-keep keeps it).")
 }
 
-func (humanTest) results(*engine.Results) {}
+func (humanTest) results(*result.Results) {}
 func (humanTest) errored(error)           {}
 
 func (h humanTest) judged(j judgement) error {
@@ -148,7 +149,7 @@ func (p *progressLine) update(pr engine.Progress) {
 		pr.Elapsed.Round(100*time.Millisecond), pr.Planned.Round(100*time.Millisecond), formatBps(pr.ThroughputBps))
 }
 
-func (p *progressLine) done(res *engine.WorkloadResult) {
+func (p *progressLine) done(res *result.WorkloadResult) {
 	if p.tty {
 		fmt.Fprint(p.c.stderr, "\r\033[K")
 	}
@@ -156,7 +157,7 @@ func (p *progressLine) done(res *engine.WorkloadResult) {
 		return
 	}
 	fmt.Fprintf(p.c.stderr, "done    %s: %s in %.2fs of workload time (%s wall)\n", p.label,
-		formatBps(res.Metrics[engine.MetricThroughputBps]), res.Metrics[engine.MetricDurationS],
+		formatBps(res.Metrics[result.MetricThroughputBps]), res.Metrics[result.MetricDurationS],
 		time.Since(p.start).Round(time.Millisecond))
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel"
+	"github.com/tsolab/tsolab/result"
 )
 
 // BenchmarkStreamCapture measures what counting send units costs a
@@ -42,9 +43,9 @@ func BenchmarkStreamCapture(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				bps += res.Metrics[engine.MetricThroughputBps]
-				lost += res.Metrics[engine.MetricCaptureLoss]
-				packets += res.Metrics[engine.MetricDataPackets] + res.Metrics[engine.MetricCaptureLoss]
+				bps += res.Metrics[result.MetricThroughputBps]
+				lost += res.Metrics[result.MetricCaptureLoss]
+				packets += res.Metrics[result.MetricDataPackets] + res.Metrics[result.MetricCaptureLoss]
 			}
 			b.ReportMetric(bps/float64(b.N)/1e9, "gbps")
 			if !bc.opts.DisableCapture {

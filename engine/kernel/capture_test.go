@@ -23,6 +23,7 @@ import (
 	"github.com/tsolab/tsolab/engine/kernel"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
 	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
+	"github.com/tsolab/tsolab/result"
 )
 
 // pcapCount is what a pcapng file holds, decoded by gopacket.
@@ -184,17 +185,17 @@ func TestCaptureFiles(t *testing.T) {
 				}
 				// The eBPF counter's misses (capture_loss) and the ring's
 				// drops are the two sides' losses.
-				want, loss := m[engine.MetricSendUnits], m[engine.MetricCaptureLoss]+float64(cf.Dropped)
+				want, loss := m[result.MetricSendUnits], m[result.MetricCaptureLoss]+float64(cf.Dropped)
 				if d := float64(cf.DataPackets) - want; d > loss || -d > loss {
 					t.Errorf("%s: %d TCP data packets, send_units = %v: differ by more than the reported loss %v", cf.File, cf.DataPackets, want, loss)
 				}
 				t.Logf("%s: %d frames, %d data packets, %d dropped; send_units %v, data_packets %v, capture_loss %v",
-					cf.File, cf.Frames, cf.DataPackets, cf.Dropped, m[engine.MetricSendUnits], m[engine.MetricDataPackets], m[engine.MetricCaptureLoss])
+					cf.File, cf.Frames, cf.DataPackets, cf.Dropped, m[result.MetricSendUnits], m[result.MetricDataPackets], m[result.MetricCaptureLoss])
 			}
 			// The receiver's file carries what the sender's does: every
 			// payload byte sent (retransmissions in both), unless a file
 			// lost packets, which capture_loss then says.
-			if m[engine.MetricCaptureLoss] == 0 && (payload[0] != payload[1] || payload[1] < 40_000_000) {
+			if m[result.MetricCaptureLoss] == 0 && (payload[0] != payload[1] || payload[1] < 40_000_000) {
 				t.Errorf("TCP payload in the sender's file %d bytes, in the receiver's %d: want the same, at least the 40000000 sent", payload[0], payload[1])
 			}
 		})
@@ -202,7 +203,7 @@ func TestCaptureFiles(t *testing.T) {
 }
 
 // hasNote reports whether a note of res starts with prefix and holds part.
-func hasNote(res *engine.WorkloadResult, prefix, part string) bool {
+func hasNote(res *result.WorkloadResult, prefix, part string) bool {
 	for _, n := range res.Notes {
 		if bytes.HasPrefix([]byte(n), []byte(prefix)) && bytes.Contains([]byte(n), []byte(part)) {
 			return true

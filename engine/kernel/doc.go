@@ -6,7 +6,7 @@
 // AF_PACKET ring (package capture).
 //
 // It owns the workloads (stream, rr, sendfile), their measurement and the
-// assembly of an engine.WorkloadResult. It must not provision or change
+// assembly of an result.WorkloadResult. It must not provision or change
 // anything: the planner has applied the lab before Run is called, and this
 // package only opens sockets, reads counters and reads offloads back. It
 // never judges results (package outcome does).

@@ -13,6 +13,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
+	"github.com/tsolab/tsolab/result"
 )
 
 // Counter is how the engine counts send units on the sender's NIC.
@@ -150,7 +151,7 @@ func New(opts Options) *Engine {
 func (e *Engine) Name() string { return string(config.EngineKernel) }
 
 // Run runs one workload of an applied scenario once and measures it.
-func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*engine.WorkloadResult, error) {
+func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*result.WorkloadResult, error) {
 	w := req.Workload
 	if w == nil || req.Scenario == nil {
 		panic("kernel.Engine.Run: RunRequest needs Scenario and Workload")

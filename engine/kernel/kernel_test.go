@@ -11,6 +11,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel"
+	"github.com/tsolab/tsolab/result"
 )
 
 // Kernel feature names the tests switch.
@@ -20,7 +21,7 @@ const (
 	featSG  = "tx-scatter-gather"
 )
 
-func runWorkload(t *testing.T, p *pair, w *config.Workload, opts kernel.Options) *engine.WorkloadResult {
+func runWorkload(t *testing.T, p *pair, w *config.Workload, opts kernel.Options) *result.WorkloadResult {
 	t.Helper()
 	p.Scenario.Workloads = []*config.Workload{w}
 	var progress int
@@ -33,21 +34,21 @@ func runWorkload(t *testing.T, p *pair, w *config.Workload, opts kernel.Options)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	for _, name := range engine.MetricNames() {
+	for _, name := range result.Names() {
 		if _, ok := res.Metrics[name]; !ok {
 			t.Errorf("metric %s missing from the result", name)
 		}
 	}
 	m := res.Metrics
-	if m[engine.MetricBytes] <= 0 {
-		t.Fatalf("bytes = %v, want > 0", m[engine.MetricBytes])
+	if m[result.MetricBytes] <= 0 {
+		t.Fatalf("bytes = %v, want > 0", m[result.MetricBytes])
 	}
-	want := m[engine.MetricBytes] * 8 / m[engine.MetricDurationS]
-	if got := m[engine.MetricThroughputBps]; math.Abs(got-want) > 1e-6*want {
+	want := m[result.MetricBytes] * 8 / m[result.MetricDurationS]
+	if got := m[result.MetricThroughputBps]; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("throughput_bps = %v, want bytes*8/duration = %v", got, want)
 	}
 	if w.Duration > 0 {
-		if d := m[engine.MetricDurationS]; d < w.Duration.Seconds() || d > w.Duration.Seconds()+1 {
+		if d := m[result.MetricDurationS]; d < w.Duration.Seconds() || d > w.Duration.Seconds()+1 {
 			t.Errorf("duration_s = %v, want about %v", d, w.Duration.Seconds())
 		}
 		// The first progress tick comes one second in, racing the end of
@@ -56,13 +57,13 @@ func runWorkload(t *testing.T, p *pair, w *config.Workload, opts kernel.Options)
 			t.Errorf("Progress was never called in a %v run", w.Duration)
 		}
 	}
-	if m[engine.MetricCPUTxPct] <= 0 || m[engine.MetricCPURxPct] <= 0 {
-		t.Errorf("cpu_tx_pct = %v, cpu_rx_pct = %v, want both > 0", m[engine.MetricCPUTxPct], m[engine.MetricCPURxPct])
+	if m[result.MetricCPUTxPct] <= 0 || m[result.MetricCPURxPct] <= 0 {
+		t.Errorf("cpu_tx_pct = %v, cpu_rx_pct = %v, want both > 0", m[result.MetricCPUTxPct], m[result.MetricCPURxPct])
 	}
-	if m[engine.MetricCPUTxPct] > 100*float64(2*len(p.Scenario.Workloads[0].Servers)*max(w.Connections, w.Concurrency, 1)) {
-		t.Errorf("cpu_tx_pct = %v: more than the threads could use", m[engine.MetricCPUTxPct])
+	if m[result.MetricCPUTxPct] > 100*float64(2*len(p.Scenario.Workloads[0].Servers)*max(w.Connections, w.Concurrency, 1)) {
+		t.Errorf("cpu_tx_pct = %v: more than the threads could use", m[result.MetricCPUTxPct])
 	}
-	if got, want := m[engine.MetricCPUTxPerGbit], m[engine.MetricCPUTxPct]/(m[engine.MetricThroughputBps]/1e9); math.Abs(got-want) > 1e-9*want {
+	if got, want := m[result.MetricCPUTxPerGbit], m[result.MetricCPUTxPct]/(m[result.MetricThroughputBps]/1e9); math.Abs(got-want) > 1e-9*want {
 		t.Errorf("cpu_tx_per_gbit = %v, want cpu_tx_pct/Gbps = %v", got, want)
 	}
 	if res.Kernel == "" {
@@ -71,10 +72,10 @@ func runWorkload(t *testing.T, p *pair, w *config.Workload, opts kernel.Options)
 	if res.MSS <= 0 {
 		t.Errorf("MSS = %d, want > 0", res.MSS)
 	}
-	if m[engine.MetricCaptureLoss] > 0 {
-		t.Logf("capture lost %v packets: %v", m[engine.MetricCaptureLoss], res.Notes)
+	if m[result.MetricCaptureLoss] > 0 {
+		t.Logf("capture lost %v packets: %v", m[result.MetricCaptureLoss], res.Notes)
 	}
-	su := m[engine.MetricSendUnits]
+	su := m[result.MetricSendUnits]
 	if su <= 0 {
 		t.Fatalf("send_units = %v, want > 0", su)
 	}
@@ -85,13 +86,13 @@ func runWorkload(t *testing.T, p *pair, w *config.Workload, opts kernel.Options)
 	if float64(hist) != su {
 		t.Errorf("histogram holds %d send units, send_units = %v", hist, su)
 	}
-	if dp := m[engine.MetricDataPackets]; dp < su {
+	if dp := m[result.MetricDataPackets]; dp < su {
 		t.Errorf("data_packets = %v < send_units = %v", dp, su)
 	}
 	t.Logf("%s: %.2f Gb/s, cpu tx %.1f%% rx %.1f%%, %.1f%%/Gbps, units %.0f avg %.0f B (MSS %d), data %.0f, single-MSS %.3f, retrans %.0f, loss %.0f, notes %q",
-		w.Name, m[engine.MetricThroughputBps]/1e9, m[engine.MetricCPUTxPct], m[engine.MetricCPURxPct], m[engine.MetricCPUTxPerGbit],
-		su, m[engine.MetricAvgSendBytes], res.MSS, m[engine.MetricDataPackets], m[engine.MetricSingleMSSFrac],
-		m[engine.MetricRetransmits], m[engine.MetricCaptureLoss], res.Notes)
+		w.Name, m[result.MetricThroughputBps]/1e9, m[result.MetricCPUTxPct], m[result.MetricCPURxPct], m[result.MetricCPUTxPerGbit],
+		su, m[result.MetricAvgSendBytes], res.MSS, m[result.MetricDataPackets], m[result.MetricSingleMSSFrac],
+		m[result.MetricRetransmits], m[result.MetricCaptureLoss], res.Notes)
 	return res
 }
 
@@ -102,7 +103,7 @@ func TestStreamTSOOnSendsSuperPackets(t *testing.T) {
 		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
 		Connections: 2, WriteSize: 65536, Duration: 1500 * time.Millisecond,
 	}, kernel.Options{})
-	if avg := res.Metrics[engine.MetricAvgSendBytes]; avg <= float64(4*res.MSS) {
+	if avg := res.Metrics[result.MetricAvgSendBytes]; avg <= float64(4*res.MSS) {
 		t.Errorf("TSO on: avg_send_bytes = %v, want far above the MSS %d", avg, res.MSS)
 	}
 	wirePackets(t, res)
@@ -119,7 +120,7 @@ func TestStreamTSOOnSendsSuperPackets(t *testing.T) {
 
 // sourceNote returns the Note that names where the send units were
 // counted, failing the test when there is none.
-func sourceNote(t *testing.T, res *engine.WorkloadResult) string {
+func sourceNote(t *testing.T, res *result.WorkloadResult) string {
 	t.Helper()
 	for _, n := range res.Notes {
 		if strings.HasPrefix(n, "send units counted by") {
@@ -133,13 +134,13 @@ func sourceNote(t *testing.T, res *engine.WorkloadResult) string {
 // wirePackets checks that data_packets is the payload cut to MSS: at
 // least bytes/MSS, and at most that plus the retransmits and one partly
 // filled segment per send unit.
-func wirePackets(t *testing.T, res *engine.WorkloadResult) {
+func wirePackets(t *testing.T, res *result.WorkloadResult) {
 	t.Helper()
 	m := res.Metrics
-	lo := m[engine.MetricBytes] / float64(res.MSS)
-	hi := lo + m[engine.MetricRetransmits] + m[engine.MetricSendUnits] + 1
-	if dp := m[engine.MetricDataPackets]; dp < lo || dp > hi {
-		t.Errorf("data_packets = %v, want the %v bytes cut to MSS %d: between %.0f and %.0f", dp, m[engine.MetricBytes], res.MSS, lo, hi)
+	lo := m[result.MetricBytes] / float64(res.MSS)
+	hi := lo + m[result.MetricRetransmits] + m[result.MetricSendUnits] + 1
+	if dp := m[result.MetricDataPackets]; dp < lo || dp > hi {
+		t.Errorf("data_packets = %v, want the %v bytes cut to MSS %d: between %.0f and %.0f", dp, m[result.MetricBytes], res.MSS, lo, hi)
 	}
 }
 
@@ -153,11 +154,11 @@ func TestStreamTSOOffCountsBeforeGSO(t *testing.T) {
 	if n := sourceNote(t, res); !strings.Contains(n, "send units counted by eBPF on tx0 (tx0) at TCX egress") {
 		t.Errorf("source note %q, want the eBPF counter", n)
 	}
-	if avg := res.Metrics[engine.MetricAvgSendBytes]; avg <= float64(4*res.MSS) {
+	if avg := res.Metrics[result.MetricAvgSendBytes]; avg <= float64(4*res.MSS) {
 		t.Errorf("TSO off, GSO on: avg_send_bytes = %v, want the GSO super-packets TCP built (> 4 MSS of %d)", avg, res.MSS)
 	}
 	wirePackets(t, res)
-	if got, dp := res.Metrics[engine.MetricCaptureLoss], res.Metrics[engine.MetricDataPackets]; got > 0.01*dp {
+	if got, dp := res.Metrics[result.MetricCaptureLoss], res.Metrics[result.MetricDataPackets]; got > 0.01*dp {
 		t.Errorf("capture_loss = %v with the eBPF counter, want below 1%% of the %v data packets", got, dp)
 	}
 }
@@ -177,7 +178,7 @@ func TestStreamWithoutSegmentationOffload(t *testing.T) {
 	}
 	t.Run("bpf", func(t *testing.T) {
 		res := runWorkload(t, p, w, kernel.Options{Counter: kernel.CounterBPF})
-		if avg := res.Metrics[engine.MetricAvgSendBytes]; avg <= float64(4*res.MSS) {
+		if avg := res.Metrics[result.MetricAvgSendBytes]; avg <= float64(4*res.MSS) {
 			t.Errorf("before software GSO: avg_send_bytes = %v, want TCP's GSO super-packets (> 4 MSS of %d)", avg, res.MSS)
 		}
 		wirePackets(t, res)
@@ -190,14 +191,14 @@ func TestStreamWithoutSegmentationOffload(t *testing.T) {
 		if n := sourceNote(t, res); !strings.Contains(n, "AF_PACKET ring") {
 			t.Errorf("source note %q, want the AF_PACKET ring", n)
 		}
-		avg := res.Metrics[engine.MetricAvgSendBytes]
+		avg := res.Metrics[result.MetricAvgSendBytes]
 		if avg > float64(res.MSS) || avg < 0.95*float64(res.MSS) {
 			t.Errorf("after software GSO: avg_send_bytes = %v, want about the MSS %d", avg, res.MSS)
 		}
-		if f := res.Metrics[engine.MetricSingleMSSFrac]; f < 0.9 {
+		if f := res.Metrics[result.MetricSingleMSSFrac]; f < 0.9 {
 			t.Errorf("single_mss_fraction = %v, want >= 0.9 after software GSO", f)
 		}
-		if got, want := res.Metrics[engine.MetricDataPackets], res.Metrics[engine.MetricSendUnits]; got != want {
+		if got, want := res.Metrics[result.MetricDataPackets], res.Metrics[result.MetricSendUnits]; got != want {
 			t.Errorf("data_packets = %v, want send_units = %v when every unit is at most one MSS", got, want)
 		}
 	})
@@ -226,7 +227,7 @@ func TestStreamBothCounters(t *testing.T) {
 	if !ring {
 		t.Errorf("notes %q: want the ring's own note", res.Notes)
 	}
-	if got, dp := res.Metrics[engine.MetricCaptureLoss], res.Metrics[engine.MetricDataPackets]; got > 0.01*dp {
+	if got, dp := res.Metrics[result.MetricCaptureLoss], res.Metrics[result.MetricDataPackets]; got > 0.01*dp {
 		t.Errorf("capture_loss = %v, want below 1%% of the %v data packets: the ring's drops are not the eBPF counter's", got, dp)
 	}
 }
@@ -237,7 +238,7 @@ func TestStreamBytesLimit(t *testing.T) {
 		Name: "fixed", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
 		Connections: 2, WriteSize: 100000, Bytes: 50_000_000, NoDelay: true, SndBuf: 1 << 20, RcvBuf: 2 << 20, CC: "cubic",
 	}, kernel.Options{})
-	if got, want := res.Metrics[engine.MetricBytes], 2*50_000_000.0; got != want {
+	if got, want := res.Metrics[result.MetricBytes], 2*50_000_000.0; got != want {
 		t.Errorf("bytes = %v, want %v (two connections of 50 MB)", got, want)
 	}
 	if res.MSS != 9000-52 {
@@ -252,17 +253,17 @@ func TestRR(t *testing.T) {
 		Concurrency: 4, RequestSize: 200, ResponseSize: 4000, NoDelay: true, Duration: time.Second,
 	}, kernel.Options{})
 	m := res.Metrics
-	if m[engine.MetricTransactionsPerS] <= 0 {
-		t.Fatalf("transactions_per_s = %v, want > 0", m[engine.MetricTransactionsPerS])
+	if m[result.MetricTransactionsPerS] <= 0 {
+		t.Fatalf("transactions_per_s = %v, want > 0", m[result.MetricTransactionsPerS])
 	}
-	if p50, p99 := m[engine.MetricLatencyP50us], m[engine.MetricLatencyP99us]; p50 <= 0 || p50 > p99 {
+	if p50, p99 := m[result.MetricLatencyP50us], m[result.MetricLatencyP99us]; p50 <= 0 || p50 > p99 {
 		t.Errorf("latency p50 = %v µs, p99 = %v µs: want 0 < p50 <= p99", p50, p99)
 	}
-	tx := m[engine.MetricTransactionsPerS] * m[engine.MetricDurationS]
-	if got, want := m[engine.MetricBytes], tx*4200; math.Abs(got-want) > 4*4200 {
+	tx := m[result.MetricTransactionsPerS] * m[result.MetricDurationS]
+	if got, want := m[result.MetricBytes], tx*4200; math.Abs(got-want) > 4*4200 {
 		t.Errorf("bytes = %v, want transactions × 4200 = %v", got, want)
 	}
-	if avg := m[engine.MetricAvgSendBytes]; avg != 200 {
+	if avg := m[result.MetricAvgSendBytes]; avg != 200 {
 		t.Errorf("avg_send_bytes = %v, want the 200-byte requests", avg)
 	}
 }
@@ -274,7 +275,7 @@ func TestSendfilePaced(t *testing.T) {
 		Name: "file", Kind: config.Sendfile, Client: "tx", Servers: []string{"rx0"},
 		Connections: 1, FileSize: 32 << 20, Rate: config.Rate(rate), Duration: 1500 * time.Millisecond,
 	}, kernel.Options{TempDir: t.TempDir()})
-	if got := res.Metrics[engine.MetricThroughputBps]; got > 1.1*rate || got < 0.7*rate {
+	if got := res.Metrics[result.MetricThroughputBps]; got > 1.1*rate || got < 0.7*rate {
 		t.Errorf("throughput = %v bit/s, want about the pacing rate %v", got, rate)
 	}
 }
@@ -306,11 +307,11 @@ func TestCaptureOff(t *testing.T) {
 	for _, n := range res.Notes {
 		noted = noted || n == note
 	}
-	if res.Metrics[engine.MetricSendUnits] != 0 || !noted {
-		t.Errorf("capture off: send_units = %v, notes %q: want 0 and the note %q", res.Metrics[engine.MetricSendUnits], res.Notes, note)
+	if res.Metrics[result.MetricSendUnits] != 0 || !noted {
+		t.Errorf("capture off: send_units = %v, notes %q: want 0 and the note %q", res.Metrics[result.MetricSendUnits], res.Notes, note)
 	}
-	if res.Metrics[engine.MetricBytes] <= 0 {
-		t.Errorf("bytes = %v, want > 0", res.Metrics[engine.MetricBytes])
+	if res.Metrics[result.MetricBytes] <= 0 {
+		t.Errorf("bytes = %v, want > 0", res.Metrics[result.MetricBytes])
 	}
 }
 
@@ -355,7 +356,7 @@ func TestRejectsWorkloadsItCannotRun(t *testing.T) {
 
 // checkProvenance checks what the run says it ran on: both veth ends with
 // their driver and features as set, and each host's TCP sysctls.
-func checkProvenance(t *testing.T, res *engine.WorkloadResult) {
+func checkProvenance(t *testing.T, res *result.WorkloadResult) {
 	t.Helper()
 	p := res.Provenance
 	if p == nil || len(p.NICs) != 2 {

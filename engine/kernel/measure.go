@@ -9,7 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
 	"github.com/tsolab/tsolab/engine/kernel/devqueue"
 	"github.com/tsolab/tsolab/result"
@@ -108,35 +107,35 @@ func (m measurement) softirqSplit() (tx, rx time.Duration) {
 const tolerance = 0.02
 
 // result turns a measurement into metrics, histogram and notes.
-func (m measurement) result() *engine.WorkloadResult {
-	res := &engine.WorkloadResult{
+func (m measurement) result() *result.WorkloadResult {
+	res := &result.WorkloadResult{
 		Kind:    string(m.Kind),
 		MSS:     m.MSS,
 		Metrics: map[string]float64{},
 	}
-	for _, name := range engine.MetricNames() {
+	for _, name := range result.Names() {
 		res.Metrics[name] = 0
 	}
 	secs := m.Duration.Seconds()
 	met := res.Metrics
-	met[engine.MetricBytes] = float64(m.Bytes)
-	met[engine.MetricDurationS] = secs
+	met[result.MetricBytes] = float64(m.Bytes)
+	met[result.MetricDurationS] = secs
 
 	var counts result.Counts
 	if m.Kind == config.RR {
 		lat := append([]time.Duration(nil), m.Latencies...)
 		sortDurations(lat)
 		counts.Transactions = int64(len(lat))
-		met[engine.MetricLatencyP50us] = float64(percentile(lat, 0.50)) / float64(time.Microsecond)
-		met[engine.MetricLatencyP99us] = float64(percentile(lat, 0.99)) / float64(time.Microsecond)
+		met[result.MetricLatencyP50us] = float64(percentile(lat, 0.50)) / float64(time.Microsecond)
+		met[result.MetricLatencyP99us] = float64(percentile(lat, 0.99)) / float64(time.Microsecond)
 	}
 
 	softTx, softRx := m.softirqSplit()
 	if secs > 0 {
-		met[engine.MetricCPUTxPct] = (m.CPUThreads[sideTx] + softTx).Seconds() / secs * 100
-		met[engine.MetricCPURxPct] = (m.CPUThreads[sideRx] + softRx).Seconds() / secs * 100
+		met[result.MetricCPUTxPct] = (m.CPUThreads[sideTx] + softTx).Seconds() / secs * 100
+		met[result.MetricCPURxPct] = (m.CPUThreads[sideRx] + softRx).Seconds() / secs * 100
 	}
-	met[engine.MetricRetransmits] = float64(m.TCP[sideTx].Retrans + m.TCP[sideRx].Retrans)
+	met[result.MetricRetransmits] = float64(m.TCP[sideTx].Retrans + m.TCP[sideRx].Retrans)
 
 	s := m.sendUnits(res)
 	counts.SendUnits, counts.SendUnitBytes, counts.SingleMSS = s.SendUnits, s.PayloadBytes, s.SingleMSS
@@ -147,7 +146,7 @@ func (m measurement) result() *engine.WorkloadResult {
 // sendUnits is the send-unit summary of the capture (none without one):
 // it sets data_packets, capture_loss and the histogram, and adds the notes
 // that check the counts.
-func (m measurement) sendUnits(res *engine.WorkloadResult) capture.Summary {
+func (m measurement) sendUnits(res *result.WorkloadResult) capture.Summary {
 	met := res.Metrics
 	if !m.Captured {
 		res.Notes = append(res.Notes, "capture disabled: send_units, avg_send_bytes, data_packets and single_mss_fraction were not measured (0)")
@@ -173,7 +172,7 @@ func (m measurement) sendUnits(res *engine.WorkloadResult) capture.Summary {
 	} else {
 		s = m.ringSummary(res)
 	}
-	met[engine.MetricDataPackets] = float64(s.DataPackets)
+	met[result.MetricDataPackets] = float64(s.DataPackets)
 	res.SendUnitHistogram = s.Histogram
 
 	// The send units are the client's data (for rr: the requests), which
@@ -185,16 +184,16 @@ func (m measurement) sendUnits(res *engine.WorkloadResult) capture.Summary {
 		// flows showed ~0.1-0.5% of segments no run counted (see
 		// devqueue's documentation). Whatever is missing is reported.
 		missing := int64(tcpData) - s.DataPackets
-		met[engine.MetricCaptureLoss] += float64(missing)
+		met[result.MetricCaptureLoss] += float64(missing)
 		res.Notes = append(res.Notes, fmt.Sprintf("TCP_INFO tcpi_data_segs_out says %d data segments, the eBPF counter saw %d: the %d missing (%.2f%%) are capture_loss",
 			tcpData, s.DataPackets, missing, 100*float64(missing)/float64(tcpData)))
 	}
-	if met[engine.MetricCaptureLoss] == 0 && disagree(float64(s.DataPackets), float64(tcpData)) {
+	if met[result.MetricCaptureLoss] == 0 && disagree(float64(s.DataPackets), float64(tcpData)) {
 		res.Notes = append(res.Notes, fmt.Sprintf("counted %d data packets, TCP_INFO tcpi_data_segs_out says %d (segments cut to a smaller MSS than the first connection's %d?)",
 			s.DataPackets, tcpData, m.MSS))
 	}
 	if lost := m.fileLoss(bpf); lost > 0 {
-		met[engine.MetricCaptureLoss] += float64(lost)
+		met[result.MetricCaptureLoss] += float64(lost)
 		res.Notes = append(res.Notes, fmt.Sprintf("the capture files lost %d packets their source saw (captures[].dropped): counted in capture_loss", lost))
 	}
 	return s
@@ -223,7 +222,7 @@ func (m measurement) fileLoss(bpf bool) int64 {
 
 // bpfSummary is the send-unit summary of the eBPF counters; it sets
 // capture_loss and adds the notes that name the source and check it.
-func (m measurement) bpfSummary(res *engine.WorkloadResult) capture.Summary {
+func (m measurement) bpfSummary(res *result.WorkloadResult) capture.Summary {
 	var s capture.Summary
 	var unread int64
 	var names []string
@@ -266,7 +265,7 @@ func (m measurement) bpfSummary(res *engine.WorkloadResult) capture.Summary {
 			}
 		}
 	}
-	res.Metrics[engine.MetricCaptureLoss] = float64(unread)
+	res.Metrics[result.MetricCaptureLoss] = float64(unread)
 	res.Notes = append(res.Notes, fmt.Sprintf("send units counted by eBPF on %s, where TCP hands them to the device layer (before software GSO; counted in a per-CPU map, no ring to overflow); data_packets is the sum of their gso_segs",
 		strings.Join(names, ", ")))
 	return s
@@ -274,7 +273,7 @@ func (m measurement) bpfSummary(res *engine.WorkloadResult) capture.Summary {
 
 // ringSummary is the send-unit summary of the AF_PACKET rings; it sets
 // capture_loss to their drops and adds the notes that name the source.
-func (m measurement) ringSummary(res *engine.WorkloadResult) capture.Summary {
+func (m measurement) ringSummary(res *result.WorkloadResult) capture.Summary {
 	sizes := map[int]int64{}
 	var dropped int64
 	for _, t := range m.Taps {
@@ -283,7 +282,7 @@ func (m measurement) ringSummary(res *engine.WorkloadResult) capture.Summary {
 		}
 		dropped += t.Result.Dropped
 	}
-	res.Metrics[engine.MetricCaptureLoss] = float64(dropped)
+	res.Metrics[result.MetricCaptureLoss] = float64(dropped)
 	why := "Options.Counter is ring"
 	if m.BPFErr != nil {
 		why = fmt.Sprintf("the eBPF counter is unavailable: %v", m.BPFErr)
@@ -323,14 +322,14 @@ func (m measurement) ringNotes(t tapResult, secs float64) []string {
 
 // captureFiles lists the capture files of the run, with a note on each
 // that says what its packets are to be compared with.
-func (m measurement) captureFiles(notes []string) ([]engine.CaptureFile, []string) {
-	var files []engine.CaptureFile
+func (m measurement) captureFiles(notes []string) ([]result.CaptureFile, []string) {
+	var files []result.CaptureFile
 	for _, t := range append(append([]tapResult(nil), m.Taps...), m.Recv...) {
 		if t.File == "" {
 			continue
 		}
 		if t.FileBPF && t.Units != nil {
-			f := engine.CaptureFile{
+			f := result.CaptureFile{
 				NIC: t.NIC, Interface: t.Ifname, Direction: t.Dir.String(), File: t.File,
 				Frames: t.Units.Recorded - t.Cut, DataPackets: t.Units.RecordedData, Dropped: t.Units.RecordLost, Cut: t.Cut,
 			}
@@ -346,7 +345,7 @@ func (m measurement) captureFiles(notes []string) ([]engine.CaptureFile, []strin
 		for _, n := range t.Result.Sizes {
 			data += n
 		}
-		f := engine.CaptureFile{
+		f := result.CaptureFile{
 			NIC: t.NIC, Interface: t.Ifname, Direction: t.Dir.String(), File: t.File,
 			Frames: t.Result.Written - t.Cut, DataPackets: data, Dropped: t.Result.Dropped, Cut: t.Cut,
 		}
@@ -373,7 +372,7 @@ func (m measurement) captureFiles(notes []string) ([]engine.CaptureFile, []strin
 
 // cutNote says, for a file its size cap cut, how much of what the note
 // counts is in it.
-func cutNote(f engine.CaptureFile) string {
+func cutNote(f result.CaptureFile) string {
 	if f.Cut == 0 {
 		return ""
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
 	"github.com/tsolab/tsolab/engine/kernel/devqueue"
+	"github.com/tsolab/tsolab/result"
 )
 
 func TestMeasurementResultStream(t *testing.T) {
@@ -38,22 +39,22 @@ func TestMeasurementResultStream(t *testing.T) {
 	}
 	res := m.result()
 	want := map[string]float64{
-		engine.MetricThroughputBps:    1e9,
-		engine.MetricBytes:            250e6,
-		engine.MetricDurationS:        2,
-		engine.MetricTransactionsPerS: 0,
-		engine.MetricLatencyP50us:     0,
-		engine.MetricLatencyP99us:     0,
+		result.MetricThroughputBps:    1e9,
+		result.MetricBytes:            250e6,
+		result.MetricDurationS:        2,
+		result.MetricTransactionsPerS: 0,
+		result.MetricLatencyP50us:     0,
+		result.MetricLatencyP99us:     0,
 		// (400 ms + half of 100 ms) over 2 s; (200 ms + 50 ms) over 2 s.
-		engine.MetricCPUTxPct:      22.5,
-		engine.MetricCPURxPct:      12.5,
-		engine.MetricCPUTxPerGbit:  22.5,
-		engine.MetricSendUnits:     150,
-		engine.MetricAvgSendBytes:  (100*1448 + 50*2*1448) / 150.0,
-		engine.MetricDataPackets:   200,
-		engine.MetricSingleMSSFrac: 100 / 150.0,
-		engine.MetricRetransmits:   3,
-		engine.MetricCaptureLoss:   0,
+		result.MetricCPUTxPct:      22.5,
+		result.MetricCPURxPct:      12.5,
+		result.MetricCPUTxPerGbit:  22.5,
+		result.MetricSendUnits:     150,
+		result.MetricAvgSendBytes:  (100*1448 + 50*2*1448) / 150.0,
+		result.MetricDataPackets:   200,
+		result.MetricSingleMSSFrac: 100 / 150.0,
+		result.MetricRetransmits:   3,
+		result.MetricCaptureLoss:   0,
 	}
 	if diff := cmp.Diff(want, res.Metrics, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a)) })); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
@@ -75,7 +76,7 @@ func TestMeasurementNotesDisagreement(t *testing.T) {
 		Taps: []tapResult{{Interface: "tx0", Ring: true, Result: capture.Result{Sizes: map[int]int64{1000: 100}, Seen: 110, Dropped: 10}, TxPackets: 400}},
 	}
 	res := m.result()
-	if got := res.Metrics[engine.MetricCaptureLoss]; got != 10 {
+	if got := res.Metrics[result.MetricCaptureLoss]; got != 10 {
 		t.Errorf("capture_loss = %v, want 10 (tp_drops)", got)
 	}
 	var dropped, tx bool
@@ -138,11 +139,11 @@ func TestMeasurementFromBPF(t *testing.T) {
 			res := m.result()
 			u := tt.taps[0].Units
 			want := map[string]float64{
-				engine.MetricSendUnits:     float64(u.SendUnits),
-				engine.MetricAvgSendBytes:  float64(u.PayloadBytes) / float64(u.SendUnits),
-				engine.MetricDataPackets:   float64(u.WireSegments),
-				engine.MetricSingleMSSFrac: float64(u.SingleMSS) / float64(u.SendUnits),
-				engine.MetricCaptureLoss:   tt.wantLoss,
+				result.MetricSendUnits:     float64(u.SendUnits),
+				result.MetricAvgSendBytes:  float64(u.PayloadBytes) / float64(u.SendUnits),
+				result.MetricDataPackets:   float64(u.WireSegments),
+				result.MetricSingleMSSFrac: float64(u.SingleMSS) / float64(u.SendUnits),
+				result.MetricCaptureLoss:   tt.wantLoss,
 			}
 			for name, w := range want {
 				if got := res.Metrics[name]; got != w {
@@ -174,7 +175,7 @@ func TestMeasurementBPFMissingSegmentsAreLoss(t *testing.T) {
 			SendUnits: 22, PayloadBytes: 990 * 1448, WireSegments: 990, Other: 10, Histogram: []int64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 22}}}},
 	}
 	res := m.result()
-	if got := res.Metrics[engine.MetricCaptureLoss]; got != 10 {
+	if got := res.Metrics[result.MetricCaptureLoss]; got != 10 {
 		t.Errorf("capture_loss = %v, want the 10 segments TCP_INFO counted and the counter did not", got)
 	}
 	if all := strings.Join(res.Notes, "\n"); !strings.Contains(all, "the 10 missing (1.00%) are capture_loss") {
@@ -188,7 +189,7 @@ func TestMeasurementRingFallbackNamesWhy(t *testing.T) {
 		Taps:   []tapResult{{Interface: "tx0", Ring: true, Result: capture.Result{Sizes: map[int]int64{1000: 10}, Seen: 10}, TxPackets: 10}},
 	}
 	res := m.result()
-	if got := res.Metrics[engine.MetricSendUnits]; got != 10 {
+	if got := res.Metrics[result.MetricSendUnits]; got != 10 {
 		t.Errorf("send_units = %v, want the ring's 10", got)
 	}
 	all := strings.Join(res.Notes, "\n")
@@ -224,7 +225,7 @@ func TestMeasurementFileLossIsCaptureLoss(t *testing.T) {
 			m := measurement{Kind: config.Stream, Duration: time.Second, Bytes: 10_000, MSS: 1000, Captured: true,
 				TCP: [2]tcpTotals{{DataSegsOut: 10}}, Taps: tt.taps, Recv: []tapResult{tt.recv}}
 			res := m.result()
-			if got := res.Metrics[engine.MetricCaptureLoss]; got != tt.want {
+			if got := res.Metrics[result.MetricCaptureLoss]; got != tt.want {
 				t.Errorf("capture_loss = %v, want %v; notes %q", got, tt.want, res.Notes)
 			}
 		})
@@ -251,9 +252,9 @@ func TestMeasurementRR(t *testing.T) {
 	m := measurement{Kind: config.RR, Duration: 2 * time.Second, Bytes: 1000, Latencies: lat}
 	res := m.result()
 	for name, want := range map[string]float64{
-		engine.MetricTransactionsPerS: 50,
-		engine.MetricLatencyP50us:     50,
-		engine.MetricLatencyP99us:     99,
+		result.MetricTransactionsPerS: 50,
+		result.MetricLatencyP50us:     50,
+		result.MetricLatencyP99us:     99,
 	} {
 		if got := res.Metrics[name]; got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
@@ -358,7 +359,7 @@ func TestCPUNote(t *testing.T) {
 		t.Errorf("cpuNote() =\n%s\nwant\n%s", got, want)
 	}
 	res := m.result()
-	if got := res.Metrics[engine.MetricCPUTxPct]; math.Abs(got-55) > 1e-9 {
+	if got := res.Metrics[result.MetricCPUTxPct]; math.Abs(got-55) > 1e-9 {
 		t.Errorf("cpu_tx_pct = %v, want 55 (the sender threads and half the softirq)", got)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
 	"github.com/tsolab/tsolab/engine/kernel/devqueue"
+	"github.com/tsolab/tsolab/result"
 )
 
 // side is which end of a workload a thread works for.
@@ -128,7 +129,7 @@ type run struct {
 	werr    error
 }
 
-func (r *run) execute(ctx context.Context) (*engine.WorkloadResult, error) {
+func (r *run) execute(ctx context.Context) (*result.WorkloadResult, error) {
 	defer r.closeAll()
 	if err := r.connect(); err != nil {
 		return nil, err
@@ -819,7 +820,7 @@ func (r *run) tcpInfos() ([]sideInfo, error) {
 // when every worker has ended (or ctx is cancelled, after aborting the
 // connections). Progress comes from TCP_INFO (tcpi_bytes_received), so
 // the workers share nothing with it while they run.
-func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []engine.Sample {
+func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []result.Sample {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var deadline <-chan time.Time
@@ -828,7 +829,7 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 		defer t.Stop()
 		deadline = t.C
 	}
-	var series []engine.Sample
+	var series []result.Sample
 	var last int64
 	lastT := t0
 	lastUnits, lastUnitBytes, _ := r.sendTotals()
@@ -857,7 +858,7 @@ func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []
 				return series
 			}
 			dt := now.Sub(lastT).Seconds()
-			s := engine.Sample{T: now.Sub(t0).Seconds(), ThroughputBps: float64(total-last) * 8 / dt}
+			s := result.Sample{T: now.Sub(t0).Seconds(), ThroughputBps: float64(total-last) * 8 / dt}
 			if info, err := tcpInfo(r.conns[0].client); err == nil {
 				s.CwndSegments = float64(info.Snd_cwnd)
 			}
@@ -897,7 +898,7 @@ func (r *run) bytesReceived() int64 {
 // fillSeries adds the mean send-unit size of each second from the
 // rings, when they counted the send units (the sampler reads the eBPF
 // counters itself).
-func fillSeries(series []engine.Sample, taps []tapResult) []engine.Sample {
+func fillSeries(series []result.Sample, taps []tapResult) []result.Sample {
 	for _, t := range taps {
 		if t.Units != nil {
 			return series

@@ -12,10 +12,11 @@ import (
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/hcl"
 	"github.com/tsolab/tsolab/outcome"
+	"github.com/tsolab/tsolab/result"
 )
 
 // runLab runs every workload of every scenario of a lab on the model.
-func runLab(t *testing.T, dir string) (*config.Lab, *engine.Results, []byte) {
+func runLab(t *testing.T, dir string) (*config.Lab, *result.Results, []byte) {
 	t.Helper()
 	lab, diags := hcl.Load(dir, hcl.Options{})
 	if diags.HasErrors() {
@@ -27,7 +28,7 @@ func runLab(t *testing.T, dir string) (*config.Lab, *engine.Results, []byte) {
 		t.Fatal(err)
 	}
 	e := New(Options{CPUProfiles: profiles, ProfileFiles: files})
-	res := &engine.Results{FormatVersion: 1, Lab: lab.Name, Engine: e.Name()}
+	res := &result.Results{FormatVersion: 1, Lab: lab.Name, Engine: e.Name()}
 	for _, sc := range lab.Scenarios {
 		for _, wl := range sc.Workloads {
 			r, err := e.Run(context.Background(), engine.RunRequest{Lab: lab, Scenario: sc, Workload: wl})
@@ -127,7 +128,7 @@ func TestSoftwareGSOCut(t *testing.T) {
 	_, res, _ := runLab(t, "../../examples/software-gso")
 	cpu := map[string]float64{}
 	for _, r := range res.Runs {
-		cpu[r.Scenario] = r.Metrics[engine.MetricCPUTxPct]
+		cpu[r.Scenario] = r.Metrics[result.MetricCPUTxPct]
 	}
 	on, off := cpu["gso=true"], cpu["gso=false"]
 	t.Logf("cpu_tx_pct: gso on %.1f, off %.1f", on, off)

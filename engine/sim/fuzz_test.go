@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // fuzzOptions are stack_options the fuzzer picks from, by profile: each
@@ -133,7 +134,7 @@ func FuzzModel(f *testing.F) {
 			// burst whole, and no stack completes then, real or modelled.
 			sc.NICs[0].Queue = max(int64(8*int(mtu)), 2*65536)
 		}
-		run := func() (*engine.WorkloadResult, []byte) {
+		run := func() (*result.WorkloadResult, []byte) {
 			e := New(Options{MaxSimTime: 120 * time.Second})
 			e.checks = true
 			res, err := e.Run(context.Background(), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
@@ -158,16 +159,16 @@ func FuzzModel(f *testing.F) {
 		case wl.Kind == config.RR:
 			// A whole transaction's bytes read: a message larger than
 			// the receive window must not stall its reader.
-			if res.Metrics[engine.MetricBytes] < float64(wl.RequestSize+wl.ResponseSize) {
-				t.Fatalf("rr %d/%d: %v bytes read in %v, not one transaction's (stops %v, notes %v)", wl.RequestSize, wl.ResponseSize, res.Metrics[engine.MetricBytes], wl.Duration, res.StopReasons, res.Notes)
+			if res.Metrics[result.MetricBytes] < float64(wl.RequestSize+wl.ResponseSize) {
+				t.Fatalf("rr %d/%d: %v bytes read in %v, not one transaction's (stops %v, notes %v)", wl.RequestSize, wl.ResponseSize, res.Metrics[result.MetricBytes], wl.Duration, res.StopReasons, res.Notes)
 			}
 		case durationBound:
-			if res.Metrics[engine.MetricBytes] <= 0 {
+			if res.Metrics[result.MetricBytes] <= 0 {
 				t.Fatalf("nothing delivered in %v (stops %v, notes %v)", wl.Duration, res.StopReasons, res.Notes)
 			}
 		default:
 			want := float64(nbytes) * float64(wl.Connections) * servers
-			if got := res.Metrics[engine.MetricBytes]; got != want {
+			if got := res.Metrics[result.MetricBytes]; got != want {
 				t.Fatalf("delivered %v bytes, want %v (notes %v)", got, want, res.Notes)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // pair is a two-host lab built in Go: host tx with nic tx0 back to back
@@ -56,7 +57,7 @@ func (p pair) scenario() *config.Scenario {
 	}
 }
 
-func runScenario(t testing.TB, e *Engine, sc *config.Scenario) *engine.WorkloadResult {
+func runScenario(t testing.TB, e *Engine, sc *config.Scenario) *result.WorkloadResult {
 	t.Helper()
 	res, err := e.Run(context.Background(), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
 	if err != nil {

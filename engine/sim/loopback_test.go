@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // tbenchScenario is seed 004's shape: 8 concurrent request/response
@@ -36,7 +36,7 @@ func TestLoopbackTbench(t *testing.T) {
 	e := New(Options{})
 	rate := func(tso bool, opts map[string]string, response int) float64 {
 		res := runScenario(t, e, tbenchScenario(tso, opts, response))
-		return res.Metrics[engine.MetricTransactionsPerS]
+		return res.Metrics[result.MetricTransactionsPerS]
 	}
 	gap := func(opts map[string]string, response int) float64 {
 		on, off := rate(true, opts, response), rate(false, opts, response)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // TestMetricDefinitions checks each derived metric against what it is
@@ -23,22 +23,22 @@ func TestMetricDefinitions(t *testing.T) {
 		p := pair{stack: "linux-2.6.27", mtu: 1500, rate: 1e9, delay: 50 * time.Microsecond, offTx: tso, offRx: tso,
 			wl: config.Workload{Bytes: 2000 * mss, WriteSize: 64 * mss}}
 		m := runScenario(t, New(Options{}), p.scenario()).Metrics
-		if m[engine.MetricRetransmits] != 0 || m[engine.MetricBytes] != 2000*mss {
-			t.Fatalf("retransmits %v, bytes %v: the run should deliver %d bytes without loss", m[engine.MetricRetransmits], m[engine.MetricBytes], 2000*mss)
+		if m[result.MetricRetransmits] != 0 || m[result.MetricBytes] != 2000*mss {
+			t.Fatalf("retransmits %v, bytes %v: the run should deliver %d bytes without loss", m[result.MetricRetransmits], m[result.MetricBytes], 2000*mss)
 		}
 		// Every payload byte went in exactly one send unit.
-		if got := m[engine.MetricAvgSendBytes] * m[engine.MetricSendUnits]; !near(got, 2000*mss) {
-			t.Errorf("avg_send_bytes %v x send_units %v = %v, want the %d bytes sent", m[engine.MetricAvgSendBytes], m[engine.MetricSendUnits], got, 2000*mss)
+		if got := m[result.MetricAvgSendBytes] * m[result.MetricSendUnits]; !near(got, 2000*mss) {
+			t.Errorf("avg_send_bytes %v x send_units %v = %v, want the %d bytes sent", m[result.MetricAvgSendBytes], m[result.MetricSendUnits], got, 2000*mss)
 		}
 		// Every byte in whole MSS segments: data_packets is bytes / MSS.
-		if m[engine.MetricDataPackets] != 2000 || m[engine.MetricSendUnits] >= 2000 {
-			t.Errorf("data_packets %v, send_units %v: want 2000 segments in fewer TSO units", m[engine.MetricDataPackets], m[engine.MetricSendUnits])
+		if m[result.MetricDataPackets] != 2000 || m[result.MetricSendUnits] >= 2000 {
+			t.Errorf("data_packets %v, send_units %v: want 2000 segments in fewer TSO units", m[result.MetricDataPackets], m[result.MetricSendUnits])
 		}
-		if got := m[engine.MetricCPUTxPerGbit] * m[engine.MetricThroughputBps] / 1e9; !near(got, m[engine.MetricCPUTxPct]) {
-			t.Errorf("cpu_tx_per_gbit %v x Gb/s %v = %v, want cpu_tx_pct %v", m[engine.MetricCPUTxPerGbit], m[engine.MetricThroughputBps]/1e9, got, m[engine.MetricCPUTxPct])
+		if got := m[result.MetricCPUTxPerGbit] * m[result.MetricThroughputBps] / 1e9; !near(got, m[result.MetricCPUTxPct]) {
+			t.Errorf("cpu_tx_per_gbit %v x Gb/s %v = %v, want cpu_tx_pct %v", m[result.MetricCPUTxPerGbit], m[result.MetricThroughputBps]/1e9, got, m[result.MetricCPUTxPct])
 		}
-		if got := m[engine.MetricBytes] * 8 / m[engine.MetricDurationS]; !near(got, m[engine.MetricThroughputBps]) {
-			t.Errorf("bytes x 8 / duration = %v, throughput_bps %v", got, m[engine.MetricThroughputBps])
+		if got := m[result.MetricBytes] * 8 / m[result.MetricDurationS]; !near(got, m[result.MetricThroughputBps]) {
+			t.Errorf("bytes x 8 / duration = %v, throughput_bps %v", got, m[result.MetricThroughputBps])
 		}
 	})
 
@@ -46,12 +46,12 @@ func TestMetricDefinitions(t *testing.T) {
 		p := pair{stack: "linux-2.6.27", mtu: 1500, rate: 1e9, delay: 50 * time.Microsecond, offTx: noTSO, offRx: noTSO,
 			wl: config.Workload{Bytes: 1000 * mss, WriteSize: 10 * mss}}
 		m := runScenario(t, New(Options{}), p.scenario()).Metrics
-		if m[engine.MetricSendUnits] != 1000 || m[engine.MetricDataPackets] != 1000 || m[engine.MetricRetransmits] != 0 {
+		if m[result.MetricSendUnits] != 1000 || m[result.MetricDataPackets] != 1000 || m[result.MetricRetransmits] != 0 {
 			t.Fatalf("send_units %v, data_packets %v, retransmits %v: want 1000 one-segment units without loss",
-				m[engine.MetricSendUnits], m[engine.MetricDataPackets], m[engine.MetricRetransmits])
+				m[result.MetricSendUnits], m[result.MetricDataPackets], m[result.MetricRetransmits])
 		}
-		if m[engine.MetricSingleMSSFrac] != 1 || m[engine.MetricAvgSendBytes] != mss {
-			t.Errorf("single_mss_fraction %v, avg_send_bytes %v: want 1 and %d", m[engine.MetricSingleMSSFrac], m[engine.MetricAvgSendBytes], mss)
+		if m[result.MetricSingleMSSFrac] != 1 || m[result.MetricAvgSendBytes] != mss {
+			t.Errorf("single_mss_fraction %v, avg_send_bytes %v: want 1 and %d", m[result.MetricSingleMSSFrac], m[result.MetricAvgSendBytes], mss)
 		}
 	})
 
@@ -64,7 +64,7 @@ func TestMetricDefinitions(t *testing.T) {
 			sum += s.CwndSegments
 		}
 		avg := sum / float64(len(r.Series))
-		if got := r.Metrics[engine.MetricCwndMeanSegments]; len(r.Series) == 0 || math.Abs(got/avg-1) > 0.01 {
+		if got := r.Metrics[result.MetricCwndMeanSegments]; len(r.Series) == 0 || math.Abs(got/avg-1) > 0.01 {
 			t.Errorf("cwnd_mean_segments %v, the %d samples average %v: want the same within 1%%", got, len(r.Series), avg)
 		}
 	})

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // neterionScenario is seed 001's lab: a 4-way sender, two receivers
@@ -69,10 +69,10 @@ func TestNeterion2005(t *testing.T) {
 	for _, row := range neterionSeed {
 		sc := neterionScenario(row.tso, row.mtu, "linux-2.6.12")
 		res := runScenario(t, e, sc)
-		gbps := res.Metrics[engine.MetricThroughputBps] / 1e9
-		cpu := res.Metrics[engine.MetricCPUTxPct] / 4
+		gbps := res.Metrics[result.MetricThroughputBps] / 1e9
+		cpu := res.Metrics[result.MetricCPUTxPct] / 4
 		t.Logf("%-22s seed %.1f Gb/s @%2.0f%%  model %.2f Gb/s @%4.1f%%  err %+5.1f%% %+5.1f%%  rx %.0f%% units %.0f avg %.0f stops %v",
-			sc.Name, row.gbps, row.cpuPct, gbps, cpu, (gbps/row.gbps-1)*100, (cpu/row.cpuPct-1)*100, res.Metrics[engine.MetricCPURxPct], res.Metrics[engine.MetricSendUnits], res.Metrics[engine.MetricAvgSendBytes], res.StopReasons)
+			sc.Name, row.gbps, row.cpuPct, gbps, cpu, (gbps/row.gbps-1)*100, (cpu/row.cpuPct-1)*100, res.Metrics[result.MetricCPURxPct], res.Metrics[result.MetricSendUnits], res.Metrics[result.MetricAvgSendBytes], res.StopReasons)
 		if row.predict {
 			if d := gbps/row.gbps - 1; d > 0.2 || d < -0.2 {
 				t.Errorf("%s: throughput %.2f Gb/s, seed %.1f: off by %+.0f%% (> 20%%)", sc.Name, gbps, row.gbps, d*100)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // The nine patches of seed 000 ("TCP: The Road to Super TSO") and what
@@ -80,7 +80,7 @@ var (
 )
 
 // runEdited runs a scenario with every host's profile changed by edit.
-func runEdited(t *testing.T, sc *config.Scenario, edit func(*profile)) *engine.WorkloadResult {
+func runEdited(t *testing.T, sc *config.Scenario, edit func(*profile)) *result.WorkloadResult {
 	t.Helper()
 	e := New(Options{})
 	e.editProfile = edit
@@ -119,7 +119,7 @@ func TestPatch6ValidateOnlyWhenSending(t *testing.T) {
 // tells 2.6.13 from 2.6.12 there.
 func TestPatch9NagleHoldsTail(t *testing.T) {
 	sc := patchLab("linux-2.6.12", false, patchSmallWrites)
-	units := func(r *engine.WorkloadResult) float64 { return r.Metrics[engine.MetricSendUnits] }
+	units := func(r *result.WorkloadResult) float64 { return r.Metrics[result.MetricSendUnits] }
 	base := runEdited(t, sc, nil)
 	p9 := runEdited(t, sc, func(p *profile) { p.push = legacyPush{validateAlways: true} })
 	p13 := runEdited(t, patchLab("linux-2.6.13", false, patchSmallWrites), nil)

@@ -110,7 +110,7 @@ type world struct {
 }
 
 // Run runs one workload of one scenario on the model.
-func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*engine.WorkloadResult, error) {
+func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*result.WorkloadResult, error) {
 	if req.Scenario == nil || req.Workload == nil {
 		return nil, fmt.Errorf("sim: a run needs a scenario and a workload")
 	}
@@ -622,7 +622,7 @@ func (w *world) bin(t int64) *bin {
 }
 
 // result turns the counters into a WorkloadResult.
-func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult {
+func (w *world) result(req engine.RunRequest, end int64) *result.WorkloadResult {
 	wl := req.Workload
 	st := &w.stats
 	dur := float64(end) / 1e9
@@ -644,34 +644,34 @@ func (w *world) result(req engine.RunRequest, end int64) *engine.WorkloadResult 
 	}
 	cpuRx /= float64(len(w.servers))
 	m := map[string]float64{}
-	for _, n := range engine.MetricNames() {
+	for _, n := range result.Names() {
 		m[n] = 0
 	}
-	m[engine.MetricBytes] = float64(st.readBytes)
-	m[engine.MetricDurationS] = dur
-	m[engine.MetricCPUTxPct] = cpuTx
-	m[engine.MetricCPURxPct] = cpuRx
-	m[engine.MetricDataPackets] = float64(st.dataPackets)
-	m[engine.MetricRetransmits] = float64(st.retrans)
+	m[result.MetricBytes] = float64(st.readBytes)
+	m[result.MetricDurationS] = dur
+	m[result.MetricCPUTxPct] = cpuTx
+	m[result.MetricCPURxPct] = cpuRx
+	m[result.MetricDataPackets] = float64(st.dataPackets)
+	m[result.MetricRetransmits] = float64(st.retrans)
 	counts := result.Counts{SendUnits: st.units, SendUnitBytes: st.unitBytes, SingleMSS: st.singleMSS}
 	if wl.Kind == config.RR {
 		counts.Transactions = st.txns
 		if len(st.lat) > 0 {
 			lat := append([]int64(nil), st.lat...)
 			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			m[engine.MetricLatencyP50us] = float64(lat[(len(lat)-1)*50/100]) / 1e3
-			m[engine.MetricLatencyP99us] = float64(lat[(len(lat)-1)*99/100]) / 1e3
+			m[result.MetricLatencyP50us] = float64(lat[(len(lat)-1)*50/100]) / 1e3
+			m[result.MetricLatencyP99us] = float64(lat[(len(lat)-1)*99/100]) / 1e3
 		}
 	}
 	// Model-only metrics: ACKs by kind and the mean congestion window of
 	// the first connection, in segments.
 	for k := range numAckKinds {
-		m[engine.MetricAcks(k.String())] = float64(st.acks[k])
+		m[result.MetricAcks(k.String())] = float64(st.acks[k])
 	}
-	m[engine.MetricCwndMeanSegments] = w.meanCwnd(end)
+	m[result.MetricCwndMeanSegments] = w.meanCwnd(end)
 	result.Derive(m, counts)
 
-	res := &engine.WorkloadResult{
+	res := &result.WorkloadResult{
 		Scenario: req.Scenario.Name, Workload: wl.Name, Kind: string(wl.Kind),
 		Repetition: req.Repetition, Engine: "sim",
 		Stack: w.client.prof.name, MSS: int(w.eps[0].mss),
@@ -732,7 +732,7 @@ func (w *world) meanCwnd(end int64) float64 {
 // series folds the millisecond bins into samples: one per second for runs
 // of 10 s or more, else 100 ms (1 s or more), 10 ms (100 ms or more) or
 // 1 ms, so a short run still shows its shape.
-func (w *world) series(end int64) []engine.Sample {
+func (w *world) series(end int64) []result.Sample {
 	step := int64(1000)
 	switch {
 	case end < 100e6:
@@ -744,7 +744,7 @@ func (w *world) series(end int64) []engine.Sample {
 	}
 	n := int((end + 1e6 - 1) / 1e6)
 	bins := w.stats.bins
-	out := []engine.Sample{}
+	out := []result.Sample{}
 	cwnd := 0.0
 	for start := 0; start < n; start += int(step) {
 		var rb, ub, u int64
@@ -761,7 +761,7 @@ func (w *world) series(end int64) []engine.Sample {
 		if stop == n {
 			secs = float64(end-int64(start)*1e6) / 1e9
 		}
-		s := engine.Sample{T: math.Min(float64(stop)/1e3, float64(end)/1e9), CwndSegments: cwnd}
+		s := result.Sample{T: math.Min(float64(stop)/1e3, float64(end)/1e9), CwndSegments: cwnd}
 		if secs > 0 {
 			s.ThroughputBps = float64(rb) * 8 / secs
 		}

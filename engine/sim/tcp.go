@@ -3,7 +3,7 @@ package sim
 import (
 	"math"
 
-	"github.com/tsolab/tsolab/engine"
+	"github.com/tsolab/tsolab/result"
 )
 
 // tcpOptLen is the TCP option space of every segment: timestamps, 10
@@ -532,7 +532,7 @@ const (
 	numAckKinds
 )
 
-var ackNames [numAckKinds]string = engine.AckKinds // a different count does not compile
+var ackNames [numAckKinds]string = result.AckKinds // a different count does not compile
 
 func (k ackKind) String() string { return ackNames[k] }
 

@@ -10,7 +10,7 @@ type Summary struct {
 	// SingleMSS counts units whose payload is exactly one MSS.
 	SingleMSS int64
 	// Histogram bucket i counts units of ceil(payload/MSS) == i+1
-	// segments (engine.WorkloadResult.SendUnitHistogram).
+	// segments (result.WorkloadResult.SendUnitHistogram).
 	Histogram []int64
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/sim"
+	"github.com/tsolab/tsolab/result"
 )
 
 // FitAll fits the lab's calibrations in the order the lab declares them,
@@ -160,7 +161,7 @@ func figures(lab *config.Lab, c *config.Calibration) ([]sim.Figure, error) {
 // the model's value of each figure.
 func model(ctx context.Context, lab *config.Lab, profiles []sim.CPUProfile, figs []sim.Figure) ([]float64, error) {
 	eng := sim.New(sim.Options{CPUProfiles: profiles})
-	runs := map[[2]string]*engine.WorkloadResult{}
+	runs := map[[2]string]*result.WorkloadResult{}
 	out := make([]float64, len(figs))
 	for i, f := range figs {
 		k := [2]string{f.Scenario, f.Workload}
