@@ -65,11 +65,14 @@ expect "tbf_binds" {
   message   = "a 2 Gb/s tbf on the sender's NIC should bind"
 }
 
-expect "tso_cuts_sender_cpu" {
+# The whole path's CPU per Gb/s, not the sender's alone: both ends share
+# the two cores, and the split between them moves from run to run (see
+# examples/tso-basics).
+expect "tso_cuts_cpu" {
   workload  = workload.bulk
   when      = matrix.tso && matrix.rate == "line"
-  condition = result.cpu_tx_per_gbit < scenario({ tso = false }).cpu_tx_per_gbit
-  message   = "TSO should cut the sender's CPU per Gb/s carried"
+  condition = result.cpu_per_gbit < scenario({ tso = false }).cpu_per_gbit
+  message   = "TSO should cut the CPU per Gb/s carried (sender and receiver together)"
 }
 
 # This machine's kernel, cell by cell, as data: the medians of the runs in
