@@ -5,7 +5,8 @@
 // It owns the evaluation of expectations (the `when` filter, the
 // condition's context, the scenario() function), the statistics that
 // decide whether a difference between repeated runs is real, the Verdict
-// type, and its views. It reads config.Lab and result.Results and never
+// type, its views, and the order results are shown in (OrderOf, which
+// the report uses too). It reads config.Lab and result.Results and never
 // runs, provisions or measures anything, nor writes files itself: views
 // write to the io.Writer they are given.
 //

@@ -43,34 +43,26 @@ type namedRuns struct {
 	set                      *runSet
 }
 
-// orderedRuns lists the run sets in the lab's scenario and workload order,
-// then any the lab does not declare, in the order they appear.
+// orderedRuns lists the run sets in OrderOf's order, each with its
+// workload's kind (the lab's, else its first run's).
 func orderedRuns(lab *config.Lab, results *result.Results) []namedRuns {
 	idx := indexRuns(results)
-	done := map[runKey]bool{}
-	var out []namedRuns
-	add := func(k runKey, kind string) {
-		rs := idx[k]
-		if rs == nil || done[k] {
-			return
+	kinds := map[runKey]string{}
+	if lab != nil {
+		for _, sc := range lab.Scenarios {
+			for _, wl := range sc.Workloads {
+				kinds[runKey{Scenario: sc.Name, Workload: wl.Name}] = string(wl.Kind)
+			}
 		}
-		done[k] = true
+	}
+	var out []namedRuns
+	for _, k := range OrderOf(lab, results).Runs {
+		rs := idx[k]
+		kind := kinds[k]
 		if kind == "" {
 			kind = rs.Runs[0].Kind
 		}
 		out = append(out, namedRuns{k.Scenario, k.Workload, kind, rs})
-	}
-	if lab != nil {
-		for _, sc := range lab.Scenarios {
-			for _, wl := range sc.Workloads {
-				add(runKey{Scenario: sc.Name, Workload: wl.Name}, string(wl.Kind))
-			}
-		}
-	}
-	if results != nil {
-		for _, r := range results.Runs {
-			add(runKey{Scenario: r.Scenario, Workload: r.Workload}, "")
-		}
 	}
 	return out
 }

@@ -8,7 +8,8 @@
 // reasons sends stopped and the ACKs by kind.
 //
 // It owns the page's layout and its charts; labels, units, scales and the
-// charts' order come from the metric table of package result, and the
+// charts' order come from the metric table of package result, the order
+// of scenarios and workloads from outcome.OrderOf, and the
 // metric cells a verdict colours from the metrics its condition reads
 // (outcome.Verdict.Metrics). It does not judge anything:
 // verdicts come from outcome.Evaluate and every median and interval from

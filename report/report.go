@@ -58,43 +58,6 @@ type (
 	key    = result.Key
 )
 
-// order lists the scenarios and the workloads that ran: in the lab's order,
-// then those the lab does not declare in the order the results have them.
-func order(lab *config.Lab, res *result.Results) (scenarios, workloads []string) {
-	ran := map[string]bool{}
-	ranW := map[string]bool{}
-	for _, r := range res.Runs {
-		ran[r.Scenario] = true
-		ranW[r.Workload] = true
-	}
-	seen, seenW := map[string]bool{}, map[string]bool{}
-	addS := func(s string) {
-		if ran[s] && !seen[s] {
-			seen[s] = true
-			scenarios = append(scenarios, s)
-		}
-	}
-	addW := func(w string) {
-		if ranW[w] && !seenW[w] {
-			seenW[w] = true
-			workloads = append(workloads, w)
-		}
-	}
-	if lab != nil {
-		for _, sc := range lab.Scenarios {
-			addS(sc.Name)
-			for _, wl := range sc.Workloads {
-				addW(wl.Name)
-			}
-		}
-	}
-	for _, r := range res.Runs {
-		addS(r.Scenario)
-		addW(r.Workload)
-	}
-	return scenarios, workloads
-}
-
 // info says how a metric is shown: its row of the metric table.
 func info(metric string) result.Metric { return result.Describe(metric) }
 
@@ -256,7 +219,8 @@ type chart struct {
 
 func build(in Input) (*pageData, error) {
 	res := in.Results
-	scenarios, workloads := order(in.Lab, res)
+	o := outcome.OrderOf(in.Lab, res)
+	scenarios, workloads := o.Scenarios, o.Workloads
 	idx := result.Index(res)
 	base := result.Index(in.Baseline)
 
