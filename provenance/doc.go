@@ -5,9 +5,10 @@
 // ran, every NIC's driver, firmware, bus and features as read back, the TCP
 // sysctls that shape a result, or the model's stack and CPU profiles.
 //
-// It owns the Provenance record and Compare, which lists what differs
-// between two records (a baseline from another kernel, driver or lab
-// revision). It reads files and /proc and the lab's git repository (with
+// It owns the Provenance record, HashFiles (files named with their
+// SHA-256: the lab's, and the model's profile files) and Compare, which
+// lists what differs between two records (a baseline from another kernel,
+// driver or lab revision). It reads files and /proc and the lab's git repository (with
 // go-git, never by running git); it never touches a lab's namespaces,
 // which the kernel engine reads itself.
 package provenance

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -59,6 +60,27 @@ type Lab struct {
 type File struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
+}
+
+// hashFile is the File named name with content b.
+func hashFile(name string, b []byte) File {
+	sum := sha256.Sum256(b)
+	return File{Name: name, SHA256: hex.EncodeToString(sum[:])}
+}
+
+// HashFiles names each file by its base name with its SHA-256; a file it
+// cannot read is named with the error instead of a hash.
+func HashFiles(paths []string) []File {
+	var out []File
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			out = append(out, File{Name: filepath.Base(p), SHA256: "unreadable: " + err.Error()})
+			continue
+		}
+		out = append(out, hashFile(filepath.Base(p), b))
+	}
+	return out
 }
 
 // Git is the commit of the work tree a lab lives in.
@@ -145,9 +167,9 @@ func NewLab(name, dir string, files map[string][]byte, vars map[string]string) L
 	sort.Strings(names)
 	all := sha256.New()
 	for _, n := range names {
-		sum := sha256.Sum256(files[n])
-		l.Files = append(l.Files, File{Name: n, SHA256: hex.EncodeToString(sum[:])})
-		fmt.Fprintf(all, "%s\x00%x\x00", n, sum)
+		f := hashFile(n, files[n])
+		l.Files = append(l.Files, f)
+		fmt.Fprintf(all, "%s\x00%s\x00", n, f.SHA256)
 	}
 	l.Hash = hex.EncodeToString(all.Sum(nil))
 	if dir != "" {

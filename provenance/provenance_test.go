@@ -125,3 +125,20 @@ func TestThisMachine(t *testing.T) {
 		t.Errorf("cpuModel: got %q", got)
 	}
 }
+
+func TestHashFiles(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "cpu.json")
+	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := HashFiles([]string{p, filepath.Join(dir, "missing.json")})
+	// sha256("abc"), FIPS 180-2's first example
+	want := "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if len(got) != 2 || got[0].Name != "cpu.json" || got[0].SHA256 != want {
+		t.Fatalf("HashFiles = %+v, want cpu.json with %s first", got, want)
+	}
+	if got[1].Name != "missing.json" || !strings.HasPrefix(got[1].SHA256, "unreadable: ") {
+		t.Errorf("HashFiles of a missing file = %+v, want it named with the error", got[1])
+	}
+}

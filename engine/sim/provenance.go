@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/tsolab/tsolab/config"
@@ -36,20 +34,4 @@ func (w *world) provenance(sc *config.Scenario) *provenance.Run {
 	m.Hash = hex.EncodeToString(h.Sum(nil))
 	m.Files = w.e.files
 	return &provenance.Run{Model: m}
-}
-
-// hashFiles names each file with its SHA-256; a file it cannot read is
-// named with the error instead of a hash.
-func hashFiles(paths []string) []provenance.File {
-	var out []provenance.File
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			out = append(out, provenance.File{Name: filepath.Base(p), SHA256: "unreadable: " + err.Error()})
-			continue
-		}
-		sum := sha256.Sum256(b)
-		out = append(out, provenance.File{Name: filepath.Base(p), SHA256: hex.EncodeToString(sum[:])})
-	}
-	return out
 }

@@ -51,7 +51,7 @@ var _ engine.Engine = (*Engine)(nil)
 
 // New returns the model engine.
 func New(o Options) *Engine {
-	e := &Engine{defaultStack: o.DefaultStack, lineRate: o.LineRate, cpus: o.CPUProfiles, maxSim: int64(o.MaxSimTime), files: hashFiles(o.ProfileFiles)}
+	e := &Engine{defaultStack: o.DefaultStack, lineRate: o.LineRate, cpus: o.CPUProfiles, maxSim: int64(o.MaxSimTime), files: provenance.HashFiles(o.ProfileFiles)}
 	if e.defaultStack == "" {
 		e.defaultStack = "linux-6"
 	}
