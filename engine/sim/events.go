@@ -56,10 +56,14 @@ func (e qent) event() event {
 // event already queued for that time, in insertion order); the others in
 // one of two binary min-heaps, near (within farNs) or far (the timers:
 // delayed ACKs, retransmission, the end), so the heap that turns over
-// with every frame stays shallow. None allocates once its backing array
-// has grown to the working set.
+// with every frame stays shallow. A later event that comes before all of
+// the heaps' waits outside them, in first: a core's next step is often
+// the next event, and then it never enters a heap. None allocates once
+// its backing array has grown to the working set.
 type eventQueue struct {
 	near, far heap
+	first     qent // when hasFirst: an event before every one in near and far
+	hasFirst  bool
 	now       []qent // the FIFO: events at cur, from head
 	head      int    // first event of now not yet handed out
 	cur       int64  // time of the event last handed out, ns
@@ -70,7 +74,13 @@ type eventQueue struct {
 // heap, ns: beyond any frame's or core's next step, short of the timers.
 const farNs = 1e6
 
-func (q *eventQueue) len() int { return len(q.near) + len(q.far) + len(q.now) - q.head }
+func (q *eventQueue) len() int {
+	n := len(q.near) + len(q.far) + len(q.now) - q.head
+	if q.hasFirst {
+		n++
+	}
+	return n
+}
 
 func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 	if id < 0 || id > maxEventID || q.next > maxEventSeq {
@@ -78,24 +88,41 @@ func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 	}
 	e := qent{at: at, key: q.next<<keySeqShift | uint64(id)<<keyKindBits | uint64(kind)}
 	q.next++
-	switch {
-	case at == q.cur:
+	if at == q.cur {
 		q.now = append(q.now, e)
-	case at-q.cur > farNs:
+		return
+	}
+	switch {
+	case q.hasFirst:
+		if e.before(q.first) {
+			e, q.first = q.first, e
+		}
+	case q.heapsBefore(e):
+		q.first, q.hasFirst = e, true
+		return
+	}
+	if e.at-q.cur > farNs {
 		q.far.push(e)
-	default:
+	} else {
 		q.near.push(e)
 	}
 }
 
+// popped is pop's end for an event taken from first or a heap.
+func (q *eventQueue) popped(top qent) event {
+	if top.at > q.cur {
+		// Time moves on; the FIFO is empty (its events, at cur, come
+		// before top).
+		q.cur = top.at
+	}
+	return top.event()
+}
+
 // pop removes and returns the earliest event. Precondition: len() > 0.
 func (q *eventQueue) pop() event {
-	h := &q.near
-	if len(*h) == 0 || len(q.far) > 0 && q.far[0].before((*h)[0]) {
-		h = &q.far
-	}
 	if q.head < len(q.now) {
-		if f := q.now[q.head]; len(*h) == 0 || f.before((*h)[0]) {
+		f := q.now[q.head]
+		if !q.hasFirst && q.heapsBefore(f) || q.hasFirst && f.before(q.first) {
 			q.head++
 			if q.head == len(q.now) {
 				q.now, q.head = q.now[:0], 0
@@ -103,13 +130,19 @@ func (q *eventQueue) pop() event {
 			return f.event()
 		}
 	}
-	top := h.pop()
-	if top.at > q.cur {
-		// Time moves on; the FIFO is empty (its events, at cur, come
-		// before top).
-		q.cur = top.at
+	if q.hasFirst {
+		q.hasFirst = false
+		return q.popped(q.first)
 	}
-	return top.event()
+	if len(q.near) == 0 || len(q.far) > 0 && q.far[0].before(q.near[0]) {
+		return q.popped(q.far.pop())
+	}
+	return q.popped(q.near.pop())
+}
+
+// heapsBefore reports whether e comes before every event in the heaps.
+func (q *eventQueue) heapsBefore(e qent) bool {
+	return (len(q.near) == 0 || e.before(q.near[0])) && (len(q.far) == 0 || e.before(q.far[0]))
 }
 
 // heap is a binary min-heap of events.

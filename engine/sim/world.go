@@ -117,20 +117,32 @@ type rxQueue struct {
 	budget int  // frames left in this round's budget (NAPI weight 64)
 }
 
-func (w *world) pushFrame(qi int32, f frame) {
+// pushFrame puts a frame (its fields, frame's) into receive queue qi's
+// ring in arrival order and raises the interrupt of an idle queue. It
+// takes the fields one by one and stores them into the slot: a frame
+// passed whole is copied through the stack in wide moves that wait for
+// the narrow stores before them, a stall per frame.
+func (w *world) pushFrame(qi int32, at, seq, ack, wnd int64, ep, n int32, fin bool) {
 	q := &w.rxqs[qi]
 	if r := q.host.cpu.RxRing; r > 0 && len(q.ring)-q.head >= r {
 		w.stats.drops++
 		return
 	}
-	q.ring = append(q.ring, f)
-	for i := len(q.ring) - 1; i > q.head && q.ring[i-1].at > f.at; i-- {
-		q.ring[i], q.ring[i-1] = q.ring[i-1], q.ring[i]
+	if len(q.ring) == cap(q.ring) {
+		q.ring = append(q.ring, frame{})
+	} else {
+		q.ring = q.ring[:len(q.ring)+1]
 	}
+	i := len(q.ring) - 1
+	for ; i > q.head && q.ring[i-1].at > at; i-- {
+		q.ring[i] = q.ring[i-1]
+	}
+	f := &q.ring[i]
+	f.at, f.seq, f.ack, f.wnd, f.ep, f.n, f.fin = at, seq, ack, wnd, ep, n, fin
 	if !q.pollEv {
 		q.pollEv = true
 		q.cont = false
-		w.q.push(f.at+int64(q.host.cpu.IRQDelay), evRxPoll, qi)
+		w.q.push(at+int64(q.host.cpu.IRQDelay), evRxPoll, qi)
 	}
 }
 
@@ -167,7 +179,7 @@ func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) {
 	}
 	if n == 0 {
 		if arr, ok := w.path(ep.nic, dst.nic, t, hdrLen+ethOverhead); ok {
-			w.pushFrame(dst.rxq, frame{at: arr, seq: seq, ack: ack, wnd: wnd, ep: dst.idx})
+			w.pushFrame(dst.rxq, arr, seq, ack, wnd, dst.idx, 0, false)
 		}
 		return
 	}
@@ -178,7 +190,7 @@ func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) {
 			plen = n - off
 		}
 		if arr, ok := w.path(ep.nic, dst.nic, t, plen+hdrLen+ethOverhead); ok {
-			w.pushFrame(dst.rxq, frame{at: arr, seq: seq + off, ack: ack, wnd: wnd, ep: dst.idx, n: int32(plen), fin: fin && k == pcount-1})
+			w.pushFrame(dst.rxq, arr, seq+off, ack, wnd, dst.idx, int32(plen), fin && k == pcount-1)
 		}
 		off += plen
 	}
