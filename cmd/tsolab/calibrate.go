@@ -20,11 +20,7 @@ func (c *cli) calibrate(args []string) int {
 	check := fs.Bool("check", false, "do not write; exit 3 when a calibration file differs from what the fit gives")
 	var vf varFlags
 	vf.register(fs)
-	dir, ok := c.parseDir(fs, args)
-	if !ok {
-		return exitError
-	}
-	lab := c.loadLab(dir, &vf)
+	dir, lab := c.parseLab(fs, args, &vf)
 	if lab == nil {
 		return exitError
 	}

@@ -149,3 +149,13 @@ func (c *cli) parseDir(fs *flag.FlagSet, args []string) (string, bool) {
 	c.errorf("expected one lab directory, got %d arguments: %v", len(pos), pos)
 	return "", false
 }
+
+// parseOutput is parseDir for a command with o's -json switch: with it,
+// every later message, failures included, is a JSON line on stdout.
+func (c *cli) parseOutput(fs *flag.FlagSet, args []string, o *outputFlags) (string, bool) {
+	dir, ok := c.parseDir(fs, args)
+	if ok && o.json {
+		c.useJSON()
+	}
+	return dir, ok
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,17 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/hcl"
 )
+
+// parseLab is parseDir, then loadLab with vf's variables: how every
+// command that reads a lab begins. It returns nil after printing the
+// problem.
+func (c *cli) parseLab(fs *flag.FlagSet, args []string, vf *varFlags) (string, *config.Lab) {
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
+		return "", nil
+	}
+	return dir, c.loadLab(dir, vf)
+}
 
 // loadLab loads the lab in dir with the variables of vf, printing
 // diagnostics; it returns nil when the lab has errors.
@@ -63,11 +75,7 @@ func (c *cli) validate(args []string) int {
 	var vf varFlags
 	vf.register(fs)
 	vf.registerName(fs)
-	dir, ok := c.parseDir(fs, args)
-	if !ok {
-		return exitError
-	}
-	lab := c.loadLab(dir, &vf)
+	_, lab := c.parseLab(fs, args, &vf)
 	if lab == nil {
 		return exitError
 	}

@@ -160,12 +160,9 @@ func (c *cli) plan(args []string) int {
 	scenario := fs.String("scenario", "", "the matrix cell `NAME` to plan, e.g. tso=false (default: the first)")
 	var targets targetFlags
 	targets.register(fs, "plan")
-	dir, ok := c.parseDir(fs, args)
+	dir, ok := c.parseOutput(fs, args, &o)
 	if !ok {
 		return exitError
-	}
-	if o.json {
-		c.useJSON()
 	}
 	ctx, cancel := c.signalContext()
 	defer cancel()
@@ -210,12 +207,9 @@ func (c *cli) apply(args []string) int {
 	scenario := fs.String("scenario", "", "the matrix cell `NAME` to apply, e.g. tso=false (default: the first)")
 	var targets targetFlags
 	targets.register(fs, "apply")
-	target, ok := c.parseDir(fs, args)
+	target, ok := c.parseOutput(fs, args, &o)
 	if !ok {
 		return exitError
-	}
-	if o.json {
-		c.useJSON()
 	}
 	ctx, cancel := c.signalContext()
 	defer cancel()
@@ -284,12 +278,9 @@ func (c *cli) destroy(args []string) int {
 	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
 	var targets targetFlags
 	targets.register(fs, "destroy")
-	dir, ok := c.parseDir(fs, args)
+	dir, ok := c.parseOutput(fs, args, &o)
 	if !ok {
 		return exitError
-	}
-	if o.json {
-		c.useJSON()
 	}
 	code, _ := c.destroyDir(dir, o, targets, *auto)
 	return code
@@ -361,12 +352,9 @@ func (c *cli) show(args []string) int {
 	fs := newFlagSet("show", c.stderr, "show [options] [DIR]")
 	var o outputFlags
 	o.register(fs)
-	dir, ok := c.parseDir(fs, args)
+	dir, ok := c.parseOutput(fs, args, &o)
 	if !ok {
 		return exitError
-	}
-	if o.json {
-		c.useJSON()
 	}
 	st, err := planner.ReadState(dir)
 	if err != nil {
@@ -383,11 +371,7 @@ func (c *cli) graph(args []string) int {
 	vf.register(fs)
 	vf.registerName(fs)
 	scenario := fs.String("scenario", "", "the matrix cell `NAME` to draw (default: the first)")
-	dir, ok := c.parseDir(fs, args)
-	if !ok {
-		return exitError
-	}
-	lab := c.loadLab(dir, &vf)
+	_, lab := c.parseLab(fs, args, &vf)
 	if lab == nil {
 		return exitError
 	}
