@@ -8,9 +8,10 @@
 // It owns the engine named "sim": sim.New(sim.Options{...}) returns an
 // engine.Engine that runs one workload of one config.Scenario on a virtual
 // clock and reports the same metrics as the kernel engine. Stack profiles
-// (linux-2.6.12, linux-2.6.13, linux-2.6.27, linux-6, freebsd-10,
-// freebsd-11) are sets of small strategies, each mirroring a named kernel
-// function; docs/engine.md describes them and the calibration of the CPU
+// (one table, stacks in profile.go: linux-2.6.12, linux-2.6.13,
+// linux-2.6.27, linux-6, super-tso-v2, freebsd-10, freebsd-11) are sets of
+// small strategies, each mirroring a named kernel function; docs/engine.md
+// describes them and the calibration of the CPU
 // profiles against the seeds.
 //
 // It must not touch the system: no sockets, no namespaces, no wall clock,

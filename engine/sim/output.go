@@ -134,7 +134,7 @@ func (o *freebsdOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *co
 		sendwin := min(s.sndWnd, s.cwndBytes)
 		length := min(avail, sendwin) - off
 		if s.sndAuto {
-			ep.prof.bsd.sndAutosize(s, sendwin, off)
+			ep.prof.bufs.sndAutosize(s, sendwin, off)
 		}
 		if length <= 0 {
 			if s.cwndBytes < s.sndWnd {

@@ -15,7 +15,7 @@ func strategies(p *profile) map[string]string {
 		"size goal": fmt.Sprintf("%#v", p.goal),
 		"push":      fmt.Sprintf("%#v", p.push),
 		"acks":      fmt.Sprintf("%#v", p.acks),
-		"cc":        fmt.Sprintf("%T", p.newCC()),
+		"cc":        fmt.Sprintf("%T", mustCC(p.cc.connection(p.name, ""))),
 		"wake":      fmt.Sprintf("%#v", p.wake),
 		"gso":       fmt.Sprintf("soft %v, always %v, gro %v", p.softGSO, p.gsoAlways, p.gro),
 		"divides":   fmt.Sprint(p.divides),
@@ -171,4 +171,11 @@ func TestProfileStrategies(t *testing.T) {
 			t.Errorf("stack %s has no row in this test", name)
 		}
 	}
+}
+
+func mustCC(c congestion, err error) congestion {
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

@@ -73,19 +73,6 @@ func (e *Engine) Name() string { return "sim" }
 // CPUProfiles lists the cpu profiles the engine knows.
 func (e *Engine) CPUProfiles() []CPUProfile { return append([]CPUProfile(nil), e.cpus...) }
 
-// defaultCPU is the cpu profile for a stack when the host names none.
-func defaultCPU(stack string) string {
-	switch stack {
-	case "linux-2.6.12", "linux-2.6.13", "super-tso-v2":
-		return "opteron-2005"
-	case "linux-2.6.27":
-		return "xeon-2008"
-	case "freebsd-10", "freebsd-11":
-		return "xeon-2016"
-	}
-	return "modern"
-}
-
 // world is one run: the topology, the connections, the clock and the
 // event queue.
 type world struct {
@@ -433,14 +420,11 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		s.paceBps = float64(wl.Rate)
 		s.tso = ep.nic.off.Has(offTSO)
 		s.gso = s.tso || ep.prof.gsoAlways || (ep.prof.softGSO && ep.nic.off.Has(offGSO) && ep.nic.off.Has(offSG) && ep.nic.off.Has(offTxCsum))
-		s.cc = ep.prof.newCC()
-		if wl.CC != "" {
-			cc, err := ep.prof.ccByName(wl.CC)
-			if err != nil {
-				return err
-			}
-			s.cc = cc
+		cc, err := ep.prof.cc.connection(ep.prof.name, wl.CC)
+		if err != nil {
+			return err
 		}
+		s.cc = cc
 		s.cc.init(ep)
 		ep.coalesce = ep.nic.off.Has(offLRO) || (ep.prof.gro && ep.nic.off.Has(offGRO))
 		if ep.nic.loopback {
@@ -470,15 +454,13 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 }
 
 // sockbufs sizes ep's socket buffers: SO_SNDBUF/SO_RCVBUF when the
-// workload sets them, else the profile's defaults. On FreeBSD a default
-// send buffer autosizes (tcp_attach sets SB_AUTOSIZE, sosetopt clears it),
-// a size sbreserve refuses leaves the default in place as FreeBSD's
-// setsockopt does (ENOBUFS), and the window scale follows sb_max
-// (syncache_add, tcp_connect: the least scale that reaches sb_max).
+// workload sets them and the stack grants them (sockbufPolicy.refuse),
+// else the profile's defaults; a send buffer the workload sets does not
+// autosize (FreeBSD: sosetopt clears SB_AUTOSIZE).
 func (w *world) sockbufs(ep *endpoint, wl *config.Workload) {
 	s := &ep.snd
-	s.sndBuf, ep.rcv.buf = ep.prof.sndBuf, ep.prof.rcvBuf
-	bsd := ep.prof.bsd
+	bufs := ep.prof.bufs
+	s.sndBuf, ep.rcv.buf, s.sndAuto = bufs.defaults()
 	for _, b := range []struct {
 		name string
 		set  int
@@ -486,27 +468,20 @@ func (w *world) sockbufs(ep *endpoint, wl *config.Workload) {
 		auto *bool
 	}{{"SO_SNDBUF", wl.SndBuf, &s.sndBuf, &s.sndAuto}, {"SO_RCVBUF", wl.RcvBuf, &ep.rcv.buf, nil}} {
 		if b.set <= 0 {
-			if b.auto != nil && bsd != nil {
-				*b.auto = bsd.sendAuto
-			}
 			continue
 		}
-		if bsd != nil && int64(b.set) > bsd.maxAdj() {
+		if note := bufs.refuse(b.name, int64(b.set), ep.host.name); note != "" {
 			if ep.conn == 0 {
-				w.notes = append(w.notes, fmt.Sprintf("%s %d on host %s is more than kern.ipc.maxsockbuf lets sbreserve grant (%d): FreeBSD's setsockopt fails with ENOBUFS and the socket keeps its default; raise stack_options.maxsockbuf",
-					b.name, b.set, ep.host.name, bsd.maxAdj()))
-			}
-			if b.auto != nil {
-				*b.auto = bsd.sendAuto
+				w.notes = append(w.notes, note)
 			}
 			continue
 		}
 		*b.dst = int64(b.set)
+		if b.auto != nil {
+			*b.auto = false
+		}
 	}
-	ep.rcv.wscale = windowScale(ep.rcv.buf)
-	if bsd != nil {
-		ep.rcv.wscale = windowScale(bsd.maxsockbuf)
-	}
+	ep.rcv.wscale = bufs.wscale(ep.rcv.buf)
 }
 
 // resolveOffloads applies the declared offloads to a device that has every
