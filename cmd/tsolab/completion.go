@@ -157,7 +157,7 @@ _tsolab() {
 	fmt.Fprint(w, `        *) return ;;
     esac
     if [[ "$prev" == -engine ]]; then
-        COMPREPLY=( $(compgen -W "kernel sim" -- "$cur") )
+        COMPREPLY=( $(compgen -W "kernel sim kernel,sim" -- "$cur") )
         return
     fi
     if [[ "$files" == *" $prev "* ]]; then
@@ -230,7 +230,7 @@ _tsolab() {
 			case argDir:
 				spec += ":directory:_files -/"
 			case argEngine:
-				spec += ":engine:(kernel sim)"
+				spec += ":engine:(kernel sim kernel,sim)"
 			case argAny:
 				spec += ":value: "
 			}
@@ -281,7 +281,7 @@ func writeFishCompletion(w io.Writer, cmds []cmdSpec) {
 			case argDir:
 				opt = " -x -a '(__fish_complete_directories)'"
 			case argEngine:
-				opt = " -x -a 'kernel sim'"
+				opt = " -x -a 'kernel sim kernel,sim'"
 			case argAny:
 				opt = " -x"
 			}

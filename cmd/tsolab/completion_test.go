@@ -62,7 +62,7 @@ func TestCompletionBash(t *testing.T) {
 		{"tsolab completion ", []string{"bash", "zsh", "fish"}},
 		{"tsolab test -ke", []string{"-keep"}},
 		{"tsolab run -ke", nil},
-		{"tsolab test -engine ", []string{"kernel", "sim"}},
+		{"tsolab test -engine ", []string{"kernel", "sim", "kernel,sim"}},
 		{"tsolab report -", []string{"-baseline", "-lab", "-name", "-o", "-strict", "-var", "-var-file"}},
 		{"tsolab test -rep", []string{"-repeat", "-report"}},
 		{"tsolab test -report r", []string{"run.json"}},
@@ -132,7 +132,7 @@ func TestCompletionFish(t *testing.T) {
 		{"tsolab te", []string{"test"}},
 		{"tsolab completion ", []string{"bash", "fish", "zsh"}},
 		{"tsolab test -ke", []string{"-keep"}},
-		{"tsolab test -engine ", []string{"kernel", "sim"}},
+		{"tsolab test -engine ", []string{"kernel", "kernel,sim", "sim"}},
 		{"tsolab report -l", []string{"-lab"}},
 		{"tsolab report r", []string{"run.json"}},
 		{"tsolab plan l", []string{"lab1/"}},
@@ -176,7 +176,7 @@ func TestCompletionZsh(t *testing.T) {
 		t.Fatalf("zsh did not define _tsolab: %v\n%s", err, out)
 	}
 	b, _ := os.ReadFile(script)
-	for _, want := range []string{"'report:render a results file", "'-engine[", ":engine:(kernel sim)'", "'-lab[", "'1:shell:(bash zsh fish)'", "'1:subcommand:(list show rm)'"} {
+	for _, want := range []string{"'report:render a results file", "'-engine[", ":engine:(kernel sim kernel,sim)'", "'-lab[", "'1:shell:(bash zsh fish)'", "'1:subcommand:(list show rm)'"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("zsh script lacks %q", want)
 		}

@@ -63,7 +63,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	f.vars.register(fs)
 	f.vars.registerName(fs)
 	fs.BoolVar(&f.out.noColor, "no-color", false, "no ANSI colors")
-	fs.StringVar(&f.engine, "engine", "", "`ENGINE`: \"kernel\" (real namespaces and sockets) or \"sim\" (the model); default: the lab's engine")
+	fs.StringVar(&f.engine, "engine", "", "`ENGINE`: \"kernel\" (real namespaces and sockets) or \"sim\" (the model); test: \"kernel,sim\" runs both and shows, per expectation, the metrics it reads on each and whether their verdicts agree; default: the lab's engine")
 	fs.Var(&f.scenarios, "scenario", "run only the matrix cell `NAME`, e.g. tso=false (repeatable; default: all for test, the applied one for run)")
 	fs.IntVar(&f.repeat, "repeat", 1, "runs per scenario and workload; with 2 or more, metrics carry a median and a 95% confidence interval")
 	fs.Float64Var(&f.confidence, "confidence", 0, "repeat each workload until the 95% confidence interval of its throughput (transactions/s for rr) is at most `PCT`% of the median wide, like netperf -I 95,PCT: at least 6 runs, at most -repeat (default 30)")
@@ -94,6 +94,10 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if !ok {
 		return exitError
 	}
+	engines := strings.Split(f.engine, ",")
+	if len(engines) > 1 && !c.checkEngines(engines, &f, test) {
+		return exitError
+	}
 	// -json - : every message, the plan and apply views' and the
 	// failures' too, is a JSON line on stdout.
 	f.view = c.newTestView(f.jsonFile)
@@ -115,28 +119,40 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		return exitError
 	}
 	f.resolve(lab)
-	kind, eng := c.newEngine(lab, &f)
+	if len(engines) > 1 {
+		return c.testEngines(lab, dir, name, args, &f)
+	}
+	_, _, code := c.runEngine(lab, dir, name, args, &f, test)
+	return code
+}
+
+// runEngine runs the lab's scenarios on the engine f names (or the
+// lab's), shows the results and verdicts and writes the files the flags
+// ask for. It returns the results and verdicts (nil when the run failed)
+// and the exit code.
+func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *runFlags, test bool) (*result.Results, []outcome.Verdict, int) {
+	kind, eng := c.newEngine(lab, f)
 	if eng == nil {
-		return exitError
+		return nil, nil, exitError
 	}
 	var baseline *result.Results
 	if f.baseline != "" {
 		var err error
 		if baseline, err = readResults(f.baseline); err != nil {
 			c.fail(err)
-			return exitError
+			return nil, nil, exitError
 		}
 	}
 
 	scenarios, code := c.selectScenarios(lab, dir, f.scenarios, kind, test)
 	if scenarios == nil {
-		return code
+		return nil, nil, code
 	}
 
 	ctx, cancel := c.signalContext()
 	defer cancel()
 	results := &result.Results{FormatVersion: 1, Lab: lab.Name, Engine: string(kind), Provenance: labProvenance(lab, dir)}
-	runErr := interrupted(ctx, c.runScenarios(ctx, lab, dir, scenarios, eng, kind, &f, test, results))
+	runErr := interrupted(ctx, c.runScenarios(ctx, lab, dir, scenarios, eng, kind, f, test, results))
 	results.Observations = outcome.Observe(lab, results)
 
 	if test && kind == config.EngineKernel && !f.keep {
@@ -150,13 +166,13 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if f.jsonFile != "" && f.jsonFile != "-" {
 		if err := writeJSONFile(f.jsonFile, results); err != nil {
 			c.fail(err)
-			return exitError
+			return nil, nil, exitError
 		}
 	}
 	if runErr != nil {
 		f.view.errored(runErr) // the stream's word for it: no diagnostic too
 		fmt.Fprintln(c.stderr, "Error:", runErr)
-		return exitError
+		return nil, nil, exitError
 	}
 
 	verdicts, diags := outcome.Evaluate(lab, results, baseline)
@@ -164,19 +180,19 @@ func (c *cli) runOrTest(args []string, test bool) int {
 		hint: judgeCommand(name, args, lab, kind, scenarioNames(scenarios), verdicts)}
 	if err := f.view.judged(j); err != nil {
 		c.fail(err)
-		return exitError
+		return nil, nil, exitError
 	}
 	if f.junitFile != "" {
 		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts, results) })
 		if err != nil {
 			c.fail(err)
-			return exitError
+			return nil, nil, exitError
 		}
 	}
 	if f.report != "" {
 		if err := writeReport(f.report, reportInput(lab, results, baseline, verdicts, f.isStrict)); err != nil {
 			c.fail(err)
-			return exitError
+			return nil, nil, exitError
 		}
 	}
 	if f.summary != "" {
@@ -184,12 +200,12 @@ func (c *cli) runOrTest(args []string, test bool) int {
 			return outcome.WriteMarkdown(w, lab, results, verdicts, f.isStrict)
 		}); err != nil {
 			c.fail(err)
-			return exitError
+			return nil, nil, exitError
 		}
 	}
 	code = outcome.ExitCode(verdicts, f.isStrict)
 	f.view.summary(verdicts, f.isStrict, code)
-	return code
+	return results, verdicts, code
 }
 
 func scenarioNames(scenarios []*config.Scenario) []string {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/result"
+	"github.com/tsolab/tsolab/outcome"
+)
+
+// checkEngines accepts -engine kernel,sim: test only, both engines once
+// each, and none of the flags that write one engine's results.
+func (c *cli) checkEngines(engines []string, f *runFlags, test bool) bool {
+	sorted := slices.Sorted(slices.Values(engines))
+	if !slices.Equal(sorted, []string{string(config.EngineKernel), string(config.EngineSim)}) {
+		c.errorf("-engine %q: give one engine, \"kernel\" or \"sim\", or both as kernel,sim to compare the model with the kernel", f.engine)
+		return false
+	}
+	if !test {
+		c.errorf("-engine kernel,sim runs every scenario on both engines: use tsolab test (run measures the applied scenario on one engine)")
+		return false
+	}
+	for _, fl := range []struct{ name, value string }{{"-json", f.jsonFile}, {"-junit", f.junitFile}, {"-report", f.report}, {"-summary", f.summary}} {
+		if fl.value != "" {
+			c.errorf("%s writes one engine's results: with -engine kernel,sim, run tsolab test -engine kernel %s FILE and tsolab test -engine sim %s FILE instead", fl.name, fl.name, fl.name)
+			return false
+		}
+	}
+	return true
+}
+
+// testEngines runs the test on the kernel, then on the model, each shown
+// as tsolab test shows it, then puts them side by side: per expectation
+// and scenario, each metric its condition reads on both engines and
+// whether the model's verdict agrees with the kernel's. The exit code is
+// the kernel's when it is not OK, else the model's.
+func (c *cli) testEngines(lab *config.Lab, dir, name string, args []string, f *runFlags) int {
+	var results [2]*result.Results
+	var verdicts [2][]outcome.Verdict
+	code := exitOK
+	for i, kind := range []config.EngineKind{config.EngineKernel, config.EngineSim} {
+		fk := *f
+		fk.engine = string(kind)
+		if kind == config.EngineSim {
+			// Capturing packets is the kernel run's: the model sends none.
+			fk.noCapture, fk.capture, fk.captureMax = false, "", ""
+		}
+		if i > 0 {
+			fmt.Fprintln(c.stdout)
+		}
+		fmt.Fprintf(c.stdout, "=== engine %s\n", kind)
+		res, vs, ec := c.runEngine(lab, dir, name, args, &fk, true)
+		if res == nil {
+			return ec
+		}
+		results[i], verdicts[i] = res, vs
+		if code == exitOK {
+			code = ec
+		}
+	}
+	fmt.Fprintln(c.stdout, "\n=== the model against the kernel (the medians of each engine's runs; DIFF is the model's)")
+	outcome.WriteComparison(c.stdout, string(config.EngineKernel), string(config.EngineSim),
+		outcome.CompareEngines(results[0], verdicts[0], results[1], verdicts[1]))
+	return code
+}
