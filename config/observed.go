@@ -16,6 +16,11 @@ type Observed struct {
 	// Values maps metric names to the observed values, in the metrics'
 	// units (result/metric.go).
 	Values map[string]float64
+	// RelativeTo, when set, names the scenario the values are relative
+	// to: each value is the metric in Scenario over the metric in
+	// RelativeTo (a seed that gives only a ratio, or figures in units
+	// the model's workload does not share).
+	RelativeTo string
 	// Results is the results file (what -json FILE writes, from a run of
 	// this lab on the kernel engine) the values were read from, as the
 	// lab names it; "" when the lab gives the values.

@@ -37,6 +37,9 @@ func (l *loader) loadObserved() {
 		if name, ok := l.observedScenario(e, b); ok {
 			o.Scenario = name
 		}
+		if ra := b.attr("relative_to"); ra != nil && o.Scenario != "" && l.lab.Scenario(o.Scenario) != nil {
+			l.observedRelativeTo(e, b, o)
+		}
 		switch va, ra := b.attr("values"), b.attr("results"); {
 		case va != nil && ra != nil:
 			l.errorf(ra.SrcRange, "Conflicting attributes",
@@ -77,7 +80,58 @@ func (l *loader) observedValues(e *evaluator, b *block, o *config.Observed) {
 		}
 		f, _ := n.AsBigFloat().Float64()
 		l.checkMetric(k.AsString(), a.Expr.Range())
+		if f == 0 {
+			e.fail(a, a.Expr.Range(), "Zero observed value",
+				"observed %q: %s = 0 has no relative error to fit or predict: state it as an expectation instead (condition = result.%s == 0).", b.name, k.AsString(), k.AsString())
+			continue
+		}
 		o.Values[k.AsString()] = f
+	}
+}
+
+// observedRelativeTo reads relative_to: the axes whose values differ
+// in the scenario the block's values are relative to, as scenario({...})
+// names a sibling in a condition.
+func (l *loader) observedRelativeTo(e *evaluator, b *block, o *config.Observed) {
+	v, a, ok := e.value(b, "relative_to")
+	if !ok {
+		return
+	}
+	if b.attr("results") != nil {
+		e.fail(a, a.Expr.Range(), "Conflicting attributes",
+			"observed %q reads a results file, whose figures are the runs' own: relative_to applies to values = {...} only.", b.name)
+		return
+	}
+	if !v.Type().IsObjectType() || len(v.Type().AttributeTypes()) == 0 {
+		e.wrongType(b, a, "an object of matrix values, like { tso = false }", v)
+		return
+	}
+	cell := slices.Clone(l.lab.Scenario(o.Scenario).Matrix)
+	for name := range v.Type().AttributeTypes() {
+		i := slices.IndexFunc(cell, func(mv config.MatrixValue) bool { return mv.Name == name })
+		if i < 0 {
+			e.fail(a, a.Expr.Range(), "Unknown matrix axis",
+				"The matrix has no axis %q. %sThe axes are %s.", name, didYouMean(name, l.axisNames()), joinAnd(l.axisNames()))
+			return
+		}
+		val, err := convert.Convert(v.GetAttr(name), cell[i].Value.Type())
+		if err != nil {
+			e.fail(a, a.Expr.Range(), "Incorrect value type",
+				"relative_to.%s is %s; the axis holds %s values.", name, literal(v.GetAttr(name)), cell[i].Value.Type().FriendlyName())
+			return
+		}
+		cell[i].Value = val
+	}
+	name := ScenarioName(cell)
+	switch {
+	case name == o.Scenario:
+		e.fail(a, a.Expr.Range(), "Relative to itself",
+			"relative_to names observed %q's own scenario %s: change an axis, like { %s }.", b.name, name, axisExample(l.lab.Matrix))
+	case l.lab.Scenario(name) == nil:
+		e.fail(a, a.Expr.Range(), "No such scenario",
+			"relative_to names scenario %s, which the matrix does not have.", name)
+	default:
+		o.RelativeTo = name
 	}
 }
 
@@ -133,7 +187,13 @@ func (l *loader) observedFromResults(e *evaluator, b *block, o *config.Observed)
 				"observed %q: the runs of %s in scenario %s in %s carry no %s.", b.name, o.Workload, o.Scenario, file, m)
 			continue
 		}
-		o.Values[m] = result.Median(vs)
+		v := result.Median(vs)
+		if v == 0 {
+			l.errorf(ra.SrcRange, "Zero observed value",
+				"observed %q: the runs of %s in scenario %s in %s have a median %s of 0, which has no relative error to fit or predict: leave it out of metrics.", b.name, o.Workload, o.Scenario, file, m)
+			continue
+		}
+		o.Values[m] = v
 	}
 	if o.Source == "" {
 		kernel := ""

@@ -67,6 +67,7 @@ func TestObservedFromResults(t *testing.T) {
 		run("tso=true", 0, 9e9))
 	writeResults(t, dir, "sim.json", "sim", run("tso=false", 0, 4e9))
 	writeResults(t, dir, "partial.json", "kernel", run("tso=false", 0, 4e9))
+	writeResults(t, dir, "zero.json", "kernel", run("tso=false", 0, 0))
 	body := `  results  = "kernel.json"
   scenario = { tso = false }
   metrics  = ["throughput_bps", "cpu_tx_pct"]`
@@ -98,6 +99,9 @@ func TestObservedFromResults(t *testing.T) {
   values   = { throughput_bps = 1e9 }
   metrics  = ["throughput_bps"]`, "drop metrics"},
 		{"no figures", `  scenario = { tso = false }`, "holds no figures"},
+		{"a zero value", `  scenario = { tso = false }
+  values   = { retransmits = 0 }`, "state it as an expectation instead"},
+		{"a zero median", strings.Replace(body, "kernel.json", "zero.json", 1), "leave it out of metrics"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, diags := loadObservedLab(t, dir, tc.body)
@@ -132,4 +136,41 @@ func loadObservedLab(t *testing.T, dir, body string) (*config.Lab, hclv2.Diagnos
 		}
 	}
 	return lab, errs
+}
+
+// TestObservedRelativeTo: relative_to names the sibling scenario the
+// values are relative to, as scenario({...}) does in a condition; an axis
+// the matrix lacks, the block's own scenario and a results file are
+// diagnostics.
+func TestObservedRelativeTo(t *testing.T) {
+	dir := t.TempDir()
+	writeResults(t, dir, "kernel.json", "kernel", run("tso=true", 0, 4e9))
+	lab, diags := loadObservedLab(t, dir, `  scenario    = { tso = true }
+  relative_to = { tso = false }
+  values      = { throughput_bps = 0.98 }`)
+	if len(diags) > 0 {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	if o := lab.Observed[0]; o.Scenario != "tso=true" || o.RelativeTo != "tso=false" {
+		t.Errorf("Scenario %q RelativeTo %q, want tso=true and tso=false", o.Scenario, o.RelativeTo)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"no such axis", `  scenario    = { tso = true }
+  relative_to = { gso = false }
+  values      = { throughput_bps = 0.98 }`, `no axis "gso"`},
+		{"itself", `  scenario    = { tso = true }
+  relative_to = { tso = true }
+  values      = { throughput_bps = 0.98 }`, "own scenario tso=true"},
+		{"results", `  results     = "kernel.json"
+  scenario    = { tso = true }
+  relative_to = { tso = false }
+  metrics     = ["throughput_bps"]`, "relative_to applies to values"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, diags := loadObservedLab(t, dir, tc.body)
+			if len(diags) != 1 || !strings.Contains(diags[0].Detail, tc.want) {
+				t.Errorf("got diagnostics %v, want one saying %q", diags, tc.want)
+			}
+		})
+	}
 }

@@ -195,6 +195,7 @@ var schema = []*blockSpec{
 			{name: "workload", roots: []string{kindWorkload}, refs: []string{kindWorkload}, example: `workload = workload.WORKLOAD`},
 			{name: "scenario", roots: varsOnly, example: `scenario = { tso = false, mtu = 1500 }`},
 			{name: "values", roots: varsOnly, example: `values = { throughput_bps = 2.5e9, cpu_tx_pct = 220 }`},
+			{name: "relative_to", roots: varsOnly, example: `relative_to = { tso = false }`},
 			{name: "results", roots: varsOnly, example: `results = "kernel.json"`},
 			{name: "metrics", roots: varsOnly, example: `metrics = ["throughput_bps", "cpu_tx_pct"]`},
 		},

@@ -11,14 +11,17 @@ import (
 )
 
 // Observe puts every observed figure of the lab beside the median of the
-// runs of its scenario and workload, marked fitted (a calibration was
-// fitted to it) or predicted. Figures whose cell did not run are left out.
+// runs of its scenario and workload (over the median of its RelativeTo
+// scenario's, for a relative figure), marked fitted (a calibration was
+// fitted to it) or predicted. Figures whose cells did not run are left
+// out.
 func Observe(lab *config.Lab, results *result.Results) []result.Observation {
 	idx := indexRuns(results)
 	var out []result.Observation
 	for _, o := range lab.Observed {
 		rs := idx[runKey{Scenario: o.Scenario, Workload: o.Workload}]
-		if rs == nil {
+		base := idx[runKey{Scenario: o.RelativeTo, Workload: o.Workload}]
+		if rs == nil || o.RelativeTo != "" && base == nil {
 			continue
 		}
 		role := "predicted"
@@ -36,8 +39,15 @@ func Observe(lab *config.Lab, results *result.Results) []result.Observation {
 				continue
 			}
 			got := summarize(vs).Center
+			if o.RelativeTo != "" {
+				bs := base.Values(m)
+				if len(bs) == 0 || summarize(bs).Center == 0 {
+					continue
+				}
+				got /= summarize(bs).Center
+			}
 			out = append(out, result.Observation{
-				Observed: o.Name, Source: o.Source, Scenario: o.Scenario, Workload: o.Workload,
+				Observed: o.Name, Source: o.Source, Scenario: o.Scenario, RelativeTo: o.RelativeTo, Workload: o.Workload,
 				Metric: m, Value: o.Values[m], Measured: got, Error: got/o.Values[m] - 1, Role: role,
 			})
 		}
@@ -50,7 +60,11 @@ func Observe(lab *config.Lab, results *result.Results) []result.Observation {
 func observationRows(obs []result.Observation, engineName string) [][]string {
 	rows := [][]string{{"OBSERVED", "SCENARIO", "WORKLOAD", "METRIC", "VALUE", engineHeading(engineName), "ERROR", "ROLE"}}
 	for _, o := range obs {
-		rows = append(rows, []string{o.Observed, o.Scenario, o.Workload, o.Metric,
+		scenario := o.Scenario
+		if o.RelativeTo != "" {
+			scenario += " / " + o.RelativeTo
+		}
+		rows = append(rows, []string{o.Observed, scenario, o.Workload, o.Metric,
 			strconv.FormatFloat(o.Value, 'g', 4, 64), strconv.FormatFloat(o.Measured, 'g', 4, 64),
 			fmt.Sprintf("%+.1f%%", 100*o.Error), o.Role})
 	}

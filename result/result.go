@@ -94,14 +94,17 @@ type Results struct {
 
 // Observation is one observed figure beside the measured one.
 type Observation struct {
-	Observed string  `json:"observed"` // the observed block
-	Source   string  `json:"source,omitempty"`
-	Scenario string  `json:"scenario"`
-	Workload string  `json:"workload"`
-	Metric   string  `json:"metric"`
-	Value    float64 `json:"value"`    // observed
-	Measured float64 `json:"measured"` // the median of this engine's runs
-	Error    float64 `json:"error"`    // measured/value - 1
+	Observed string `json:"observed"` // the observed block
+	Source   string `json:"source,omitempty"`
+	Scenario string `json:"scenario"`
+	// RelativeTo, when set, is the scenario Value and Measured are
+	// relative to: the metric in Scenario over the metric in RelativeTo.
+	RelativeTo string  `json:"relative_to,omitempty"`
+	Workload   string  `json:"workload"`
+	Metric     string  `json:"metric"`
+	Value      float64 `json:"value"`    // observed
+	Measured   float64 `json:"measured"` // the median of this engine's runs
+	Error      float64 `json:"error"`    // measured/value - 1
 	// Role is "fitted" when a calibration was fitted to the figure,
 	// "predicted" otherwise.
 	Role string `json:"role"`

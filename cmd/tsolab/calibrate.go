@@ -69,7 +69,11 @@ func (c *cli) writeFit(f *sim.CalibrationFile) {
 	tw = tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nOBSERVED\tSCENARIO\tMETRIC\tVALUE\tMODEL\tERROR")
 	for _, g := range f.Figures {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%.4g\t%+.1f%%\n", g.Observed, g.Scenario, g.Metric, g.Value, g.Model, 100*g.Error)
+		scenario := g.Scenario
+		if g.RelativeTo != "" {
+			scenario += " / " + g.RelativeTo
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%.4g\t%+.1f%%\n", g.Observed, scenario, g.Metric, g.Value, g.Model, 100*g.Error)
 	}
 	tw.Flush()
 	fmt.Fprintf(c.stdout, "(%d evaluations)\n", f.Evaluations)

@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/result"
 	"github.com/tsolab/tsolab/outcome"
+	"github.com/tsolab/tsolab/result"
 )
 
 // checkEngines accepts -engine kernel,sim: test only, both engines once

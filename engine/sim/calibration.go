@@ -36,13 +36,16 @@ type CalibrationFile struct {
 
 // Figure is one observed value beside the model's.
 type Figure struct {
-	Observed string  `json:"observed"`
-	Scenario string  `json:"scenario"`
-	Workload string  `json:"workload"`
-	Metric   string  `json:"metric"`
-	Value    float64 `json:"value"`
-	Model    float64 `json:"model"`
-	Error    float64 `json:"error"` // model/value - 1
+	Observed string `json:"observed"`
+	Scenario string `json:"scenario"`
+	// RelativeTo is the scenario Value and Model are relative to (the
+	// metric in Scenario over the metric in RelativeTo), or "".
+	RelativeTo string  `json:"relative_to,omitempty"`
+	Workload   string  `json:"workload"`
+	Metric     string  `json:"metric"`
+	Value      float64 `json:"value"`
+	Model      float64 `json:"model"`
+	Error      float64 `json:"error"` // model/value - 1
 }
 
 // CalibrationPath is where a calibrate block's file lives.

@@ -25,9 +25,10 @@ func tbenchScenario(tso bool, opts map[string]string, response int) *config.Scen
 // TestLoopbackTbench checks seed 004's directions on linux-2.6.27 with two
 // of tbench's replies (dbench sockio.c: a ReadX of size bytes is a 55-byte
 // request and a size+4-byte reply). With a 4096-byte reply, one loopback
-// segment, TSO/GSO on is slower by the divides of the size goal alone (the
-// xeon-2008 profile's Divide is set by hand on that ~2% gap), and dropping
-// the modulo shrinks it. With the largest reply, 65539 bytes, the seed's two
+// segment, TSO/GSO on is slower by the divides of the size goal alone
+// (examples/loopback-tbench fits xeon-2008's Divide to the seed's gaps on
+// such replies; this test runs the built-in value), and dropping the
+// modulo shrinks it. With the largest reply, 65539 bytes, the seed's two
 // causes act together: the modulo makes the size goal 3 x 16384, the reply
 // a 49152-byte buffer and a two-segment tail, and tcp_tso_should_defer
 // holds the tail; short-circuiting either removes the loss, as each of the

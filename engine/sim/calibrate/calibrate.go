@@ -148,7 +148,7 @@ func figures(lab *config.Lab, c *config.Calibration) ([]sim.Figure, error) {
 			return nil, fmt.Errorf("calibrate %q: no observed %q", c.CPU, name)
 		}
 		for _, m := range slices.Sorted(maps.Keys(obs.Values)) {
-			out = append(out, sim.Figure{Observed: obs.Name, Scenario: obs.Scenario, Workload: obs.Workload, Metric: m, Value: obs.Values[m]})
+			out = append(out, sim.Figure{Observed: obs.Name, Scenario: obs.Scenario, RelativeTo: obs.RelativeTo, Workload: obs.Workload, Metric: m, Value: obs.Values[m]})
 		}
 	}
 	if len(out) == 0 {
@@ -158,32 +158,47 @@ func figures(lab *config.Lab, c *config.Calibration) ([]sim.Figure, error) {
 }
 
 // model runs each cell the figures name once, on profiles, and returns
-// the model's value of each figure.
+// the model's value of each figure: the metric of its cell, or its
+// cell's over its RelativeTo cell's.
 func model(ctx context.Context, lab *config.Lab, profiles []sim.CPUProfile, figs []sim.Figure) ([]float64, error) {
 	eng := sim.New(sim.Options{CPUProfiles: profiles})
 	runs := map[[2]string]*result.WorkloadResult{}
-	out := make([]float64, len(figs))
-	for i, f := range figs {
-		k := [2]string{f.Scenario, f.Workload}
+	metric := func(f sim.Figure, scenario string) (float64, error) {
+		k := [2]string{scenario, f.Workload}
 		res := runs[k]
 		if res == nil {
-			sc := lab.Scenario(f.Scenario)
+			sc := lab.Scenario(scenario)
 			if sc == nil {
-				return nil, fmt.Errorf("observed %q: no scenario %s", f.Observed, f.Scenario)
+				return 0, fmt.Errorf("observed %q: no scenario %s", f.Observed, scenario)
 			}
 			w := sc.Workload(f.Workload)
 			if w == nil {
-				return nil, fmt.Errorf("observed %q: no workload %s", f.Observed, f.Workload)
+				return 0, fmt.Errorf("observed %q: no workload %s", f.Observed, f.Workload)
 			}
 			var err error
 			if res, err = eng.Run(ctx, engine.RunRequest{Lab: lab, Scenario: sc, Workload: w}); err != nil {
-				return nil, fmt.Errorf("observed %q: %w", f.Observed, err)
+				return 0, fmt.Errorf("observed %q: %w", f.Observed, err)
 			}
 			runs[k] = res
 		}
 		v, ok := res.Metrics[f.Metric]
 		if !ok {
-			return nil, fmt.Errorf("observed %q: the model reports no %s", f.Observed, f.Metric)
+			return 0, fmt.Errorf("observed %q: the model reports no %s", f.Observed, f.Metric)
+		}
+		return v, nil
+	}
+	out := make([]float64, len(figs))
+	for i, f := range figs {
+		v, err := metric(f, f.Scenario)
+		if err != nil {
+			return nil, err
+		}
+		if f.RelativeTo != "" {
+			base, err := metric(f, f.RelativeTo)
+			if err != nil {
+				return nil, err
+			}
+			v /= base
 		}
 		out[i] = v
 	}
