@@ -2,6 +2,8 @@ package calibrate
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine/sim"
 	"github.com/tsolab/tsolab/hcl"
+	"github.com/tsolab/tsolab/result"
 )
 
 // TestExamplesCalibrationIsTheFit is tsolab calibrate -check on every
@@ -63,5 +66,61 @@ func TestExamplesCalibrationIsTheFit(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no example has a calibrate block")
+	}
+}
+
+// TestKernelHeldOutCellsDoNotMoveTheFit: in a copy of
+// examples/kernel-calibration whose kernel.json has one predicted cell's
+// runs scaled tenfold, the fit is the committed one; scaling a fitted
+// cell's runs moves it. The figures read from a kernel run are held out
+// or fitted exactly as the lab says.
+func TestKernelHeldOutCellsDoNotMoveTheFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the model twice: not with -short")
+	}
+	src := "../../../examples/kernel-calibration"
+	committed, err := sim.ReadCalibration(filepath.Join(src, "modern.calibration.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := func(scenario string) map[string]float64 {
+		t.Helper()
+		res, err := result.ReadFile(filepath.Join(src, "kernel.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i := range res.Runs {
+			if res.Runs[i].Scenario == scenario {
+				for m := range res.Runs[i].Metrics {
+					res.Runs[i].Metrics[m] *= 10
+				}
+				n++
+			}
+		}
+		if n == 0 {
+			t.Fatalf("kernel.json has no run of %s", scenario)
+		}
+		dir := t.TempDir()
+		b, _ := json.Marshal(res)
+		lab, _ := os.ReadFile(filepath.Join(src, "lab.tsolab.hcl"))
+		if os.WriteFile(filepath.Join(dir, "kernel.json"), b, 0o644) != nil || os.WriteFile(filepath.Join(dir, "lab.tsolab.hcl"), lab, 0o644) != nil {
+			t.Fatal("write the copy")
+		}
+		l, diags := hcl.Load(dir, hcl.Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		files, err := FitAll(context.Background(), l, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files[0].Params
+	}
+	if got := fit("tso=true,mtu=9000,rate=line"); !maps.Equal(got, committed.Params) {
+		t.Errorf("a predicted cell scaled tenfold moved the fit: %v, committed %v", got, committed.Params)
+	}
+	if got := fit("tso=false,mtu=1500,rate=2gbit"); maps.Equal(got, committed.Params) {
+		t.Errorf("a fitted cell scaled tenfold left the fit at %v: the fit does not read the kernel's figures", got)
 	}
 }
