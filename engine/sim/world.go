@@ -248,28 +248,29 @@ func (w *world) poll(qi int32, now int64) {
 // the frames after it when the flow coalesces, within the round's budget.
 func (w *world) rxSkb(q *rxQueue, c *core, now int64) {
 	p := &q.host.cpu
-	f := q.ring[q.head]
+	// The fields it needs, not a copy of the frame (see pushFrame).
+	f := &q.ring[q.head]
+	seq, n, ack, wnd, fin := f.seq, int64(f.n), f.ack, f.wnd, f.fin
+	ep := w.eps[f.ep]
 	q.head++
 	q.budget--
-	ep := w.eps[f.ep]
-	if f.n == 0 {
+	if n == 0 {
 		c.charge(now, p.RxPerFrame+p.AckRx)
 		before := ep.snd.sndUna
-		ep.onAck(now, f.ack, f.wnd, true, c)
+		ep.onAck(now, ack, wnd, true, c)
 		ep.afterAck(now, before, c)
 		return
 	}
-	frames, n := int64(1), int64(f.n)
-	last := f
-	if ep.coalesce {
+	frames := int64(1)
+	if ep.coalesce && !fin {
 		for q.budget > 0 && q.head < len(q.ring) {
 			g := &q.ring[q.head]
-			if g.at > now || g.ep != f.ep || g.n == 0 || g.seq != f.seq+n || n+int64(g.n) > 65536 || f.fin {
+			if g.at > now || g.ep != ep.idx || g.n == 0 || g.seq != seq+n || n+int64(g.n) > 65536 {
 				break
 			}
 			n += int64(g.n)
 			frames++
-			last = *g
+			ack, wnd = g.ack, g.wnd
 			q.head++
 			q.budget--
 		}
@@ -279,12 +280,12 @@ func (w *world) rxSkb(q *rxQueue, c *core, now int64) {
 		cost += p.CsumPerByte * float64(n)
 	}
 	before := ep.snd.sndUna
-	if last.ack > before {
+	if ack > before {
 		cost += p.AckRx
 	}
 	c.charge(now, cost)
-	ep.onAck(now, last.ack, last.wnd, false, c)
-	ep.rcvData(now, f.seq, n, frames, c)
+	ep.onAck(now, ack, wnd, false, c)
+	ep.rcvData(now, seq, n, frames, c)
 	ep.afterAck(now, before, c)
 }
 
