@@ -99,9 +99,24 @@ func (ep *endpoint) runApp(now int64) {
 		did = ep.write(now, c) || did
 	}
 	if did && !a.ev {
+		if r.unread == 0 && a.pending == 0 && w.nextInLine(c.free) {
+			// The next turn would find nothing to read or write, its
+			// core idle, and nothing could happen before it: it would
+			// only clear a.ev. (Most of a reader's turns after a read.)
+			return
+		}
 		a.ev = true
 		w.q.push(c.free, evAppRun, ep.idx)
 	}
+}
+
+// nextInLine reports whether an event scheduled now for t would be the
+// next one the loop runs, with another after it that the loop runs too,
+// and no progress report between: then an event at t that would change
+// nothing may be left out, and the run is the same.
+func (w *world) nextInLine(t int64) bool {
+	next, ok := w.q.nextAt()
+	return ok && t < next && next <= w.limit && t < w.progressAt
 }
 
 // write is one turn of tcp_sendmsg: copy what the send buffer takes of

@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // eventKind says what a scheduled event does when it fires.
 type eventKind uint8
@@ -138,6 +141,24 @@ func (q *eventQueue) pop() event {
 		return q.popped(q.far.pop())
 	}
 	return q.popped(q.near.pop())
+}
+
+// nextAt returns the time of the earliest event, if any.
+func (q *eventQueue) nextAt() (int64, bool) {
+	at := int64(math.MaxInt64)
+	if q.head < len(q.now) {
+		at = q.now[q.head].at
+	}
+	if q.hasFirst {
+		at = min(at, q.first.at)
+	}
+	if len(q.near) > 0 {
+		at = min(at, q.near[0].at)
+	}
+	if len(q.far) > 0 {
+		at = min(at, q.far[0].at)
+	}
+	return at, q.len() > 0
 }
 
 // heapsBefore reports whether e comes before every event in the heaps.

@@ -94,6 +94,9 @@ type world struct {
 	stats    stats
 	checks   *checker
 	notes    []string
+	// limit and progressAt are the loop's: the time past which it stops,
+	// and when it next reports progress (MaxInt64: never).
+	limit, progressAt int64
 }
 
 // Run runs one workload of one scenario on the model.
@@ -137,6 +140,10 @@ func (w *world) loop(ctx context.Context, req engine.RunRequest) (int64, error) 
 	var events uint64
 	nextProgress := int64(time.Second)
 	lastBytes := int64(0)
+	w.limit, w.progressAt = limit, math.MaxInt64
+	if req.Progress != nil {
+		w.progressAt = nextProgress
+	}
 	for w.q.len() > 0 && !w.finished {
 		ev := w.q.pop()
 		if ev.at > limit {
@@ -178,6 +185,7 @@ func (w *world) loop(ctx context.Context, req engine.RunRequest) (int64, error) 
 			})
 			lastBytes = w.stats.readBytes
 			nextProgress += int64(time.Second)
+			w.progressAt = nextProgress
 		}
 	}
 	if !w.finished {
