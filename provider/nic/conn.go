@@ -3,9 +3,11 @@ package nic
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
@@ -26,6 +28,17 @@ type nsConn struct {
 	// table is the kernel's feature names, set by the NIC provider
 	// (nil for a switch, which never touches features).
 	table *featureTable
+	// pool is the shared namespace c belongs to, nil when the call
+	// opened c for itself.
+	pool *pooled
+
+	markOnce sync.Once
+	mark     string // the alias of lo: the namespace's ownership mark
+	markErr  error
+
+	rawOnce sync.Once
+	raw     *nl.SocketHandle // for requests netlink.Handle has no call for
+	rawErr  error
 }
 
 // errNoNamespace reports that a namespace does not exist.
@@ -71,6 +84,9 @@ func (c *nsConn) Close() {
 	if c.nl != nil {
 		c.nl.Close()
 	}
+	if c.raw != nil {
+		c.raw.Close()
+	}
 	c.et.Close()
 	c.fd.Close()
 }
@@ -92,19 +108,60 @@ func (c *nsConn) setFeatures(ifname string, req map[string]bool) error {
 }
 
 // foreign is host.ForeignNamespace for c's namespace, its mark (the
-// alias of its lo) read through c's socket; nil for the machine's own. A
-// mark that cannot be read is an error, as with ForeignNamespace: nothing
-// is touched in a namespace whose owner is unknown.
+// alias of its lo) read through c's socket, once for as long as c is
+// open; nil for the machine's own. A mark that cannot be read is an
+// error, as with ForeignNamespace: nothing is touched in a namespace
+// whose owner is unknown.
 func (c *nsConn) foreign(n provider.Naming, a provider.Addr, op string) *hcl.Diagnostic {
 	if c.name == "" {
 		return nil
 	}
-	lo, err := c.nl.LinkByIndex(1)
-	if err != nil {
+	c.markOnce.Do(func() {
+		lo, err := c.nl.LinkByIndex(1)
+		if err != nil {
+			c.markErr = err
+			return
+		}
+		c.mark = lo.Attrs().Alias
+	})
+	if c.markErr != nil {
 		return &hcl.Diagnostic{Severity: hcl.DiagError,
-			Summary: fmt.Sprintf("%s: namespace %s: read the mark of namespace %s: find lo: %v", a, c.name, c.name, err)}
+			Summary: fmt.Sprintf("%s: namespace %s: read the mark of namespace %s: find lo: %v", a, c.name, c.name, c.markErr)}
 	}
-	return host.ForeignMark(n, a, c.name, lo.Attrs().Alias, op)
+	return host.ForeignMark(n, a, c.name, c.mark, op)
+}
+
+// execute sends a request built by hand through c's raw socket and
+// waits for the kernel's answer.
+func (c *nsConn) execute(req *nl.NetlinkRequest) error {
+	sock, err := c.rawSocket()
+	if err != nil {
+		return err
+	}
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: sock}
+	_, err = req.Execute(unix.NETLINK_ROUTE, 0)
+	return err
+}
+
+// rawSocket is a netlink socket in c's namespace for requests built by
+// hand, opened on first use.
+func (c *nsConn) rawSocket() (*nl.SocketHandle, error) {
+	c.rawOnce.Do(func() {
+		open := func() error {
+			s, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
+			if err != nil {
+				return fmt.Errorf("netlink socket: %w", err)
+			}
+			c.raw = &nl.SocketHandle{Socket: s}
+			return nil
+		}
+		if c.name == "" {
+			c.rawErr = open()
+		} else {
+			c.rawErr = netnsfs.DoHandle(c.fd, open)
+		}
+	})
+	return c.raw, c.rawErr
 }
 
 // linkByName finds a link; nil, nil when there is none.

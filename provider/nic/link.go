@@ -78,35 +78,78 @@ type call struct {
 	alias  string // the NIC's ownership alias
 	c      *nsConn
 	// far is the namespace of the far end of a veth (the switch's, or a
-	// pair's), when the call opened it; closed by done.
+	// pair's), shared with the other calls working there (nsPool) when
+	// the call got it; given back by done.
 	far *nsConn
 	// farLink is the far end as last read (a switch port), or nil to
 	// read it again.
 	farLink netlink.Link
-	d       *diags
+	// created: the call made the NIC's link, so it has no address,
+	// shaping or port settings yet besides what the creation gave it.
+	created bool
+	// portReady: create made the switch port what the NIC declares.
+	portReady bool
+	d         *diags
 }
 
 func newCall(p *Provider, s spec, n provider.Naming, a provider.Addr, d *diags) *call {
 	return &call{p: p, s: s, naming: n, addr: a, alias: n.Alias(a), d: d}
 }
 
-// done closes what the call opened.
+// done closes what the call opened and gives back what it shares.
 func (x *call) done() {
-	x.far.Close()
+	if x.far != nil {
+		x.p.far.put(x.s.peerNS)
+	}
 	x.c.Close()
 }
 
-// farNS returns the far end's namespace, opened on first use.
+// farNS returns the far end's namespace, got from the pool on first use.
 func (x *call) farNS() (*nsConn, error) {
 	if x.far != nil {
 		return x.far, nil
 	}
-	far, err := openNS(x.s.peerNS)
+	far, err := x.p.far.get(x.s.peerNS)
 	if err != nil {
 		return nil, err
 	}
 	x.far = far
 	return far, nil
+}
+
+// foreignNS checks the marks of the NIC's namespaces (its host's and, for
+// a veth, its far end's) through the sockets the call has, or opens,
+// there, as host.ForeignNamespace does: for op "delete" a warning when
+// another copy of the lab owns one (nothing is touched), an error when a
+// mark cannot be read; nil when both are this state's or do not exist.
+func (x *call) foreignNS(op string) *hcl.Diagnostic {
+	if x.s.ns != "" {
+		if x.c == nil {
+			c, err := x.p.open(x.s.ns)
+			if err != nil && !errors.Is(err, errNoNamespace) {
+				x.d.errorf("namespace %s", err, x.s.ns)
+				return x.d.diags[len(x.d.diags)-1]
+			}
+			x.c = c
+		}
+		if x.c != nil {
+			if w := x.c.foreign(x.naming, x.addr, op); w != nil {
+				return w
+			}
+		}
+	}
+	if x.s.peerNS == "" {
+		return nil
+	}
+	far, err := x.farNS()
+	if errors.Is(err, errNoNamespace) {
+		return nil
+	}
+	if err != nil {
+		x.d.errorf("namespace %s", err, x.s.peerNS)
+		return x.d.diags[len(x.d.diags)-1]
+	}
+	return far.foreign(x.naming, x.addr, op)
 }
 
 // ownLink is the behaviour shared by the links tsolab makes: each
@@ -122,7 +165,7 @@ func (ownLink) watched(provider.Attrs) []string                            { ret
 func (ownLink) update(*call, netlink.Link, provider.Attrs, provider.Attrs) {}
 func (ownLink) configureFar(*call)                                         {}
 func (ownLink) observeFar(*call, provider.Attrs)                           {}
-func (ownLink) release(x *call, rec provider.Attrs)                        { deleteOwn(x, nil) }
+func (ownLink) release(x *call, rec provider.Attrs)                        { deleteOwn(x, nil, deleteLink) }
 
 // markUp gives a link tsolab made the NIC's alias and brings it up.
 func markUp(x *call, l netlink.Link) {
@@ -136,16 +179,20 @@ func markUp(x *call, l netlink.Link) {
 // nothing to release: the namespace is gone, taking the link with it, or
 // it cannot be read (then x.d has the error).
 func (x *call) findToRelease() (link netlink.Link, ok bool) {
-	c, err := x.p.open(x.s.ns)
-	if errors.Is(err, errNoNamespace) {
-		return nil, false
+	c := x.c
+	if c == nil {
+		var err error
+		c, err = x.p.open(x.s.ns)
+		if errors.Is(err, errNoNamespace) {
+			return nil, false
+		}
+		if err != nil {
+			x.d.errorf("delete", err)
+			return nil, false
+		}
+		x.c = c
 	}
-	if err != nil {
-		x.d.errorf("delete", err)
-		return nil, false
-	}
-	x.c = c
-	link, err = c.linkByName(x.s.ifname)
+	link, err := c.linkByName(x.s.ifname)
 	if err != nil {
 		x.d.errorf("delete %s", err, x.s.ifname)
 		return nil, false
@@ -153,17 +200,16 @@ func (x *call) findToRelease() (link netlink.Link, ok bool) {
 	return link, true
 }
 
-// deleteOwn opens the NIC's namespace and deletes its interface if it
-// carries the NIC's alias (both ends of a veth go together). When the
-// interface is missing, ifMissing (when not nil) removes what is left of
-// the link elsewhere.
-func deleteOwn(x *call, ifMissing func(*call)) {
+// deleteOwn opens the NIC's namespace and deletes its interface, with
+// del, if it carries the NIC's alias (both ends of a veth go together).
+// When the interface is missing, ifMissing (when not nil) removes what is
+// left of the link elsewhere.
+func deleteOwn(x *call, ifMissing func(*call), del func(*call, netlink.Link) error) {
 	s, d := x.s, x.d
 	link, ok := x.findToRelease()
 	if !ok {
 		return
 	}
-	c := x.c
 	if link == nil {
 		if ifMissing != nil {
 			ifMissing(x)
@@ -171,11 +217,14 @@ func deleteOwn(x *call, ifMissing func(*call)) {
 		return
 	}
 	if link.Attrs().Alias != x.alias {
-		d.fix(fmt.Sprintf("refusing to delete %s in %s: %v", s.ifname, nsName(c.name), foreignLink(c.name, link)),
+		d.fix(fmt.Sprintf("refusing to delete %s in %s: %v", s.ifname, nsName(x.c.name), foreignLink(x.c.name, link)),
 			fmt.Sprintf("tsolab deletes only links whose alias is %q. Remove it by hand if it is really yours.", x.alias))
 		return
 	}
-	if err := c.nl.LinkDel(link); err != nil && !isNotFound(err) {
+	if err := del(x, link); err != nil && !isNotFound(err) {
 		d.errorf("delete %s", err, s.ifname)
 	}
 }
+
+// deleteLink deletes the NIC's interface.
+func deleteLink(x *call, link netlink.Link) error { return x.c.nl.LinkDel(link) }

@@ -28,6 +28,7 @@ type Provider struct {
 	PeerWait time.Duration
 
 	probe prober
+	far   nsPool // the namespaces of veths' far ends, shared by the calls in flight
 }
 
 // New returns the NIC provider.
@@ -145,7 +146,11 @@ func configure(x *call, link netlink.Link, prior, out provider.Attrs) {
 		}
 	}
 	if s.address.IsValid() {
-		addrs, err := addresses(c, link)
+		var addrs []netip.Prefix // a link the call created has none yet
+		var err error
+		if !x.created {
+			addrs, err = addresses(c, link)
+		}
 		if err != nil {
 			d.errorf("list addresses", err)
 		} else if !contains(addrs, s.address) {
@@ -162,6 +167,9 @@ func configure(x *call, link netlink.Link, prior, out provider.Attrs) {
 		setOffloads(c, s, d)
 	}
 
+	if x.created && s.shape.none() {
+		return // a new link has its device's default qdisc
+	}
 	if err := applyShaping(c, link, s.shape, s.queueManaged); err != nil {
 		d.errorf("set shaping", err)
 	}
@@ -419,11 +427,11 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 		d.errorf("delete", err)
 		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
-	if w := foreignNS(req.Naming, req.Addr, s, "delete"); w != nil {
-		return provider.DeleteResponse{Diagnostics: hcl.Diagnostics{w}}
-	}
 	x := newCall(p, s, req.Naming, req.Addr, d)
 	defer x.done()
+	if w := x.foreignNS("delete"); w != nil {
+		return provider.DeleteResponse{Diagnostics: hcl.Diagnostics{w}}
+	}
 	s.link.release(x, req.Recorded)
 	return provider.DeleteResponse{Diagnostics: d.diags}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/provider"
@@ -28,21 +29,50 @@ func (switchPort) validate(x *call, caps *capabilities) (Features, string) {
 	return caps.vethFeatures, "veth"
 }
 
-// create makes the veth and marks the port; configureFar then attaches
-// the port to the bridge and brings it up.
+// create makes the veth and makes its far end the NIC's port of the
+// switch's bridge: marked, up, with the NIC's MTU, in one request
+// (configureFar then has nothing left to do).
 func (switchPort) create(ctx context.Context, x *call, out provider.Attrs) netlink.Link {
 	link, far := createVeth(x, x.alias)
 	if link == nil {
 		return nil
 	}
-	if far.Attrs().Alias != x.alias {
-		if err := x.far.nl.LinkSetAlias(far, x.alias); err != nil {
-			x.d.errorf("mark port %s", err, x.s.peerIf)
-			return nil
-		}
+	if err := setPort(x, far); err != nil {
+		x.d.errorf("connect %s to switch %s", err, x.s.ifname, x.s.target)
+		return nil
 	}
+	x.portReady = true
 	markUp(x, link)
 	return link
+}
+
+// setPort makes port (the far end of a switch NIC's veth, in x.far) a
+// port of the switch's bridge, marked with the NIC's alias, up, with the
+// NIC's MTU when it declares one, in one RTM_SETLINK; what it is already
+// is left out of the request.
+func setPort(x *call, port netlink.Link) error {
+	br, err := x.far.pool.bridge(x.far, x.s.target)
+	if err != nil {
+		return err
+	}
+	a := port.Attrs()
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(a.Index)
+	if a.Flags&net.FlagUp == 0 {
+		msg.Change, msg.Flags = unix.IFF_UP, unix.IFF_UP
+	}
+	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
+	req.AddData(msg)
+	if a.Alias != x.alias {
+		req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(x.alias)))
+	}
+	if a.MasterIndex != br {
+		req.AddData(nl.NewRtAttr(unix.IFLA_MASTER, nl.Uint32Attr(uint32(br))))
+	}
+	if x.s.mtu > 0 && a.MTU != x.s.mtu {
+		req.AddData(nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(x.s.mtu))))
+	}
+	return x.far.execute(req)
 }
 
 // readFar opens the switch's namespace and checks its mark; a namespace
@@ -71,9 +101,34 @@ func (switchPort) watched(rec provider.Attrs) []string {
 	return keys
 }
 
-func (switchPort) configureFar(x *call)                   { ensurePort(x) }
+// configureFar makes the port what the NIC declares, unless create just
+// did.
+func (switchPort) configureFar(x *call) {
+	if !x.portReady {
+		ensurePort(x)
+	}
+}
 func (switchPort) observeFar(x *call, out provider.Attrs) { observePort(x, out) }
-func (switchPort) release(x *call, rec provider.Attrs)    { deleteOwn(x, deletePort) }
+func (switchPort) release(x *call, rec provider.Attrs) {
+	deleteOwn(x, deletePort, deleteThroughPort)
+}
+
+// deleteThroughPort deletes a switch NIC's veth through its port, in a
+// batch with the other ports of the switch being deleted (portDeleter):
+// the NIC's end goes with it. A port that is not the NIC end's own
+// (other alias, not its pair) is left, and the NIC's end deleted alone.
+func deleteThroughPort(x *call, link netlink.Link) error {
+	far, err := x.farNS()
+	if err != nil {
+		return deleteLink(x, link)
+	}
+	port, err := far.linkByName(x.s.peerIf)
+	if err != nil || port == nil || port.Attrs().Alias != x.alias ||
+		port.Attrs().ParentIndex != link.Attrs().Index || link.Attrs().ParentIndex != port.Attrs().Index {
+		return deleteLink(x, link)
+	}
+	return far.pool.dels.remove(far, port)
+}
 
 // vethPair is the NIC that owns a back-to-back veth pair: it makes both
 // ends, the far one carrying the peer NIC's alias (peerEnd), and deletes
@@ -177,18 +232,17 @@ func createVeth(x *call, farAlias string) (link, far netlink.Link) {
 	return link, far
 }
 
-// addVeth creates the veth, its NIC end in x.c and its far end in peer,
-// after removing an orphaned far end of the lab's; it returns the NIC's
-// end as the kernel holds it, nil when it cannot.
+// addVeth creates the veth, its NIC end in x.c, up, and its far end in
+// peer; an orphaned far end of the lab's in the way is removed and the
+// creation tried again. It returns the NIC's end as created (with the
+// index the kernel gave it, without the alias, which the kernel ignores
+// on creation), nil when it cannot.
 func addVeth(x *call, peer *nsConn, farAlias string) netlink.Link {
 	s, c, d := x.s, x.c, x.d
-	if err := removeOrphan(peer, s.peerIf, farAlias); err != nil {
-		d.errorf("create veth %s", err, s.ifname)
-		return nil
-	}
 	attrs := linkAttrs(s.ifname)
 	attrs.Alias = x.alias
 	attrs.MTU = s.mtu
+	attrs.Flags = net.FlagUp
 	attrs.Namespace = netlink.NsFd(c.fd)
 	veth := &netlink.Veth{
 		LinkAttrs:     attrs,
@@ -196,19 +250,26 @@ func addVeth(x *call, peer *nsConn, farAlias string) netlink.Link {
 		PeerTxQLen:    -1,
 		PeerNamespace: netlink.NsFd(peer.fd),
 	}
-	if err := c.nl.LinkAdd(veth); err != nil {
+	err := c.nl.LinkAdd(veth)
+	if errors.Is(err, unix.EEXIST) {
+		if err = removeOrphan(peer, s.peerIf, farAlias); err == nil {
+			err = c.nl.LinkAdd(veth)
+		}
+	}
+	if err != nil {
 		if errors.Is(err, unix.EEXIST) {
 			err = fmt.Errorf("%s in %s or %s in %s already exists: %w", s.ifname, nsName(c.name), s.peerIf, nsName(peer.name), err)
 		}
 		d.errorf("create veth %s", err, s.ifname)
 		return nil
 	}
-	link, err := c.linkByName(s.ifname)
-	if err != nil || link == nil {
-		d.errorf("create veth %s", fmt.Errorf("not found after creation (%v)", err), s.ifname)
+	if veth.Index == 0 {
+		d.errorf("create veth %s", errors.New("not found after creation"), s.ifname)
 		return nil
 	}
-	return link
+	x.created = true
+	veth.Alias = ""
+	return veth
 }
 
 // removeOrphan deletes the far end name of a veth whose own end is
@@ -369,6 +430,10 @@ func observePort(x *call, out provider.Attrs) {
 		case provider.AttrPortMaster:
 			out[k] = ""
 			if i := port.Attrs().MasterIndex; i != 0 {
+				if br, err := peer.pool.bridge(peer, s.target); err == nil && br == i {
+					out[k] = provider.BridgeName
+					continue
+				}
 				m, err := peer.nl.LinkByIndex(i)
 				if err != nil {
 					d.errorf("read back the master of port %s", err, s.peerIf)
@@ -409,7 +474,7 @@ func deletePort(x *call) {
 	if err != nil || port == nil || port.Attrs().Alias != x.alias {
 		return
 	}
-	if err := peer.nl.LinkDel(port); err != nil && !isNotFound(err) {
+	if err := peer.pool.dels.remove(peer, port); err != nil && !isNotFound(err) {
 		d.errorf("delete port %s", err, s.peerIf)
 	}
 }
