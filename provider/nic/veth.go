@@ -199,19 +199,12 @@ func createVeth(x *call, farAlias string) (link, far netlink.Link) {
 		d.diags = append(d.diags, diag)
 		return nil, nil
 	}
-	link, err = c.linkByName(s.ifname)
-	if err != nil {
-		d.errorf("create veth %s", err, s.ifname)
+	if link = addVeth(x, peer, farAlias); link == nil {
 		return nil, nil
 	}
-	if link != nil && link.Attrs().Alias != x.alias && !halfMade(c, peer, link, s, x.naming) {
+	if !x.created && link.Attrs().Alias != x.alias && !halfMade(c, peer, link, s, x.naming) {
 		d.errorf("create veth %s", foreignLink(c.name, link), s.ifname)
 		return nil, nil
-	}
-	if link == nil {
-		if link = addVeth(x, peer, farAlias); link == nil {
-			return nil, nil
-		}
 	}
 	// The kernel ignores IFLA_IFALIAS on creation: mark the link at once.
 	if link.Attrs().Alias != x.alias {
@@ -233,10 +226,12 @@ func createVeth(x *call, farAlias string) (link, far netlink.Link) {
 }
 
 // addVeth creates the veth, its NIC end in x.c, up, and its far end in
-// peer; an orphaned far end of the lab's in the way is removed and the
-// creation tried again. It returns the NIC's end as created (with the
-// index the kernel gave it, without the alias, which the kernel ignores
-// on creation), nil when it cannot.
+// peer, and returns the NIC's end as created (with the index the kernel
+// gave it, without the alias, which the kernel ignores on creation),
+// setting x.created. When a link of either name is in the way it
+// returns the NIC end's name's link as it is (an interrupted apply's, or
+// not the NIC's: the caller tells), or removes an orphaned far end of the
+// lab's and tries again. nil when it cannot.
 func addVeth(x *call, peer *nsConn, farAlias string) netlink.Link {
 	s, c, d := x.s, x.c, x.d
 	attrs := linkAttrs(s.ifname)
@@ -252,6 +247,14 @@ func addVeth(x *call, peer *nsConn, farAlias string) netlink.Link {
 	}
 	err := c.nl.LinkAdd(veth)
 	if errors.Is(err, unix.EEXIST) {
+		there, lerr := c.linkByName(s.ifname)
+		if lerr != nil {
+			d.errorf("create veth %s", lerr, s.ifname)
+			return nil
+		}
+		if there != nil {
+			return there
+		}
 		if err = removeOrphan(peer, s.peerIf, farAlias); err == nil {
 			err = c.nl.LinkAdd(veth)
 		}
