@@ -1,10 +1,8 @@
 lab "tso-basics" {
   description = "back-to-back veth, TSO on and off at MTU 1500 and 9000, 8 streams (the seed 001 table on this machine)"
   engine      = "kernel"
-  # tso_cuts_cpu compares 8 runs a scenario with Mann-Whitney: at MTU
-  # 9000 TSO's gap is ~14% of the CPU per Gb/s, which 5 runs left
-  # inconclusive now and then on a shared 2-core machine (bench/stability,
-  # docs/status.md).
+  # The comparisons between scenarios use 8 runs a scenario (Mann-Whitney;
+  # bench/stability, docs/status.md).
   repeat = 8
 }
 
@@ -56,14 +54,26 @@ expect "floor" {
 # 2-core CI VM at MTU 9000 the sender's share alone gave 2.97 ±0.37
 # against 3.22 ±0.40 %/Gbps with TSO on and off (8+8 runs, p=0.065, not
 # significant). What TSO saves shows in the whole path's CPU per Gb/s
-# (cpu_per_gbit: sender + receiver); the same runs gave 7.1 against 8.3
-# at MTU 9000 and 6.9 against 12.9 at MTU 1500, both ends near the two
-# cores' 200%.
+# (cpu_per_gbit: sender + receiver); the same runs gave 6.9 against 12.9
+# at MTU 1500, both ends near the two cores' 200%.
 expect "tso_cuts_cpu" {
   workload  = workload.bulk
-  when      = matrix.tso
+  when      = matrix.tso && matrix.mtu == 1500
   condition = result.cpu_per_gbit < scenario({ tso = false }).cpu_per_gbit
   message   = "TSO should cut the CPU per Gb/s carried (sender and receiver together)"
+}
+
+# At MTU 9000 a 64 KB send unit is 7 frames, not 45: the CI runs above gave
+# 7.1 against 8.3 %/Gbps, a gap that 8 runs a side showed significant in
+# 8 of 10 tries on a loaded 2-core machine (bench/stability). A strict
+# "cuts" there would be a coin toss now and then, so the lab claims what
+# holds every time: TSO costs no more (<= passes on a significant drop
+# and on noise, and fails only on a significant rise).
+expect "tso_no_dearer_at_9000" {
+  workload  = workload.bulk
+  when      = matrix.tso && matrix.mtu == 9000
+  condition = result.cpu_per_gbit <= scenario({ tso = false }).cpu_per_gbit
+  message   = "at MTU 9000 TSO should cost no more CPU per Gb/s than TSO off"
 }
 
 # Send units are counted where TCP hands them to the device layer
