@@ -249,6 +249,14 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 		return fail(diags)
 	}
 
+	return j.weigh(v, holds, used), nil
+}
+
+// weigh settles v, whose condition evaluated to holds on medians (used:
+// how many runs each set the condition read has): Pass or Fail, the
+// operands of a top-level comparison, and whether the runs back it
+// (decide).
+func (j *judgement) weigh(v *Verdict, holds bool, used map[string]int) *Verdict {
 	maxRuns := len(j.result.Runs)
 	if j.baseline != nil && len(j.baseline.Runs) > maxRuns {
 		maxRuns = len(j.baseline.Runs)
@@ -256,7 +264,6 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 	for _, n := range used {
 		maxRuns = max(maxRuns, n)
 	}
-
 	if holds {
 		v.Status = Pass
 	} else {
@@ -264,10 +271,10 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 	}
 
 	// The operands of the top-level binary operation, evaluated apart.
-	bin := topBinary(ex.Condition)
+	bin := topBinary(j.ex.Condition)
 	if bin == nil {
 		v.Detail = runsDetail(maxRuns, "the condition is not a comparison: judged on medians")
-		return v, nil
+		return v
 	}
 	v.Op = opString(bin.Op)
 	lhs, ld := j.side(bin.LHS)
@@ -275,9 +282,9 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 	if ld.HasErrors() || rd.HasErrors() || lhs == nil || rhs == nil {
 		// Operands that are not numbers (a && b): each comparison in
 		// them shows its operands.
-		v.Measured = j.spell(ex.Condition)
+		v.Measured = j.spell(j.ex.Condition)
 		v.Detail = runsDetail(maxRuns, "the condition is not a comparison of numbers: judged on medians")
-		return v, nil
+		return v
 	}
 	v.Sides = []Side{lhs.Side, rhs.Side}
 
@@ -295,7 +302,7 @@ func (e *evaluator) judge(ex *config.Expect, sc *config.Scenario) (*Verdict, hcl
 		c := compare(lhs.sample, rhs.sample)
 		v.Status, v.Detail = decide(v.Op, holds, c)
 	}
-	return v, nil
+	return v
 }
 
 // decide applies the significance rule of the package documentation to an

@@ -87,42 +87,20 @@ func (c *cli) runOrTest(args []string, test bool) int {
 	if test {
 		name = "test"
 	}
-	fs := newFlagSet(name, c.stderr, name+" [options] [DIR]")
-	var f runFlags
-	f.register(fs, test)
-	dir, ok := c.parseDir(fs, args)
+	f, dir, ok := c.parseRunFlags(name, args, test)
 	if !ok {
 		return exitError
 	}
 	engines := strings.Split(f.engine, ",")
-	if len(engines) > 1 && !c.checkEngines(engines, &f, test) {
-		return exitError
-	}
-	// -json - : every message, the plan and apply views' and the
-	// failures' too, is a JSON line on stdout.
-	f.view = c.newTestView(f.jsonFile)
-	f.out.json = f.jsonFile == "-"
-	if f.jsonFile == "-" && (f.junitFile == "-" || f.report == "-") {
-		c.errorf("-json - streams to stdout: write -junit and -report to files")
-		return exitError
-	}
-	if f.repeat < 1 {
-		c.errorf("-repeat %d: give at least 1 run", f.repeat)
-		return exitError
-	}
-	f.set = visited(fs)
-	if !c.checkConfidence(&f) {
-		return exitError
-	}
 	lab := c.loadLab(dir, &f.vars)
 	if lab == nil {
 		return exitError
 	}
 	f.resolve(lab)
 	if len(engines) > 1 {
-		return c.testEngines(lab, dir, name, args, &f)
+		return c.testEngines(lab, dir, name, args, f)
 	}
-	_, _, code := c.runEngine(lab, dir, name, args, &f, test)
+	_, _, code := c.runEngine(lab, dir, name, args, f, test)
 	return code
 }
 
@@ -182,30 +160,66 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 		c.fail(err)
 		return nil, nil, exitError
 	}
-	if f.junitFile != "" {
-		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts, results) })
-		if err != nil {
-			c.fail(err)
-			return nil, nil, exitError
-		}
-	}
-	if f.report != "" {
-		if err := writeReport(f.report, reportInput(lab, results, baseline, verdicts, f.isStrict)); err != nil {
-			c.fail(err)
-			return nil, nil, exitError
-		}
-	}
-	if f.summary != "" {
-		if err := appendFile(f.summary, func(w io.Writer) error {
-			return outcome.WriteMarkdown(w, lab, results, verdicts, f.isStrict)
-		}); err != nil {
-			c.fail(err)
-			return nil, nil, exitError
-		}
+	if err := f.writeFiles(lab, results, baseline, verdicts); err != nil {
+		c.fail(err)
+		return nil, nil, exitError
 	}
 	code = outcome.ExitCode(verdicts, f.isStrict)
 	f.view.summary(verdicts, f.isStrict, code)
 	return results, verdicts, code
+}
+
+// parseRunFlags parses the flags of run or test, chooses the view and
+// checks the flags against each other; false after printing the problem.
+func (c *cli) parseRunFlags(name string, args []string, test bool) (*runFlags, string, bool) {
+	fs := newFlagSet(name, c.stderr, name+" [options] [DIR]")
+	f := &runFlags{}
+	f.register(fs, test)
+	dir, ok := c.parseDir(fs, args)
+	if !ok {
+		return nil, "", false
+	}
+	if engines := strings.Split(f.engine, ","); len(engines) > 1 && !c.checkEngines(engines, f, test) {
+		return nil, "", false
+	}
+	// -json - : every message, the plan and apply views' and the
+	// failures' too, is a JSON line on stdout.
+	f.view = c.newTestView(f.jsonFile)
+	f.out.json = f.jsonFile == "-"
+	if f.jsonFile == "-" && (f.junitFile == "-" || f.report == "-") {
+		c.errorf("-json - streams to stdout: write -junit and -report to files")
+		return nil, "", false
+	}
+	if f.repeat < 1 {
+		c.errorf("-repeat %d: give at least 1 run", f.repeat)
+		return nil, "", false
+	}
+	f.set = visited(fs)
+	if !c.checkConfidence(f) {
+		return nil, "", false
+	}
+	return f, dir, true
+}
+
+// writeFiles writes what -junit, -report and -summary ask for.
+func (f *runFlags) writeFiles(lab *config.Lab, results, baseline *result.Results, verdicts []outcome.Verdict) error {
+	if f.junitFile != "" {
+		err := writeFile(f.junitFile, func(w io.Writer) error { return outcome.WriteJUnit(w, lab.Name, verdicts, results) })
+		if err != nil {
+			return err
+		}
+	}
+	if f.report != "" {
+		if err := writeReport(f.report, reportInput(lab, results, baseline, verdicts, f.isStrict)); err != nil {
+			return err
+		}
+	}
+	if f.summary != "" {
+		return appendFile(f.summary, func(w io.Writer) error {
+			return outcome.WriteMarkdown(w, lab, results, verdicts, f.isStrict)
+		})
+	}
+	return nil
 }
 
 func scenarioNames(scenarios []*config.Scenario) []string {

@@ -209,6 +209,14 @@ func (r *run) execute(ctx context.Context) (*result.WorkloadResult, error) {
 		Softirqd:   softirqd,
 		Latencies:  r.lat,
 	}
+	return r.finish(m, infos, series), nil
+}
+
+// finish makes the run's result from what it measured: the connections'
+// bytes, TCP_INFO of each side (infos), the taps, the samples (series),
+// and what it reads back after the run (offloads, provenance) with the
+// notes that go with them.
+func (r *run) finish(m measurement, infos []sideInfo, series []result.Sample) *result.WorkloadResult {
 	for _, c := range r.conns {
 		m.Bytes += c.received.Load()
 	}
@@ -236,7 +244,7 @@ func (r *run) execute(ctx context.Context) (*result.WorkloadResult, error) {
 	res.Notes = append(res.Notes, hostNotes(r.req)...)
 	res.Provenance, notes = readProvenance(r.req)
 	res.Notes = append(res.Notes, notes...)
-	return res, nil
+	return res
 }
 
 // result is what a stopped tap measured.
