@@ -89,23 +89,35 @@ type jsonHook struct {
 	Cause          string       `json:"cause,omitempty"`
 }
 
-type jsonPos struct {
+// JSONPos is a position in a lab file, as JSON messages give it.
+type JSONPos struct {
 	Line   int `json:"line"`
 	Column int `json:"column"`
 	Byte   int `json:"byte"`
 }
 
-type jsonRange struct {
+// JSONRange is a range of a lab file, as JSON messages give it (a
+// diagnostic's, a verdict's condition): docs/json-format.md.
+type JSONRange struct {
 	Filename string  `json:"filename"`
-	Start    jsonPos `json:"start"`
-	End      jsonPos `json:"end"`
+	Start    JSONPos `json:"start"`
+	End      JSONPos `json:"end"`
+}
+
+// NewJSONRange is r as JSON messages give it.
+func NewJSONRange(r hcl.Range) *JSONRange {
+	return &JSONRange{
+		Filename: r.Filename,
+		Start:    JSONPos{r.Start.Line, r.Start.Column, r.Start.Byte},
+		End:      JSONPos{r.End.Line, r.End.Column, r.End.Byte},
+	}
 }
 
 type jsonDiagnostic struct {
 	Severity string     `json:"severity"`
 	Summary  string     `json:"summary"`
 	Detail   string     `json:"detail,omitempty"`
-	Range    *jsonRange `json:"range,omitempty"`
+	Range    *JSONRange `json:"range,omitempty"`
 }
 
 // emit writes one message: the common fields, then fields.
@@ -265,12 +277,7 @@ func (j *JSON) Diagnostics(diags hcl.Diagnostics) {
 			jd.Severity, level, prefix = "warning", "warn", "Warning: "
 		}
 		if d.Subject != nil {
-			r := d.Subject
-			jd.Range = &jsonRange{
-				Filename: r.Filename,
-				Start:    jsonPos{r.Start.Line, r.Start.Column, r.Start.Byte},
-				End:      jsonPos{r.End.Line, r.End.Column, r.End.Byte},
-			}
+			jd.Range = NewJSONRange(*d.Subject)
 		}
 		j.emit(level, "diagnostic", prefix+d.Summary, map[string]any{"diagnostic": jd})
 	}

@@ -38,18 +38,6 @@ type jsonProgress struct {
 	ThroughputBps float64 `json:"throughput_bps"`
 }
 
-type jsonPos struct {
-	Line   int `json:"line"`
-	Column int `json:"column"`
-	Byte   int `json:"byte"`
-}
-
-type jsonRange struct {
-	Filename string  `json:"filename"`
-	Start    jsonPos `json:"start"`
-	End      jsonPos `json:"end"`
-}
-
 type jsonVerdict struct {
 	Expect     string         `json:"expect"`
 	Scenario   string         `json:"scenario"`
@@ -62,8 +50,8 @@ type jsonVerdict struct {
 	Measured   string         `json:"measured,omitempty"`
 	Detail     string         `json:"detail,omitempty"`
 	// BaselineChanged: what the baseline ran on that this run did not.
-	BaselineChanged []string   `json:"baseline_changed,omitempty"`
-	Range           *jsonRange `json:"range,omitempty"`
+	BaselineChanged []string        `json:"baseline_changed,omitempty"`
+	Range           *view.JSONRange `json:"range,omitempty"`
 }
 
 type jsonSummary struct {
@@ -150,11 +138,7 @@ func (s jsonTest) verdicts(vs []outcome.Verdict) {
 			BaselineChanged: v.BaselineChanged,
 		}
 		if v.Range.Filename != "" {
-			jv.Range = &jsonRange{
-				Filename: v.Range.Filename,
-				Start:    jsonPos{v.Range.Start.Line, v.Range.Start.Column, v.Range.Start.Byte},
-				End:      jsonPos{v.Range.End.Line, v.Range.End.Column, v.Range.End.Byte},
-			}
+			jv.Range = view.NewJSONRange(v.Range)
 		}
 		level := "info"
 		switch v.Status {
