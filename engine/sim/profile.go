@@ -75,6 +75,19 @@ func (p *profile) holds(f config.Offload) bool {
 	return true
 }
 
+// buildsGSO reports whether TCP builds multi-segment buffers for a NIC
+// with offloads off (sk_can_gso): with TSO, with software GSO where the
+// stack has it and the device does SG and checksums, or always (linux-6).
+func (p *profile) buildsGSO(off config.OffloadSet) bool {
+	return off.Has(offTSO) || p.gsoAlways || p.softGSO && off.Has(offGSO) && off.Has(offSG) && off.Has(offTxCsum)
+}
+
+// coalesces reports whether the receive path merges frames on a NIC with
+// offloads off: the NIC's LRO, or GRO where the stack has it.
+func (p *profile) coalesces(off config.OffloadSet) bool {
+	return off.Has(offLRO) || p.holds(offGRO) && off.Has(offGRO)
+}
+
 // sockbufPolicy is how a stack sizes a socket's buffers.
 type sockbufPolicy interface {
 	// defaults are the send and receive buffers of a socket whose

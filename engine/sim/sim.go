@@ -230,14 +230,14 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		s.tsoDeferredAt = -1
 		s.paceBps = float64(wl.Rate)
 		s.tso = ep.nic.off.Has(offTSO)
-		s.gso = s.tso || ep.prof.gsoAlways || (ep.prof.softGSO && ep.nic.off.Has(offGSO) && ep.nic.off.Has(offSG) && ep.nic.off.Has(offTxCsum))
+		s.gso = ep.prof.buildsGSO(ep.nic.off)
 		cc, err := ep.prof.cc.connection(ep.prof.name, wl.CC)
 		if err != nil {
 			return err
 		}
 		s.cc = cc
 		s.cc.init(ep)
-		ep.coalesce = ep.nic.off.Has(offLRO) || (ep.prof.gro && ep.nic.off.Has(offGRO))
+		ep.coalesce = ep.prof.coalesces(ep.nic.off)
 		if ep.nic.loopback {
 			ep.coalesce = false
 		}
@@ -318,7 +318,7 @@ func (w *world) offloadNotes() []string {
 		if n.loopback {
 			continue
 		}
-		if !n.host.prof.gro && n.off.Has(offGRO) {
+		if !n.host.prof.holds(offGRO) && n.off.Has(offGRO) {
 			notes = append(notes, fmt.Sprintf("nic.%s: %s has no GRO; only lro coalesces on receive", n.name, n.host.prof.name))
 		}
 	}
