@@ -49,6 +49,7 @@ func TestMeasurementResultStream(t *testing.T) {
 		result.MetricCPUTxPct:      22.5,
 		result.MetricCPURxPct:      12.5,
 		result.MetricCPUTxPerGbit:  22.5,
+		result.MetricCPUPerGbit:    22.5 + 12.5, // both ends over 1 Gb/s
 		result.MetricSendUnits:     150,
 		result.MetricAvgSendBytes:  (100*1448 + 50*2*1448) / 150.0,
 		result.MetricDataPackets:   200,
