@@ -3,8 +3,9 @@ package sim
 import "math"
 
 // congestion is a congestion control algorithm of one connection. Linux
-// algorithms keep snd_cwnd in segments (sender.cwnd); FreeBSD's keeps it in
-// bytes (sender.cwndBytes).
+// algorithms keep snd_cwnd in segments (sender.cwnd, which Linux's send
+// tests read); FreeBSD's keeps its own in bytes (newrenoBytes.cwnd, which
+// freebsdOutput reads).
 type congestion interface {
 	init(ep *endpoint)
 	// onAck is called for an ACK that advances snd_una in the Open state.
@@ -66,8 +67,8 @@ func (*reno) onTimeout(ep *endpoint, _ int64) {
 func (*reno) onRTT(*endpoint, int64)           {}
 func (*reno) segments(ep *endpoint) float64    { return float64(ep.snd.cwnd) }
 func (c *cubic) segments(ep *endpoint) float64 { return float64(ep.snd.cwnd) }
-func (*newrenoBytes) segments(ep *endpoint) float64 {
-	return float64(ep.snd.cwndBytes) / float64(ep.mss)
+func (n *newrenoBytes) segments(ep *endpoint) float64 {
+	return float64(n.cwnd) / float64(ep.mss)
 }
 
 // cubic mirrors tcp_cubic's bictcp_update (C = 0.4, beta = 717/1024, fast
@@ -183,46 +184,48 @@ func (c *cubic) onRTT(ep *endpoint, rtt int64) {
 // window of bytes acked; only while cwnd-limited (CCF_CWND_LIMITED:
 // snd_cwnd <= snd_wnd).
 type newrenoBytes struct {
+	cwnd       int64 // congestion window, bytes (snd_cwnd)
+	ssthresh   int64 // slow-start threshold, bytes (snd_ssthresh)
 	bytesAcked int64 // t_bytes_acked
 }
 
 func (n *newrenoBytes) init(ep *endpoint) {
-	ep.snd.cwndBytes = ep.prof.initCw(ep.mss)
-	ep.snd.ssthreshBytes = math.MaxInt32 * 1024
+	n.cwnd = ep.prof.initCw(ep.mss)
+	n.ssthresh = math.MaxInt32 * 1024
 	ep.snd.cwnd = math.MaxInt32 // Linux-style tests are not used by FreeBSD profiles
 }
 
 func (n *newrenoBytes) onAck(ep *endpoint, _, _, ackedBytes int64, _ bool) {
 	s := &ep.snd
-	if s.cwndBytes > s.sndWnd {
+	if n.cwnd > s.sndWnd {
 		return
 	}
 	var incr int64
-	if s.cwndBytes > s.ssthreshBytes {
+	if n.cwnd > n.ssthresh {
 		n.bytesAcked += ackedBytes
-		if n.bytesAcked >= s.cwndBytes {
-			n.bytesAcked -= s.cwndBytes
+		if n.bytesAcked >= n.cwnd {
+			n.bytesAcked -= n.cwnd
 			incr = ep.mss
 		}
 	} else {
 		incr = min(ackedBytes, 2*ep.mss)
 	}
-	s.cwndBytes = min(s.cwndBytes+incr, 65535<<14)
+	n.cwnd = min(n.cwnd+incr, 65535<<14)
 }
 
 func (n *newrenoBytes) onLoss(ep *endpoint, _ int64) {
 	s := &ep.snd
-	win := min(s.sndWnd, s.cwndBytes) / 2 / ep.mss
-	s.ssthreshBytes = max(win, 2) * ep.mss
-	s.cwndBytes = s.ssthreshBytes
+	win := min(s.sndWnd, n.cwnd) / 2 / ep.mss
+	n.ssthresh = max(win, 2) * ep.mss
+	n.cwnd = n.ssthresh
 	n.bytesAcked = 0
 }
 
-func (n *newrenoBytes) onRecovered(ep *endpoint) { ep.snd.cwndBytes = ep.snd.ssthreshBytes }
+func (n *newrenoBytes) onRecovered(*endpoint) { n.cwnd = n.ssthresh }
 
 func (n *newrenoBytes) onTimeout(ep *endpoint, now int64) {
 	n.onLoss(ep, now)
-	ep.snd.cwndBytes = ep.mss
+	n.cwnd = ep.mss
 }
 
 func (n *newrenoBytes) onRTT(*endpoint, int64) {}

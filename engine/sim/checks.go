@@ -20,9 +20,9 @@ func (c *checker) fail(format string, args ...any) {
 // inFlight: after a new data send, packets in flight stay within cwnd.
 func (c *checker) inFlight(ep *endpoint) {
 	s := &ep.snd
-	if _, ok := s.cc.(*newrenoBytes); ok {
-		if fl := s.sndNxt - s.sndUna; fl > max(s.cwndBytes, ep.mss) {
-			c.fail("conn %d: %d bytes in flight > cwnd %d bytes", ep.conn, fl, s.cwndBytes)
+	if bsd, ok := s.cc.(*newrenoBytes); ok {
+		if fl := s.sndNxt - s.sndUna; fl > max(bsd.cwnd, ep.mss) {
+			c.fail("conn %d: %d bytes in flight > cwnd %d bytes", ep.conn, fl, bsd.cwnd)
 		}
 		return
 	}

@@ -130,14 +130,15 @@ func (o *freebsdOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *co
 	sent := 0
 	for s.wq.unsent() {
 		off := s.sndNxt - s.sndUna
-		avail := s.writeSeq - s.sndUna // sbavail(&so->so_snd)
-		sendwin := min(s.sndWnd, s.cwndBytes)
+		avail := s.writeSeq - s.sndUna    // sbavail(&so->so_snd)
+		cwnd := s.cc.(*newrenoBytes).cwnd // FreeBSD's window, in bytes
+		sendwin := min(s.sndWnd, cwnd)
 		length := min(avail, sendwin) - off
 		if s.sndAuto {
 			ep.prof.bufs.sndAutosize(s, sendwin, off)
 		}
 		if length <= 0 {
-			if s.cwndBytes < s.sndWnd {
+			if cwnd < s.sndWnd {
 				ep.stopped(stopCwnd)
 			} else {
 				ep.stopped(stopRwnd)

@@ -53,12 +53,10 @@ type sender struct {
 	packetsOut int64 // segments sent and not acknowledged (tp->packets_out)
 	dupAcks    int64 // duplicate ACKs counted since the last advance (Reno sacked_out)
 
-	cwnd          int64      // congestion window, segments (tp->snd_cwnd); Linux profiles
-	cwndCnt       int64      // ACKs counted toward the next increase (tp->snd_cwnd_cnt)
-	ssthresh      int64      // slow-start threshold, segments (tp->snd_ssthresh)
-	cwndBytes     int64      // congestion window, bytes (FreeBSD snd_cwnd)
-	ssthreshBytes int64      // FreeBSD snd_ssthresh, bytes
-	cc            congestion // the algorithm
+	cwnd     int64      // congestion window, segments (tp->snd_cwnd); Linux profiles
+	cwndCnt  int64      // ACKs counted toward the next increase (tp->snd_cwnd_cnt)
+	ssthresh int64      // slow-start threshold, segments (tp->snd_ssthresh)
+	cc       congestion // the algorithm
 
 	sndWnd int64 // the peer's window from snd_una, bytes (tp->snd_wnd)
 	maxWnd int64 // largest window the peer offered, bytes (tp->max_window)
