@@ -87,10 +87,21 @@ type Scenario struct {
 	Name   string
 	Matrix []MatrixValue
 
+	Machines  []*Machine // the other machines the lab reaches over SSH
 	Hosts     []*Host
 	Switches  []*Switch
 	NICs      []*NIC
 	Workloads []*Workload
+}
+
+// Machine finds a machine by name.
+func (s *Scenario) Machine(name string) *Machine {
+	for _, m := range s.Machines {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
 }
 
 // Host finds a host by name.
@@ -142,10 +153,28 @@ const (
 	HostLocal     HostKind = "local" // the machine's own namespace: configured, never created or deleted
 )
 
+// Machine is another machine a lab reaches over SSH (the machine block):
+// its hosts live there, made by a tsolab agent (see package remote). It
+// holds no secret: the key is the identity file's or the SSH agent's.
+type Machine struct {
+	Name         string
+	Address      string // an IP address or a DNS name
+	Port         int    // 0 = 22
+	User         string // "" = the user tsolab runs as
+	IdentityFile string // "" = the SSH agent at $SSH_AUTH_SOCK
+	KnownHosts   string // "" = ~/.ssh/known_hosts
+	Sudo         bool   // run the agent with sudo -n
+
+	Range hcl.Range // the machine block
+}
+
 // Host is a machine of the lab.
 type Host struct {
 	Name string
 	Kind HostKind
+	// Machine is the machine block the host lives on; "" = the machine
+	// tsolab runs on.
+	Machine string
 	// Sysctl holds "net." sysctls applied inside the host's namespace.
 	Sysctl map[string]string
 

@@ -137,6 +137,17 @@ func TestLoadMistakes(t *testing.T) {
 		{name: "sysctl outside net", src: `host "c" { sysctl = { »"kernel.pid_max" = 4096 } }`, want: []string{"Error: Invalid sysctl"}},
 		{name: "sysctl with a path", src: `host "c" { sysctl = { »"net.ipv4/../../kernel.x" = 1 } }`, want: []string{"Error: Invalid sysctl"}},
 		{name: "bad host kind", src: `host "c" { kind = »"vm" }`, want: []string{"Error: Invalid kind"}},
+		{name: "machine without address", src: `»machine "r1" { user = "root" }`, want: []string{"Error: Missing required attribute"}},
+		{name: "machine address with a user", src: `machine "r1" { address = »"root@10.1.2.3" }`, want: []string{"Error: Invalid machine address"}},
+		{name: "machine port out of range", src: "machine \"r1\" {\n  address = \"10.1.2.3\"\n  port = »70000\n}", want: []string{"Error: Value out of range"}},
+		{name: "bad machine name", src: `»machine "r 1" { address = "10.1.2.3" }`, want: []string{"Error: Invalid machine name"}},
+		{name: "undeclared machine", src: "host \"c\" { machine = »machine.r9 }", want: []string{"Error: Reference to undeclared machine"}},
+		{name: "machine given as a string", src: "machine \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" { machine = »\"r1\" }", want: []string{"Error: Not a reference"}},
+		{name: "one local host per machine", src: "machine \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" { kind = \"local\" }\nhost \"d\" {\n  kind = \"local\"\n  machine = machine.r1\n}"},
+		{name: "two local hosts on one machine", src: "machine \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" {\n  kind = \"local\"\n  machine = machine.r1\n}\nhost \"d\" {\n  »kind = \"local\"\n  machine = machine.r1\n}", want: []string{"Error: Two local hosts"}},
+		{name: "switch link to another machine", src: "machine \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" { machine = machine.r1 }\nnic \"c0\" {\n  host = host.c\n  »connect = switch.sw\n}", want: []string{"Error: Link crosses machines"}},
+		{name: "peer on another machine", src: "machine \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" { machine = machine.r1 }\nnic \"c0\" {\n  host = host.c\n  »peer = nic.a9\n}\nnic \"a9\" { host = host.a }", want: []string{"Error: Link crosses machines"}},
+		{name: "one device name on two machines", src: "machine \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" { machine = machine.r1 }\nnic \"c0\" {\n  host = host.c\n  device = \"enp3s0\"\n}\nnic \"a0\" {\n  host = host.a\n  device = \"enp3s0\"\n}"},
 		{name: "two local hosts", src: "host \"c\" { kind = \"local\" }\nhost \"d\" { »kind = \"local\" }", want: []string{"Error: Two local hosts"}},
 
 		// Required attributes.

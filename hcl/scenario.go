@@ -144,6 +144,9 @@ func (l *loader) loadScenarios() {
 		}
 		sc := &config.Scenario{Name: name, Matrix: cell}
 		e := &evaluator{l: l, ctx: l.context(mv)}
+		for _, b := range l.blocks[kindMachine] {
+			sc.Machines = append(sc.Machines, e.machine(b))
+		}
 		for _, b := range l.blocks[kindHost] {
 			sc.Hosts = append(sc.Hosts, e.host(b))
 		}

@@ -14,6 +14,7 @@ const (
 	kindLab       = "lab"
 	kindVariable  = "variable"
 	kindMatrix    = "matrix"
+	kindMachine   = "machine"
 	kindHost      = "host"
 	kindSwitch    = "switch"
 	kindNIC       = "nic"
@@ -37,11 +38,11 @@ const (
 )
 
 // refKinds are the block kinds an expression can reference by name.
-var refKinds = []string{kindHost, kindSwitch, kindNIC, kindWorkload, kindObserved}
+var refKinds = []string{kindMachine, kindHost, kindSwitch, kindNIC, kindWorkload, kindObserved}
 
 // allRoots is every name an expression can start with somewhere, for
 // telling "not allowed here" apart from "unknown".
-var allRoots = []string{rootVar, rootMatrix, kindHost, kindSwitch, kindNIC, kindWorkload, kindObserved, rootResult, rootBaseline, rootEngine}
+var allRoots = []string{rootVar, rootMatrix, kindMachine, kindHost, kindSwitch, kindNIC, kindWorkload, kindObserved, rootResult, rootBaseline, rootEngine}
 
 // attrSpec describes one attribute of a block.
 type attrSpec struct {
@@ -118,9 +119,22 @@ var schema = []*blockSpec{
 		example: `matrix { tso = [true, false] }`,
 	},
 	{
+		kind: kindMachine, labeled: true, labelDesc: "the machine's name",
+		example: `machine "NAME" { address = "10.1.2.3", user = "root" }`,
+		attrs: []attrSpec{
+			{name: "address", required: true, roots: varsOnly, example: `address = "10.1.2.3"`},
+			{name: "port", roots: varsOnly, example: `port = 22`},
+			{name: "user", roots: varsOnly, example: `user = "root"`},
+			{name: "identity_file", roots: varsOnly, example: `identity_file = "~/.ssh/id_ed25519"`},
+			{name: "known_hosts", roots: varsOnly, example: `known_hosts = "~/.ssh/known_hosts"`},
+			{name: "sudo", roots: varsOnly, example: `sudo = true`},
+		},
+	},
+	{
 		kind: kindHost, labeled: true, labelDesc: "the host's name",
 		example: `host "NAME" {}`,
 		attrs: []attrSpec{
+			{name: "machine", roots: withRefs(kindMachine), refs: []string{kindMachine}, example: `machine = machine.MACHINE`},
 			{name: "kind", roots: values, example: `kind = "netns"`},
 			{name: "sysctl", roots: values, example: `sysctl = { "net.ipv4.tcp_wmem" = "4096 1048576 4194304" }`},
 			{name: "stack", roots: values, example: `stack = "linux-6"`},

@@ -13,9 +13,40 @@ import (
 
 var hostKinds = []string{string(config.HostNamespace), string(config.HostLocal)}
 
+// machine evaluates a machine block.
+func (e *evaluator) machine(b *block) *config.Machine {
+	m := &config.Machine{Name: b.name, Range: b.def}
+	if s, ok := e.str(b, "address"); ok {
+		if s == "" || strings.ContainsAny(s, " \t/@") {
+			a := b.attrs["address"]
+			e.fail(a, a.Expr.Range(), "Invalid machine address",
+				"%q is not an address to reach a machine at: give its IP address or DNS name alone, like \"10.1.2.3\" (the user goes in user, the port in port).", s)
+		} else {
+			m.Address = s
+		}
+	}
+	if p, ok := e.integer(b, "port", 1, 65535); ok {
+		m.Port = int(p)
+	}
+	if s, ok := e.str(b, "user"); ok {
+		m.User = s
+	}
+	if s, ok := e.str(b, "identity_file"); ok {
+		m.IdentityFile = s
+	}
+	if s, ok := e.str(b, "known_hosts"); ok {
+		m.KnownHosts = s
+	}
+	if v, ok := e.boolean(b, "sudo"); ok {
+		m.Sudo = v
+	}
+	return m
+}
+
 // host evaluates a host block in one cell.
 func (e *evaluator) host(b *block) *config.Host {
 	h := &config.Host{Name: b.name, Kind: config.HostNamespace, DelayedAck: true, Range: b.def}
+	h.Machine, _ = e.reference(b, "machine")
 	if k, ok := e.oneOf(b, "kind", hostKinds); ok {
 		h.Kind = config.HostKind(k)
 	}

@@ -22,7 +22,7 @@ func (l *loader) checkName(b *block) bool {
 	name := b.name
 	rng := b.def
 	switch b.kind() {
-	case kindHost, kindSwitch:
+	case kindHost, kindSwitch, kindMachine:
 		if !namespaceSafe(name) {
 			l.errorf(rng, fmt.Sprintf("Invalid %s name", b.kind()),
 				"%q cannot name a %s: use letters, digits, - and _, starting with a letter (it becomes part of a namespace name), like %q.",
@@ -173,6 +173,7 @@ func broadcast(p netip.Prefix) netip.Addr {
 // segments and addresses, workloads.
 func (l *loader) checkScenario(sc *config.Scenario) {
 	l.checkHosts(sc)
+	l.checkMachines(sc)
 	l.checkLinks(sc)
 	l.checkSegments(sc)
 	l.checkWorkloads(sc)
@@ -190,17 +191,66 @@ func (l *loader) attrFail(b *block, attr, summary, format string, args ...any) {
 }
 
 func (l *loader) checkHosts(sc *config.Scenario) {
-	var local *config.Host
+	local := map[string]*config.Host{} // machine -> its local host
 	for _, h := range sc.Hosts {
 		if h.Kind != config.HostLocal {
 			continue
 		}
-		if local != nil {
+		if first := local[h.Machine]; first != nil {
 			l.attrFail(l.blockOf(kindHost, h.Name), "kind", "Two local hosts",
-				"host %q and host %q are both kind = \"local\", the machine's own namespace: a lab has at most one. Make one of them a namespace host.", local.Name, h.Name)
+				"host %q and host %q are both kind = \"local\", the machine's own namespace%s: a machine has one. Make one of them a namespace host.",
+				first.Name, h.Name, onMachine(h.Machine))
 			continue
 		}
-		local = h
+		local[h.Machine] = h
+	}
+}
+
+// onMachine names a machine in a diagnostic: " on machine \"r1\"", or
+// "" for the machine tsolab runs on.
+func onMachine(m string) string {
+	if m == "" {
+		return ""
+	}
+	return fmt.Sprintf(" on machine %q", m)
+}
+
+// machineOf names where a host lives, for diagnostics.
+func machineOf(sc *config.Scenario, host string) string {
+	if h := sc.Host(host); h != nil && h.Machine != "" {
+		return fmt.Sprintf("machine %q", h.Machine)
+	}
+	return "the machine tsolab runs on"
+}
+
+// checkMachines reports links that would cross machines: a veth has both
+// ends in one kernel, and switches live on the machine tsolab runs on.
+// Machines are joined by their devices (device = "enp3s0") and the cable
+// between them.
+func (l *loader) checkMachines(sc *config.Scenario) {
+	hostMachine := map[string]string{}
+	for _, h := range sc.Hosts {
+		hostMachine[h.Name] = h.Machine
+	}
+	for _, n := range sc.NICs {
+		m := hostMachine[n.Host]
+		b := l.blockOf(kindNIC, n.Name)
+		switch {
+		case n.Connect != "" && m != "":
+			l.attrFail(b, "connect", "Link crosses machines",
+				"switch %q lives on the machine tsolab runs on, and nic %q's host %q is on machine %q: a veth cannot cross machines. "+
+					"Give nic %q a device of machine %q instead (device = \"enp3s0\"), cabled to the switch's machine.",
+				n.Connect, n.Name, n.Host, m, n.Name, m)
+		case n.Peer != "":
+			p := sc.NIC(n.Peer)
+			if p == nil || hostMachine[p.Host] == m {
+				continue
+			}
+			l.attrFail(b, "peer", "Link crosses machines",
+				"nic %q is on %s and its peer nic %q on %s: a veth pair cannot cross machines. "+
+					"Give each NIC a device of its machine (device = \"enp3s0\"), the two devices cabled together.",
+				n.Name, machineOf(sc, n.Host), p.Name, machineOf(sc, p.Host))
+		}
 	}
 }
 
@@ -219,7 +269,7 @@ func link(n *config.NIC) string {
 
 func (l *loader) checkLinks(sc *config.Scenario) {
 	peerOf := map[string]*config.NIC{}  // NIC name -> the NIC whose peer it is
-	adopted := map[string]*config.NIC{} // device -> the NIC adopting it
+	adopted := map[string]*config.NIC{} // machine + "/" + device -> the NIC adopting it
 	for _, n := range sc.NICs {
 		b := l.blockOf(kindNIC, n.Name)
 		var set []string
@@ -238,12 +288,17 @@ func (l *loader) checkLinks(sc *config.Scenario) {
 		if n.Device != "" && n.Device != "lo" {
 			// One device of the machine is one NIC: adopted on the local
 			// host, or moved into one namespace host.
-			if first := adopted[n.Device]; first != nil {
+			key := ""
+			if h := sc.Host(n.Host); h != nil {
+				key = h.Machine
+			}
+			key += "/" + n.Device
+			if first := adopted[key]; first != nil {
 				l.attrFail(b, "device", "Device adopted twice",
 					"device %q is already nic %q's (%s); a device of this machine can be one NIC only. Adopt another device, or link this NIC with connect or peer.",
 					n.Device, first.Name, rangeLoc(l.blockOf(kindNIC, first.Name).attrs["device"].SrcRange))
 			} else {
-				adopted[n.Device] = n
+				adopted[key] = n
 			}
 		}
 		if n.Peer == "" {

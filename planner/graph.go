@@ -18,8 +18,27 @@ func DOT(resources []provider.Resource) []byte {
 	b.WriteString("  compound = \"true\"\n  newrank = \"true\"\n  rankdir = \"RL\"\n")
 	rs := append([]provider.Resource(nil), resources...)
 	sort.Slice(rs, func(i, j int) bool { return rs[i].Addr.String() < rs[j].Addr.String() })
+	// Objects on another machine are grouped in a cluster per machine.
+	var machines []string
+	onMachine := map[string][]provider.Resource{}
 	for _, r := range rs {
-		fmt.Fprintf(&b, "  %q [label = %q, shape = %q]\n", r.Addr.String(), r.Addr.String(), shape(r.Addr.Kind))
+		m := r.Attrs[provider.AttrMachine]
+		if m == "" {
+			fmt.Fprintf(&b, "  %q [label = %q, shape = %q]\n", r.Addr.String(), r.Addr.String(), shape(r.Addr.Kind))
+			continue
+		}
+		if onMachine[m] == nil {
+			machines = append(machines, m)
+		}
+		onMachine[m] = append(onMachine[m], r)
+	}
+	sort.Strings(machines)
+	for _, m := range machines {
+		fmt.Fprintf(&b, "  subgraph %q {\n    label = %q\n", "cluster_machine_"+m, "machine "+m)
+		for _, r := range onMachine[m] {
+			fmt.Fprintf(&b, "    %q [label = %q, shape = %q]\n", r.Addr.String(), r.Addr.String(), shape(r.Addr.Kind))
+		}
+		b.WriteString("  }\n")
 	}
 	for _, r := range rs {
 		deps := make([]string, len(r.DependsOn))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider/providertest"
 )
@@ -21,6 +22,35 @@ func TestDOT(t *testing.T) {
   "host.tx" [label = "host.tx", shape = "box"]
   "nic.tx0" [label = "nic.tx0", shape = "ellipse"]
   "switch.sw" [label = "switch.sw", shape = "diamond"]
+  "nic.tx0" -> "host.tx"
+  "nic.tx0" -> "switch.sw"
+}
+`
+	if diff := cmp.Diff(want, string(planner.DOT(desired(sc)))); diff != "" {
+		t.Errorf("DOT (-want +got):\n%s", diff)
+	}
+}
+
+// TestDOTGroupsByMachine: the objects of another machine are a cluster.
+func TestDOTGroupsByMachine(t *testing.T) {
+	sc := twoReceivers(true)
+	sc.Machines = []*config.Machine{{Name: "r1", Address: "192.0.2.1"}}
+	sc.Hosts[1].Machine = "r1" // rx1
+	sc.NICs = []*config.NIC{sc.NICs[0], {Name: "rx10", Host: sc.Hosts[1].Name}}
+	sc.Hosts = sc.Hosts[:2]
+	want := `digraph tsolab {
+  compound = "true"
+  newrank = "true"
+  rankdir = "RL"
+  "host.tx" [label = "host.tx", shape = "box"]
+  "nic.tx0" [label = "nic.tx0", shape = "ellipse"]
+  "switch.sw" [label = "switch.sw", shape = "diamond"]
+  subgraph "cluster_machine_r1" {
+    label = "machine r1"
+    "host.rx1" [label = "host.rx1", shape = "box"]
+    "nic.rx10" [label = "nic.rx10", shape = "ellipse"]
+  }
+  "nic.rx10" -> "host.rx1"
   "nic.tx0" -> "host.tx"
   "nic.tx0" -> "switch.sw"
 }

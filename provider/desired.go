@@ -16,18 +16,23 @@ const PrefixRestore = "restore."
 func Desired(sc *config.Scenario, n Naming) []Resource {
 	var out []Resource
 	hostNS := map[string]string{}
+	hostMachine := map[string]string{}
 	for _, h := range sc.Hosts {
 		ns := ""
 		if h.Kind != config.HostLocal {
 			ns = n.HostNS(h.Name)
 		}
 		hostNS[h.Name] = ns
+		hostMachine[h.Name] = h.Machine
 		a := Attrs{AttrHostKind: string(h.Kind), AttrNetNS: ns}
 		if h.Kind == "" {
 			a[AttrHostKind] = string(config.HostNamespace)
 		}
 		if ns != "" {
 			a[AttrLoUp] = "true"
+		}
+		if h.Machine != "" {
+			a[AttrMachine] = h.Machine
 		}
 		for k, v := range h.Sysctl {
 			a[PrefixSysctl+k] = v
@@ -54,6 +59,9 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 			AttrIfName:  nic.Name,
 			AttrAddress: "",
 			AttrUp:      "true",
+		}
+		if m := hostMachine[nic.Host]; m != "" {
+			a[AttrMachine] = m
 		}
 		deps := []Addr{{KindHost, nic.Host}}
 		switch {

@@ -89,6 +89,9 @@ func (a Attrs) Equal(b Attrs) bool {
 // change destroys and re-creates the resource. The others are updated in
 // place.
 const (
+	// host and nic
+	AttrMachine = "machine" // replace: the machine block the object lives on; absent = the machine tsolab runs on
+
 	// host
 	AttrHostKind = "kind"    // replace: "netns" or "local"
 	AttrNetNS    = "netns"   // replace: the namespace name ("" = the machine's own)
@@ -131,7 +134,7 @@ const (
 // replacement.
 func ReplaceAttr(key string) bool {
 	switch key {
-	case AttrHostKind, AttrNetNS, AttrBridge, AttrHost, AttrIfName, AttrLink, AttrPeerNetNS, AttrPeerIfName:
+	case AttrMachine, AttrHostKind, AttrNetNS, AttrBridge, AttrHost, AttrIfName, AttrLink, AttrPeerNetNS, AttrPeerIfName:
 		return true
 	}
 	return false

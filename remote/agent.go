@@ -11,24 +11,28 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider"
 )
 
 // Agent is the server side of the protocol: what `tsolab agent` answers
 // on a machine. Its exported methods are the protocol's calls (net/rpc
 // requires the form Method(req T, resp *U) error).
 type Agent struct {
-	version string
-	hash    string
+	version   string
+	hash      string
+	providers map[provider.Kind]provider.Interface
 }
 
 // NewAgent returns the agent of this binary: version is tsolab's version,
-// the hash is that of the running executable.
-func NewAgent(version string) (*Agent, error) {
+// the hash is that of the running executable, and providers are this
+// machine's own (the ones tsolab runs in-process), one per kind.
+func NewAgent(version string, providers map[provider.Kind]provider.Interface) (*Agent, error) {
 	hash, err := SelfHash()
 	if err != nil {
 		return nil, err
 	}
-	return &Agent{version: version, hash: hash}, nil
+	return &Agent{version: version, hash: hash, providers: providers}, nil
 }
 
 // Serve answers calls on rw (the agent's stdin and stdout) until the
@@ -63,8 +67,8 @@ func (a *Agent) Hello(req HelloRequest, resp *HelloResponse) error {
 
 // ServeStdio is `tsolab agent`: it answers calls on the process's
 // standard input and output until the controller closes them.
-func ServeStdio(version string) error {
-	a, err := NewAgent(version)
+func ServeStdio(version string, providers map[provider.Kind]provider.Interface) error {
+	a, err := NewAgent(version, providers)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/tsolab/tsolab/provider/local"
 	"github.com/tsolab/tsolab/remote"
 	"github.com/tsolab/tsolab/remote/remotetest"
 )
@@ -18,7 +19,7 @@ import (
 // the tests copy it to their SSH servers as "tsolab's own binary".
 func TestMain(m *testing.M) {
 	if len(os.Args) == 2 && os.Args[1] == "agent" {
-		if err := remote.ServeStdio(testVersion); err != nil {
+		if err := remote.ServeStdio(testVersion, local.Providers()); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
 		}

@@ -169,6 +169,9 @@ func (h *Human) change(b *strings.Builder, p *planner.Plan, c *planner.Change) {
 	if dev, ns, ok := adopted(c); ok {
 		why = adoptionWhy(c.Action, why, dev, ns)
 	}
+	if m := machineOf(c); m != "" {
+		why += fmt.Sprintf(" on machine %s", m)
+	}
 	fmt.Fprintf(b, "  # %s %s\n", addr, why)
 	if c.Action == planner.Delete && p.Mode == planner.ModeNormal {
 		fmt.Fprintf(b, "  # (because %s is not in the lab)\n", c.Addr)
@@ -303,4 +306,13 @@ func (h *Human) write(s string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	io.WriteString(h.w, s)
+}
+
+// machineOf is the machine a change's object lives on ("" for the machine
+// tsolab runs on).
+func machineOf(c *planner.Change) string {
+	if m := c.After[provider.AttrMachine]; m != "" {
+		return m
+	}
+	return c.Before[provider.AttrMachine]
 }

@@ -102,6 +102,19 @@ Plan: 2 to add, 1 to change, 2 to destroy.
 	}
 }
 
+// TestHumanPlanNamesTheMachine: an object on another machine says which.
+func TestHumanPlanNamesTheMachine(t *testing.T) {
+	rx := provider.Attrs{"kind": "netns", "netns": "tsl.t.rx", "machine": "r1"}
+	plan := planner.Diff([]provider.Resource{{Addr: addr("host.rx"), Attrs: rx}}, nil, &planner.Refreshed{})
+	var b bytes.Buffer
+	view.NewHuman(&b, view.HumanOptions{}).Plan(plan)
+	for _, want := range []string{"  # host.rx will be created on machine r1\n", `      machine: "r1"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("plan output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
 func TestHumanPlanNoChanges(t *testing.T) {
 	tests := []struct {
 		name string

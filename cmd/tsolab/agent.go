@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/tsolab/tsolab/provider/local"
 	"github.com/tsolab/tsolab/remote"
 )
 
@@ -15,7 +16,7 @@ func (c *cli) agent(args []string) int {
 		fmt.Fprintf(c.stderr, "tsolab agent: takes no arguments, got %q: it is started by tsolab itself over SSH for a lab's machine block\n", args)
 		return exitError
 	}
-	if err := remote.ServeStdio(version); err != nil {
+	if err := remote.ServeStdio(version, local.Providers()); err != nil {
 		fmt.Fprintln(c.stderr, "tsolab agent:", err)
 		return exitError
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/remote"
 	"github.com/tsolab/tsolab/view"
 )
 
@@ -33,6 +34,9 @@ type cli struct {
 	// workers, when not 0, is how many of the model's runs go at once
 	// (simWorkers).
 	workers int
+	// machines are the lab's other machines the command connected to
+	// (providersFor), closed when it ends.
+	machines []*remote.Machines
 }
 
 type command struct {
@@ -97,6 +101,7 @@ func (c *cli) main(args []string) int {
 		return exitError
 	}
 	code := cmd.run(c, args[1:])
+	c.closeMachines()
 	if c.helped {
 		return exitOK
 	}

@@ -12,21 +12,50 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/hcl"
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
-	"github.com/tsolab/tsolab/provider/host"
-	"github.com/tsolab/tsolab/provider/nic"
+	"github.com/tsolab/tsolab/provider/local"
+	"github.com/tsolab/tsolab/remote"
 	"github.com/tsolab/tsolab/view"
 )
 
 // providers wires the real providers, one per resource kind (with the
 // test's kill hook when it is set: see killAfterOpsEnv).
 func providers() map[provider.Kind]provider.Interface {
-	return withFaults(map[provider.Kind]provider.Interface{
-		provider.KindHost:   host.New(),
-		provider.KindSwitch: nic.NewSwitch(),
-		provider.KindNIC:    nic.New(),
-	})
+	return withFaults(local.Providers())
+}
+
+// providersFor wires the providers of a lab whose scenario declares
+// machines: calls for a resource on a machine go to its agent, connected
+// on first use and closed when the command ends (c.closeMachines). Nil sc
+// means lab's first scenario (machines are the same in every one), or
+// with a nil lab the lab in dir, read quietly for its machine blocks
+// (destroy and a saved plan work from the state, which names machines
+// but not how to reach them).
+func (c *cli) providersFor(lab *config.Lab, sc *config.Scenario, dir string) map[provider.Kind]provider.Interface {
+	if sc == nil && lab != nil && len(lab.Scenarios) > 0 {
+		sc = lab.Scenarios[0]
+	}
+	if sc == nil && lab == nil && dir != "" {
+		if lab, diags := hcl.Load(dir, hcl.Options{Env: c.env}); !diags.HasErrors() && len(lab.Scenarios) > 0 {
+			sc = lab.Scenarios[0]
+		}
+	}
+	if sc == nil || len(sc.Machines) == 0 {
+		return providers()
+	}
+	m := remote.NewMachines(providers(), remote.MachinesOf(sc), remote.Options{Version: version})
+	c.machines = append(c.machines, m)
+	return m.Providers()
+}
+
+// closeMachines ends the connections to the machines the command reached.
+func (c *cli) closeMachines() {
+	for _, m := range c.machines {
+		m.Close()
+	}
+	c.machines = nil
 }
 
 // outputFlags are the rendering flags shared by the provisioning commands.
@@ -101,8 +130,8 @@ func scenarioLine(lab *config.Lab, sc *config.Scenario, picked bool) string {
 	return fmt.Sprintf("Lab %q, scenario %s: the first of %d (%s).\nPick another with -scenario NAME.\n", lab.Name, sc.Name, n, list)
 }
 
-func newPlanner(dir string, lab *config.Lab, sc *config.Scenario, v view.View) *planner.Planner {
-	opts := planner.Options{Dir: dir, Lab: lab.Name, Providers: providers(), OnEvent: v.Event}
+func (c *cli) newPlanner(dir string, lab *config.Lab, sc *config.Scenario, v view.View) *planner.Planner {
+	opts := planner.Options{Dir: dir, Lab: lab.Name, Providers: c.providersFor(lab, sc, dir), OnEvent: v.Event}
 	if sc != nil {
 		opts.Ranges, opts.AttrRanges = planner.Ranges(sc), planner.AttrRanges(sc)
 	}
@@ -121,7 +150,7 @@ func (c *cli) planLab(ctx context.Context, dir string, vf *varFlags, scenario st
 		return nil, nil, nil
 	}
 	v := c.view(o, lab.Sources)
-	p := newPlanner(dir, lab, sc, v)
+	p := c.newPlanner(dir, lab, sc, v)
 	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
 	if err != nil {
 		c.fail(err)
@@ -235,7 +264,7 @@ func (c *cli) apply(args []string) int {
 			return exitError
 		}
 		v = c.view(o, nil)
-		res, err := planner.New(planner.Options{Dir: plan.Dir, Lab: plan.Lab, Providers: providers(), OnEvent: v.Event}).Apply(ctx, plan)
+		res, err := planner.New(planner.Options{Dir: plan.Dir, Lab: plan.Lab, Providers: c.providersFor(nil, nil, plan.Dir), OnEvent: v.Event}).Apply(ctx, plan)
 		return c.finishApply(v, res, err)
 	}
 	var lab *config.Lab
@@ -254,7 +283,7 @@ func (c *cli) apply(args []string) int {
 		fmt.Fprintln(c.stdout, "Apply cancelled.")
 		return exitError
 	}
-	res, err := newPlanner(target, lab, nil, v).Apply(ctx, plan)
+	res, err := c.newPlanner(target, lab, nil, v).Apply(ctx, plan)
 	return c.finishApply(v, res, err)
 }
 
@@ -306,7 +335,7 @@ func (c *cli) destroyDir(dir string, o outputFlags, targets targetFlags, auto bo
 	ctx, cancel := c.signalContext()
 	defer cancel()
 	v := c.view(o, nil)
-	p := planner.New(planner.Options{Dir: dir, Lab: st.Lab, Providers: providers(), OnEvent: v.Event})
+	p := planner.New(planner.Options{Dir: dir, Lab: st.Lab, Providers: c.providersFor(nil, nil, dir), OnEvent: v.Event})
 	plan, err := p.PlanDestroy(ctx)
 	if err != nil {
 		c.fail(err)

@@ -259,6 +259,11 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 		}
 		return kind, sim.New(opts)
 	case config.EngineKernel, "":
+		if hosts := remoteHosts(lab); hosts != "" {
+			c.errorf("the kernel engine does not run workloads on other machines yet: %s. "+
+				"tsolab apply and destroy make and remove them there; run the workloads with -engine sim, or keep their hosts on this machine", hosts)
+			return kind, nil
+		}
 		opts := kernel.Options{DisableCapture: f.noCapture}
 		if f.capture != "" {
 			if f.noCapture {
@@ -411,7 +416,7 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 // whatever goes wrong.
 func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, f *runFlags, rep int) error {
 	v, brief := f.view.applyView(c.view(f.out, lab.Sources), sc, rep, f.maxRepeat, f.verbose)
-	p := newPlanner(dir, lab, sc, v)
+	p := c.newPlanner(dir, lab, sc, v)
 	plan, err := p.Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
 	if err != nil {
 		return err
@@ -450,7 +455,7 @@ func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc
 // what is applied, and a measurement on a drifted lab would lie.
 func (c *cli) checkApplied(ctx context.Context, dir string, lab *config.Lab, sc *config.Scenario, o outputFlags) error {
 	v := c.view(outputFlags{json: o.json, noColor: true}, lab.Sources)
-	plan, err := newPlanner(dir, lab, sc, v).Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
+	plan, err := c.newPlanner(dir, lab, sc, v).Plan(ctx, sc.Name, provider.Desired(sc, provider.NewNaming(lab.Name)))
 	if err != nil {
 		return err
 	}
@@ -566,4 +571,20 @@ func appendFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// remoteHosts names the hosts of lab that live on another machine
+// ("host.rx on machine r1"), or "" when there are none.
+func remoteHosts(lab *config.Lab) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, sc := range lab.Scenarios {
+		for _, h := range sc.Hosts {
+			if h.Machine != "" && !seen[h.Name] {
+				seen[h.Name] = true
+				out = append(out, fmt.Sprintf("host.%s is on machine %s", h.Name, h.Machine))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -6,10 +6,10 @@
 // namespaces, the veth, the server and its sessions, the files) is gone
 // when the test ends, even when it fails.
 //
-// The server runs in a mount namespace of its own too (as `ip netns exec`
-// does), so the namespaces an agent creates there are that "machine's":
-// the machine the test runs on does not see them, and they vanish with the
-// server.
+// The server runs in a mount namespace of its own too, with a /run/netns
+// of its own, so the namespaces an agent creates there are that
+// "machine's": the machine the test runs on does not see them, and they
+// vanish with the server.
 package remotetest
 
 import (
@@ -18,12 +18,14 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,12 @@ import (
 
 // SSHD is the OpenSSH server the tests run (Debian's openssh-server).
 const SSHD = "/usr/sbin/sshd"
+
+// Cable is the name, on both sides, of a veth pair between the
+// controller's namespace and the server's that stands for the cable
+// between two machines' ports: labs adopt or move it (device = "cable0").
+// The SSH connection runs over another pair (eth0).
+const Cable = "cable0"
 
 // Server is one running OpenSSH server in a namespace of its own.
 type Server struct {
@@ -76,27 +84,75 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("%s is missing: install openssh-server", SSHD)
 	}
-	n := seq.Add(1)
-	id := fmt.Sprintf("tsltest.ssh%d-%d", os.Getpid(), n)
+	id, n := nextID()
 	netnstest.CheckNoLeftovers(t, id+".")
+	s, err := start(id, n, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		if t.Failed() {
+			t.Logf("sshd in %s said:\n%s", s.NS, s.log.String())
+		}
+	})
+	return s
+}
+
+// StartIn starts a server with its files in dir, for callers without a
+// testing.TB (testscript commands); the caller must Close it. It needs
+// what Start needs and fails where Start would skip.
+func StartIn(dir string) (*Server, error) {
+	id, n := nextID()
+	return start(id, n, dir)
+}
+
+// nextID names a server's namespaces (ID.machine, ID.ctl) and numbers
+// its subnet.
+func nextID() (string, int64) {
+	n := seq.Add(1)
+	return fmt.Sprintf("tsltest.ssh%d-%d", os.Getpid(), n), n
+}
+
+func start(id string, n int64, dir string) (_ *Server, err error) {
 	// A /30 of 198.18.0.0/15 (RFC 2544, for tests) per server, inside
 	// the test's own namespaces.
 	base := netip.AddrFrom4([4]byte{198, 18, byte(n >> 6), byte(n&63) << 2})
-	s := &Server{NS: id + ".machine", ClientNS: id + ".ctl", Addr: base.Next().Next(), Dir: t.TempDir()}
-	netnstest.Pair(t,
+	s := &Server{NS: id + ".machine", ClientNS: id + ".ctl", Addr: base.Next().Next(), Dir: dir, log: &lockedBuffer{}}
+	if err := netnsfs.CreatePair(
 		netnsfs.End{NS: s.ClientNS, IfName: "eth0", Addr: netip.PrefixFrom(base.Next(), 30)},
-		netnsfs.End{NS: s.NS, IfName: "eth0", Addr: netip.PrefixFrom(s.Addr, 30)}, 0)
+		netnsfs.End{NS: s.NS, IfName: "eth0", Addr: netip.PrefixFrom(s.Addr, 30)}, 0); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	// The cable: a second pair, without addresses, for labs to move into
+	// their hosts (device = "cable0" on either side).
+	if err := netnsfs.CreatePair(netnsfs.End{NS: s.ClientNS, IfName: Cable}, netnsfs.End{NS: s.NS, IfName: Cable}, 0); err != nil {
+		return nil, err
+	}
 	s.Home = filepath.Join(s.Dir, "home")
-	must(t, os.MkdirAll(s.Home, 0o700))
-
-	hostKey := s.writeKey(t, "host_ed25519")
-	s.HostKey = hostKey
+	if err := os.MkdirAll(s.Home, 0o700); err != nil {
+		return nil, err
+	}
+	if s.HostKey, err = WriteKeyFile(filepath.Join(s.Dir, "host_ed25519")); err != nil {
+		return nil, err
+	}
 	s.KnownHosts = filepath.Join(s.Dir, "known_hosts")
-	s.WriteKnownHosts(t, hostKey)
+	if err := s.writeKnownHosts(s.HostKey); err != nil {
+		return nil, err
+	}
 	s.IdentityFile = filepath.Join(s.Dir, "id_ed25519")
-	clientKey := s.writeKey(t, "id_ed25519")
-	must(t, os.WriteFile(filepath.Join(s.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600))
-
+	clientKey, err := WriteKeyFile(s.IdentityFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600); err != nil {
+		return nil, err
+	}
 	cfg := strings.Join([]string{
 		"ListenAddress " + s.Addr.String(),
 		"Port 22",
@@ -113,16 +169,31 @@ func Start(t testing.TB) *Server {
 		"LogLevel VERBOSE",
 	}, "\n") + "\n"
 	cfgPath := filepath.Join(s.Dir, "sshd_config")
-	must(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
 	// The privilege separation directory the package's service makes.
-	must(t, os.MkdirAll("/run/sshd", 0o755))
-
-	s.cmd = exec.Command(SSHD, "-D", "-e", "-f", cfgPath)
-	stderr, err := s.cmd.StdoutPipe()
-	must(t, err)
-	s.cmd.Stderr = s.cmd.Stdout
-	must(t, netnsfs.Start(s.NS, s.cmd))
-	s.log = &lockedBuffer{}
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		return nil, err
+	}
+	// sshd runs in the machine's network namespace and in a mount
+	// namespace of its own, with /run/netns a tmpfs of its own (so the
+	// namespaces its agents make are that machine's alone, gone with it)
+	// and /sys the namespace's sysfs. nsenter and unshare exec, so the
+	// process is sshd's.
+	cmd := exec.Command("nsenter", "--net="+netnsfs.Path(s.NS), "--",
+		"unshare", "--mount", "--propagation", "slave", "--",
+		"/bin/sh", "-c", `mount -t tmpfs tsolab-machine /run/netns && umount -l /sys && mount -t sysfs sysfs /sys && exec "$0" "$@"`,
+		SSHD, "-D", "-e", "-f", cfgPath)
+	stderr, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s.cmd = cmd
 	s.done = make(chan struct{})
 	ready := make(chan bool, 1)
 	go func() {
@@ -140,19 +211,27 @@ func Start(t testing.TB) *Server {
 			ready <- false
 		}
 	}()
-	t.Cleanup(func() {
+	if !<-ready {
+		return nil, fmt.Errorf("sshd did not start:\n%s", s.log.String())
+	}
+	return s, nil
+}
+
+// Close stops the server (its sessions end with their connections) and
+// removes its namespaces, and with them the veth.
+func (s *Server) Close() error {
+	if s.cmd != nil {
 		s.cmd.Process.Signal(syscall.SIGTERM)
 		<-s.done
 		s.cmd.Wait()
-		if t.Failed() {
-			t.Logf("sshd in %s said:\n%s", s.NS, s.log.String())
-		}
-	})
-	if !<-ready {
-		t.Fatalf("sshd did not start:\n%s", s.log.String())
+		s.cmd = nil
 	}
-	return s
+	return errors.Join(netnsfs.Remove(s.NS), netnsfs.Remove(s.ClientNS))
 }
+
+// Pid is the server's process ID: `nsenter -t PID -m -n` enters its
+// "machine".
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
 // Machine returns how to reach the server as root with the test's key
 // and known_hosts, under the name name.
@@ -175,11 +254,29 @@ func (s *Server) Dial(ctx context.Context, network, address string) (net.Conn, e
 // records key for the server's address; no key means an empty file.
 func (s *Server) WriteKnownHosts(t testing.TB, key ssh.PublicKey) {
 	t.Helper()
+	must(t, s.writeKnownHosts(key))
+}
+
+func (s *Server) writeKnownHosts(key ssh.PublicKey) error {
 	var b []byte
 	if key != nil {
 		b = []byte(knownhosts.Line([]string{knownhosts.Normalize(s.Addr.String() + ":22")}, key) + "\n")
 	}
-	must(t, os.WriteFile(s.KnownHosts, b, 0o600))
+	return os.WriteFile(s.KnownHosts, b, 0o600)
+}
+
+// Exec runs a command on the server's "machine": in its network and
+// mount namespaces, where the namespaces its agents make are (tests make
+// drift by hand with ip and ethtool). It returns the combined output, or
+// fails t when the command fails.
+func (s *Server) Exec(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	pid := strconv.Itoa(s.Pid())
+	out, err := exec.Command("nsenter", append([]string{"-t", pid, "-m", "-n", "--", name}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("on the server's machine: %s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
 
 // Log is what sshd has logged so far.
@@ -195,23 +292,29 @@ func NewKey(t testing.TB) ssh.PublicKey {
 	return k
 }
 
-func (s *Server) writeKey(t testing.TB, name string) ssh.PublicKey {
-	t.Helper()
-	return WriteKey(t, filepath.Join(s.Dir, name))
-}
-
 // WriteKey makes an ed25519 key pair, writes the private key in OpenSSH's
 // format to path and returns the public key.
 func WriteKey(t testing.TB, path string) ssh.PublicKey {
 	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	must(t, err)
-	block, err := ssh.MarshalPrivateKey(priv, "")
-	must(t, err)
-	must(t, os.WriteFile(path, pem.EncodeToMemory(block), 0o600))
-	k, err := ssh.NewPublicKey(pub)
+	k, err := WriteKeyFile(path)
 	must(t, err)
 	return k
+}
+
+// WriteKeyFile is WriteKey for callers without a testing.TB.
+func WriteKeyFile(path string) (ssh.PublicKey, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		return nil, err
+	}
+	return ssh.NewPublicKey(pub)
 }
 
 func must(t testing.TB, err error) {

@@ -1,0 +1,84 @@
+lab "two-machines" {
+  description = "a sender on this machine, a receiver on machine r1 reached over SSH, joined by a cable between two ports"
+  engine      = "sim"
+}
+
+# Set these to reach your receiver machine: TSOLAB_VAR_r1_address=10.1.2.3
+# (or -var r1_address=10.1.2.3), and the same for the others. The default
+# address is this machine's loopback, which reaches nothing unless an SSH
+# server listens there.
+variable "r1_address" {
+  type        = string
+  default     = "127.0.0.1"
+  description = "r1's address"
+}
+
+variable "r1_identity" {
+  type        = string
+  default     = "~/.ssh/id_ed25519"
+  description = "the private key r1 accepts for root"
+}
+
+variable "r1_known_hosts" {
+  type        = string
+  default     = "~/.ssh/known_hosts"
+  description = "the known_hosts file that records r1's host key"
+}
+
+variable "tx_port" {
+  type        = string
+  default     = "cable0"
+  description = "this machine's port on the cable"
+}
+
+variable "rx_port" {
+  type        = string
+  default     = "cable0"
+  description = "r1's port on the cable"
+}
+
+matrix {
+  tso = [true, false]
+}
+
+machine "r1" {
+  address       = var.r1_address
+  user          = "root"
+  identity_file = var.r1_identity
+  known_hosts   = var.r1_known_hosts
+}
+
+host "tx" {}
+
+host "rx" {
+  machine = machine.r1
+}
+
+nic "tx0" {
+  host    = host.tx
+  device  = var.tx_port
+  address = "10.78.0.1/24"
+  mtu     = 9000
+  offload = { tso = matrix.tso, sg = true, tx_csum = true }
+}
+
+nic "rx0" {
+  host    = host.rx
+  device  = var.rx_port
+  address = "10.78.0.2/24"
+  mtu     = 9000
+}
+
+workload "bulk" {
+  kind     = "stream"
+  client   = host.tx
+  servers  = [nic.rx0]
+  duration = "2s"
+}
+
+expect "tso_cuts_sender_cpu" {
+  workload  = workload.bulk
+  when      = matrix.tso
+  condition = result.cpu_tx_pct < scenario({ tso = false }).cpu_tx_pct
+  message   = "TSO should cut the sender's CPU"
+}

@@ -1,0 +1,243 @@
+package remote_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/hcl"
+	"github.com/tsolab/tsolab/planner"
+	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
+	"github.com/tsolab/tsolab/provider/local"
+	"github.com/tsolab/tsolab/remote"
+	"github.com/tsolab/tsolab/remote/remotetest"
+)
+
+// testLab is a lab written to a directory of its own and loaded.
+type testLab struct {
+	dir     string
+	lab     *config.Lab
+	sc      *config.Scenario // its only scenario
+	desired []provider.Resource
+}
+
+// writeLab writes src as the lab file of a fresh directory and loads it.
+func writeLab(t testing.TB, src string) testLab {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "lab.tsolab.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lab, diags := hcl.Load(dir, hcl.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	sc := lab.Scenarios[0]
+	return testLab{dir: dir, lab: lab, sc: sc, desired: provider.Desired(sc, provider.NewNaming(lab.Name))}
+}
+
+// planner wires a planner for the lab whose machine r1 is s, through a
+// new connection.
+func (l testLab) planner(s *remotetest.Server) (*remote.Machines, *planner.Planner) {
+	m := remote.NewMachines(local.Providers(),
+		map[string]remote.Machine{"r1": s.Machine("r1")}, remote.Options{Version: testVersion, Dial: s.Dial})
+	return m, planner.New(planner.Options{Dir: l.dir, Lab: l.lab.Name, Providers: m.Providers()})
+}
+
+// TestPlannerDrivesAnotherMachine applies a lab whose hosts live on a
+// machine reached over SSH, through the same planner and the routing
+// providers: the namespaces, the veth pair, its MTU, addresses and
+// offloads are made on that machine (and not on this one), drift made by
+// hand there is planned as an update, and destroy leaves nothing there.
+func TestPlannerDrivesAnotherMachine(t *testing.T) {
+	s := remotetest.Start(t)
+	labID := netnstest.LabID(t)
+	src := fmt.Sprintf(`lab %q {}
+machine "r1" { address = %q }
+host "rx" { machine = machine.r1 }
+host "ry" { machine = machine.r1 }
+nic "rx0" {
+  host    = host.rx
+  peer    = nic.ry0
+  address = "10.9.0.1/24"
+  mtu     = 9000
+  offload = { tso = false }
+}
+nic "ry0" {
+  host    = host.ry
+  address = "10.9.0.2/24"
+  mtu     = 9000
+}
+`, labID, s.Addr)
+	l := writeLab(t, src)
+	sc, desired := l.sc, l.desired
+	ns := provider.NewNaming(l.lab.Name).HostNS("rx")
+	machines, p := l.planner(s)
+	defer machines.Close()
+	ctx := context.Background()
+	apply := func(plan *planner.Plan, err error) *planner.ApplyResult {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Diagnostics.HasErrors() {
+			t.Fatalf("plan: %v", plan.Diagnostics)
+		}
+		res, err := p.Apply(ctx, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Diagnostics.HasErrors() {
+			t.Fatalf("apply: %v", res.Diagnostics)
+		}
+		return res
+	}
+	destroyed := false
+	t.Cleanup(func() {
+		if !destroyed {
+			if plan, err := p.PlanDestroy(ctx); err == nil {
+				p.Apply(ctx, plan)
+			}
+		}
+	})
+
+	res := apply(p.Plan(ctx, sc.Name, desired))
+	if res.Added != 4 {
+		t.Errorf("apply added %d, want 4 (2 hosts, 2 NICs)", res.Added)
+	}
+	for _, r := range res.State.Resources {
+		if r.Attrs[provider.AttrMachine] != "r1" {
+			t.Errorf("state: %s has machine %q, want r1", r.Addr, r.Attrs[provider.AttrMachine])
+		}
+	}
+	if _, err := os.Stat(netnsfs.Path(ns)); !os.IsNotExist(err) {
+		t.Errorf("%s is on the machine the test runs on (stat: %v): it belongs on the other one", netnsfs.Path(ns), err)
+	}
+	link := s.Exec(t, "ip", "-n", ns, "-d", "link", "show", "rx0")
+	if !strings.Contains(link, "mtu 9000") || !strings.Contains(link, "veth") {
+		t.Errorf("on the other machine, rx0 is not a veth with MTU 9000:\n%s", link)
+	}
+	if k := s.Exec(t, "ip", "netns", "exec", ns, "ethtool", "-k", "rx0"); !strings.Contains(k, "tcp-segmentation-offload: off") {
+		t.Errorf("on the other machine, rx0's TSO is not off:\n%s", k)
+	}
+	if a := s.Exec(t, "ip", "-n", ns, "addr", "show", "rx0"); !strings.Contains(a, "10.9.0.1/24") {
+		t.Errorf("on the other machine, rx0 lacks 10.9.0.1/24:\n%s", a)
+	}
+
+	// Drift made by hand on the other machine.
+	s.Exec(t, "ip", "-n", ns, "link", "set", "rx0", "mtu", "1500")
+	plan, err := p.Plan(ctx, sc.Name, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drift []string
+	for _, c := range plan.Changes {
+		if c.Action == planner.NoOp {
+			continue
+		}
+		for _, d := range c.Diffs() {
+			drift = append(drift, fmt.Sprintf("%s %s: %s -> %s", c.Addr, d.Key, d.Before, d.After))
+		}
+		if c.Action != planner.Update {
+			t.Errorf("plan after the drift: %s %s, want an update", c.Action, c.Addr)
+		}
+	}
+	if want := "nic.rx0 mtu: 1500 -> 9000"; len(drift) != 1 || drift[0] != want {
+		t.Errorf("plan after the drift: %q, want [%q]", drift, want)
+	}
+	apply(plan, nil)
+
+	apply(p.PlanDestroy(ctx))
+	destroyed = true
+	if left := s.Exec(t, "ip", "netns", "list"); strings.Contains(left, labID) {
+		t.Errorf("namespaces of the lab left on the other machine:\n%s", left)
+	}
+}
+
+// TestAgentKilledMidApply: an agent that dies between plan and apply
+// makes the apply fail with an error naming the machine, and the next
+// apply, over a new connection, completes from the state.
+func TestAgentKilledMidApply(t *testing.T) {
+	s := remotetest.Start(t)
+	labID := netnstest.LabID(t)
+	src := fmt.Sprintf("lab %q {}\nmachine \"r1\" { address = %q }\nhost \"rx\" { machine = machine.r1 }\nnic \"rx0\" {\n  host    = host.rx\n  address = \"10.9.1.1/24\"\n}\n", labID, s.Addr)
+	l := writeLab(t, src)
+	sc, desired := l.sc, l.desired
+	ctx := context.Background()
+	connect := func() (*remote.Machines, *planner.Planner) {
+		m, p := l.planner(s)
+		t.Cleanup(func() { m.Close() })
+		return m, p
+	}
+	t.Cleanup(func() {
+		_, p := connect()
+		if plan, err := p.PlanDestroy(ctx); err == nil {
+			p.Apply(ctx, plan)
+		}
+	})
+
+	m1, p1 := connect()
+	plan, err := p1.Plan(ctx, sc.Name, desired)
+	if err != nil || plan.Diagnostics.HasErrors() {
+		t.Fatalf("plan: %v %v", err, plan.Diagnostics)
+	}
+	c, err := m1.Client(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	killAgent(t, c.Path)
+	res, err := p1.Apply(ctx, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Diagnostics.HasErrors() || !strings.Contains(res.Diagnostics.Error(), "machine r1") ||
+		!strings.Contains(res.Diagnostics.Error(), "lost the connection to the agent") {
+		t.Fatalf("apply with the agent killed: got %v, want an error naming machine r1 and the lost connection", res.Diagnostics)
+	}
+	t.Log(res.Diagnostics)
+
+	_, p2 := connect()
+	plan, err = p2.Plan(ctx, sc.Name, desired)
+	if err != nil || plan.Diagnostics.HasErrors() {
+		t.Fatalf("plan again: %v %v", err, plan.Diagnostics)
+	}
+	res, err = p2.Apply(ctx, plan)
+	if err != nil || res.Diagnostics.HasErrors() {
+		t.Fatalf("apply again: %v %v", err, res.Diagnostics)
+	}
+	if res.Added != 2 {
+		t.Errorf("apply again added %d, want 2 (host.rx, nic.rx0)", res.Added)
+	}
+	if a := s.Exec(t, "ip", "-n", provider.NewNaming(l.lab.Name).HostNS("rx"), "addr", "show", "rx0"); !strings.Contains(a, "10.9.1.1/24") {
+		t.Errorf("on the other machine, rx0 lacks 10.9.1.1/24:\n%s", a)
+	}
+}
+
+// killAgent kills the agent process whose executable is path (the one
+// this test's connection started) and waits until it is gone.
+func killAgent(t *testing.T, path string) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+	killed := 0
+	for _, exe := range procs {
+		if target, err := os.Readlink(exe); err != nil || target != path {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(exe)))
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill the agent %d: %v", pid, err)
+		}
+		killed++
+	}
+	if killed != 1 {
+		t.Fatalf("found %d agent processes running %s, want 1", killed, path)
+	}
+}
