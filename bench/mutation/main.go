@@ -83,7 +83,7 @@ var mutations = []mutation{
 	{name: "loopback-tbench: seed direction flipped", file: "examples/loopback-tbench/lab.tsolab.hcl",
 		from: "condition = result.transactions_per_s < scenario", to: "condition = result.transactions_per_s > scenario", pkgs: []string{"./engine/sim/"}},
 	{name: "software-gso: rate_held demands 5 Gb/s", file: "examples/software-gso/lab.tsolab.hcl",
-		from: "result.throughput_bps >= 0.9e9", to: "result.throughput_bps >= 5e9", pkgs: []string{"./engine/sim/"}},
+		from: "result.throughput_bps >= 0.5e9", to: "result.throughput_bps >= 5e9", pkgs: []string{"./engine/sim/"}},
 	{name: "tso-basics: tso_cuts_cpu flipped", file: "examples/tso-basics/lab.tsolab.hcl",
 		from: "condition = result.cpu_per_gbit < scenario", to: "condition = result.cpu_per_gbit > scenario", pkgs: []string{"./engine/sim/"}},
 	// outcome: the judging.
