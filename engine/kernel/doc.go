@@ -104,14 +104,14 @@
 // the headers of every TCP packet to or from the servers' ports as TCP
 // handed it to the device, before software GSO, so its TCP data packets
 // are the run's send_units with TSO on or off, as tcpdump on a TSO NIC
-// shows them; what its ring buffer could not take goes to the file's
+// shows them; what its record rings lost goes to the file's
 // interface statistics, WorkloadResult.Captures, a Note and capture_loss.
 // Without eBPF (CounterRing, or CounterAuto falling back) the sender's
 // AF_PACKET ring writes the file: after software GSO, counting what it
 // wrote. Each server NIC's incoming TCP (not on loopback, where the
 // sender's file holds both directions) is recorded by the same devqueue
 // program at the NIC's TCX ingress (Options.Ingress), as the device
-// hands it up; it counts nothing, and what its ring buffer lost goes to
+// hands it up; it counts nothing, and what its record rings lost goes to
 // the file's statistics, Captures and capture_loss. When that program
 // cannot load (CounterAuto; a Note and the file's note say why) or the
 // counter is CounterRing, an AF_PACKET ring captures the server NIC

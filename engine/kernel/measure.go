@@ -200,7 +200,7 @@ func (m measurement) sendUnits(res *result.WorkloadResult) capture.Summary {
 }
 
 // fileLoss is what the capture files lost beyond what capture_loss holds
-// already: the eBPF records lost to a full ring buffer (and, on a server
+// already: the eBPF records lost in full record rings (and, on a server
 // NIC, packets whose headers its program could not read), a ring's drops
 // when the ring is not what counts the send units (bpf: eBPF counts).
 func (m measurement) fileLoss(bpf bool) int64 {

@@ -31,8 +31,8 @@ type Options struct {
 	// Headers, when not nil, gets every TCP packet to or from a watched
 	// port on the device as the device layer got it, before software
 	// GSO: its headers (up to HeaderMax bytes from the MAC header), its
-	// whole length and when it was queued, from a ring buffer the program
-	// writes (see Sink). Packets from a watched port (the server's, which
+	// whole length and when it was queued, from per-CPU record rings the
+	// program writes (see record.go and Sink). Packets from a watched port (the server's, which
 	// leave by the sender's device only on loopback) are recorded, not
 	// counted.
 	Headers Sink
@@ -59,9 +59,10 @@ type Sink interface {
 	Frame(ts time.Time, data []byte, wireLen int) error
 }
 
-// RingBytes is the record ring buffer: ~90k records, a second of
-// software-GSO units of a 10 Gb/s stream even if the reader stalls.
-const RingBytes = 16 << 20
+// RingBytes is the record rings, all CPUs together: ~350k records, two
+// seconds of software-GSO units of a 10 Gb/s stream, or 300 ms of a
+// TSO-off receiver's wire segments at MTU 1500, even if the reader stalls.
+const RingBytes = 64 << 20
 
 // Counter is a loaded and attached program with its map, from Open until
 // Stop.
@@ -115,35 +116,29 @@ func Open(opts Options) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devqueue: create the counter map: %w", err)
 	}
-	recFD := -1
-	var rb *ebpf.Map
+	var ring *recordRing
+	var rec *recMaps
 	if opts.Headers != nil {
-		rb, err = ebpf.NewMap(&ebpf.MapSpec{Name: "tsl_unit_hdrs", Type: ebpf.RingBuf, MaxEntries: RingBytes})
-		if err != nil {
+		if ring, err = newRecordRing(RingBytes); err != nil {
 			m.Close()
-			return nil, fmt.Errorf("devqueue: create the record ring buffer: %w", err)
+			return nil, fmt.Errorf("devqueue: %w", err)
 		}
-		recFD = rb.FD()
-	}
-	closeMaps := func() {
-		m.Close()
-		if rb != nil {
-			rb.Close()
-		}
+		rec = ring.maps()
 	}
 	if opts.Ingress && opts.tracepoint {
 		return nil, errors.New("devqueue: the tracepoint counts at egress only")
 	}
 	f := filter{Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS), Ingress: opts.Ingress}
 	c := &Counter{m: m, mss: opts.MSS}
-	if rb != nil {
+	if ring != nil {
 		// The reader runs before the program can write.
-		if c.rec, err = startRecorder(rb, opts.Headers); err != nil {
-			closeMaps()
+		if c.rec, err = startRecorder(ring, opts.Headers); err != nil {
+			ring.close()
+			m.Close()
 			return nil, fmt.Errorf("devqueue: %w", err)
 		}
 	}
-	c.hook, c.prog, c.lnk, err = attach(off, f, m.FD(), recFD)
+	c.hook, c.prog, c.lnk, err = attach(off, f, m.FD(), rec)
 	if err != nil {
 		if c.rec != nil {
 			c.rec.stop()
@@ -159,7 +154,7 @@ func Open(opts Options) (*Counter, error) {
 // on a kernel without TCX or without the kfunc the TCX program needs, on
 // the net_dev_queue tracepoint instead. With f.Ingress, at TCX ingress,
 // with no fallback.
-func attach(o offsets, f filter, mapFD, recFD int) (Hook, *ebpf.Program, link.Link, error) {
+func attach(o offsets, f filter, mapFD int, rec *recMaps) (Hook, *ebpf.Program, link.Link, error) {
 	// The namespace check and the attach on one thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -174,28 +169,28 @@ func attach(o offsets, f filter, mapFD, recFD int) (Hook, *ebpf.Program, link.Li
 		if o.CastToKernCtx == 0 {
 			return 0, nil, nil, fmt.Errorf("TCX ingress: this kernel has no bpf_cast_to_kern_ctx kfunc: %w", ebpf.ErrNotSupported)
 		}
-		prog, lnk, err := load(HookTCXIngress, o, f, mapFD, recFD, func(p *ebpf.Program) (link.Link, error) {
+		prog, lnk, err := load(HookTCXIngress, o, f, mapFD, rec, func(p *ebpf.Program) (link.Link, error) {
 			return link.AttachTCX(link.TCXOptions{Interface: int(f.Ifindex), Program: p, Attach: ebpf.AttachTCXIngress})
 		})
 		return HookTCXIngress, prog, lnk, err
 	}
 	if o.CastToKernCtx != 0 {
-		prog, lnk, err := load(HookTCX, o, f, mapFD, recFD, func(p *ebpf.Program) (link.Link, error) {
+		prog, lnk, err := load(HookTCX, o, f, mapFD, rec, func(p *ebpf.Program) (link.Link, error) {
 			return link.AttachTCX(link.TCXOptions{Interface: int(f.Ifindex), Program: p, Attach: ebpf.AttachTCXEgress})
 		})
 		if !errors.Is(err, ebpf.ErrNotSupported) {
 			return HookTCX, prog, lnk, err
 		}
 	}
-	prog, lnk, err := load(HookTracepoint, o, f, mapFD, recFD, func(p *ebpf.Program) (link.Link, error) {
+	prog, lnk, err := load(HookTracepoint, o, f, mapFD, rec, func(p *ebpf.Program) (link.Link, error) {
 		return link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
 	})
 	return HookTracepoint, prog, lnk, err
 }
 
 // load builds and loads the program for hook h and attaches it with at.
-func load(h Hook, o offsets, f filter, mapFD, recFD int, at func(*ebpf.Program) (link.Link, error)) (*ebpf.Program, link.Link, error) {
-	insns, err := program(h, o, f, mapFD, recFD)
+func load(h Hook, o offsets, f filter, mapFD int, rec *recMaps, at func(*ebpf.Program) (link.Link, error)) (*ebpf.Program, link.Link, error) {
+	insns, err := program(h, o, f, mapFD, rec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -285,9 +280,10 @@ type Result struct {
 	Clamped int64
 	// With Options.Headers: Recorded is the packets handed to the sink
 	// without error, RecordedData those with TCP payload to a watched port
-	// (the send units the sink got), RecordLost those the full ring buffer
-	// could not take or that came too late for it (written after Stop
-	// drained it, which only a tracepoint program can do).
+	// (the send units the sink got), RecordLost those lost on the way:
+	// overwritten in their CPU's record ring before the reader copied
+	// them (a reader that fell a ring behind), or written after Stop
+	// drained the rings (only a tracepoint program can do that).
 	Recorded, RecordedData, RecordLost int64
 	// Histogram bucket i counts units of ceil(payload/MSS) == i+1
 	// segments; trailing empty buckets are cut.
@@ -304,9 +300,9 @@ func (c *Counter) Stop() (Result, error) {
 	// Detach first: nothing counts after this point.
 	lerr := c.lnk.Close()
 	var recErr error
-	var recorded, recordedData int64
+	var recorded, recordedData, overwritten int64
 	if c.rec != nil {
-		recorded, recordedData, recErr = c.rec.stop()
+		recorded, recordedData, overwritten, recErr = c.rec.stop()
 	}
 	v, rerr := c.read()
 	var missed int64
@@ -323,6 +319,7 @@ func (c *Counter) Stop() (Result, error) {
 	r.Hook = c.hook
 	r.Missed = missed
 	r.Recorded, r.RecordedData = recorded, recordedData
+	r.RecordLost += overwritten
 	if c.rec != nil {
 		// A record the program wrote after the ring was drained is
 		// counted as lost, so that every packet it set out to record is

@@ -5,12 +5,16 @@
 // from the running kernel's BTF, /sys/kernel/btf/vmlinux).
 //
 // It owns that program, its per-CPU counter map and the reading of the
-// map, and, when asked (Options.Headers), a ring buffer the program
-// records every TCP packet to a watched port into: its headers (at most
-// HeaderMax bytes from the MAC header), its whole length and the time it
-// was queued, read by a goroutine that drains the ring every
-// pollInterval (the program submits without waking it) and hands them to
-// a Sink (the engine's capture files). It never sends anything and never
+// map, and, when asked (Options.Headers), the record rings the program
+// writes every TCP packet to a watched port into, one per CPU in an
+// mmapable array map (no BPF ring buffer: its lock, taken for every
+// record, was the largest cost of capturing a million packets a second
+// on two CPUs): its headers (at most HeaderMax bytes from the MAC
+// header), its whole length and the time it was queued, read by a
+// goroutine that drains the rings every pollInterval, merges the CPUs'
+// records by time and hands them to a Sink (the engine's capture files);
+// a ring its reader fell a whole ring behind on loses the oldest records,
+// which are counted (Result.RecordLost). It never sends anything and never
 // changes an interface or a namespace (its TCX link passes every packet
 // on, TCX_NEXT, and goes with Stop), needs no tracefs and keeps no
 // payload bytes.

@@ -47,14 +47,17 @@ const maxPorts = 64
 
 // Stack slots of the program (offsets from R10).
 const (
-	stackKey  = -8  // u32 map key 0
-	stackTCP  = -32 // 16 bytes: the start of the TCP header
-	stackGSO  = -40 // 4 bytes: gso_size, gso_segs
-	stackHdr  = -48 // 8 bytes: header bytes from skb->data to the end of TCP
-	stackRec  = -56 // 8 bytes: the reserved record
-	stackFlag = -64 // 4 bytes: 1 = a packet to a watched port (counted)
-	stackIP   = -80 // ipPrefix bytes: the start of the IP header
-	stackMAC  = -88 // 8 bytes: MAC header bytes before skb->data
+	stackKey  = -8   // u32 map key 0
+	stackTCP  = -32  // 16 bytes: the start of the TCP header
+	stackGSO  = -40  // 4 bytes: gso_size, gso_segs
+	stackHdr  = -48  // 8 bytes: header bytes from skb->data to the end of TCP
+	stackRec  = -56  // 8 bytes: the record's slot
+	stackFlag = -64  // 4 bytes: 1 = a packet to a watched port (counted)
+	stackIP   = -80  // ipPrefix bytes: the start of the IP header
+	stackMAC  = -88  // 8 bytes: MAC header bytes before skb->data
+	stackCPU  = -96  // u32: this CPU, the key of its record head
+	stackIdx  = -100 // u32: the key of the record's slot
+	stackHead = -112 // 8 bytes: this CPU's record head
 )
 
 // ipPrefix is how much of the IP header the program reads: IPv4's
@@ -70,7 +73,7 @@ const maxMAC = 64
 // options or IPv6, and TCP with options (14 + 60 + 60 = 134) fit.
 const HeaderMax = 160
 
-// A record, as the program writes it into the ring buffer (native
+// A record, as the program writes it into its slot (native
 // byte order; the header bytes as they are in the packet).
 const (
 	recTime    = 0  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
@@ -137,11 +140,11 @@ func (h Hook) String() string {
 const tcxNext = -1
 
 // program builds the counting program for one hook and filter, with
-// the counter map's file descriptor and, when recFD >= 0, the ring buffer
-// every TCP packet to a watched port is recorded into (its headers, its
-// length and time). Registers kept across helper calls: R6 the skb, R7
+// the counter map's file descriptor and, when rec is not nil, the record
+// rings every TCP packet to a watched port is recorded into (its headers,
+// its length and time). Registers kept across helper calls: R6 the skb, R7
 // skb->head, R8 the payload, R9 the map value.
-func program(h Hook, o offsets, f filter, mapFD, recFD int) (asm.Instructions, error) {
+func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instructions, error) {
 	if f.MSS == 0 || f.MSS > math.MaxInt32 {
 		return nil, fmt.Errorf("MSS %d out of range", f.MSS)
 	}
@@ -245,7 +248,7 @@ func program(h Hook, o offsets, f filter, mapFD, recFD int) (asm.Instructions, e
 		asm.StoreImm(asm.R10, stackFlag, 1, asm.Word),
 	)
 	next := "counted"
-	if recFD >= 0 {
+	if rec != nil {
 		next = "record"
 	}
 	if len(f.Ports) > 0 {
@@ -253,22 +256,22 @@ func program(h Hook, o offsets, f filter, mapFD, recFD int) (asm.Instructions, e
 		for _, p := range f.Ports {
 			insns = append(insns, asm.JEq.Imm(asm.R3, int32(hostHalf(p)), next))
 		}
-		if recFD >= 0 {
+		if rec != nil {
 			insns = append(insns, asm.LoadMem(asm.R3, asm.R10, stackTCP, asm.Half))
 			for _, p := range f.Ports {
 				insns = append(insns, asm.JEq.Imm(asm.R3, int32(hostHalf(p)), "from_port"))
 			}
 		}
 		insns = append(insns, asm.Ja.Label("other"))
-		if recFD >= 0 {
+		if rec != nil {
 			insns = append(insns,
 				asm.StoreImm(asm.R10, stackFlag, 0, asm.Word).WithSymbol("from_port"),
 				asm.Ja.Label("record"),
 			)
 		}
 	}
-	if recFD >= 0 {
-		insns = append(insns, record(o, recFD, inc)...)
+	if rec != nil {
+		insns = append(insns, record(o, rec, inc)...)
 		insns = append(insns,
 			asm.LoadMem(asm.R3, asm.R10, stackFlag, asm.Word).WithSymbol("recorded"),
 			asm.JEq.Imm(asm.R3, 0, "other"),
@@ -329,17 +332,29 @@ func program(h Hook, o offsets, f filter, mapFD, recFD int) (asm.Instructions, e
 	return insns, nil
 }
 
-// record writes one record of the packet into the ring buffer recFD
+// record writes one record of the packet into this CPU's record ring
 // (label "record", then on to "recorded"); it expects R2 = the header
 // bytes from skb->data to the end of TCP and R8 = the payload, and keeps
 // R6-R9. The record starts at the MAC header (skb->head +
-// skb->mac_header), which is skb->data at egress and the Ethernet header
-// the device pulled at ingress. A full ring counts the packet as lost.
-// The record wakes no reader (BPF_RB_NO_WAKEUP): the reader polls, so a
-// stream of small records costs no wake-up each.
-func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
+// skb->mac_header), which is skb->data at egress and at TCX ingress
+// (which pushes the Ethernet header back for the program). The slot is
+// the CPU's head modulo its slots; the record is published by adding 1
+// to the head once written (see record.go).
+func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
 	off := func(m member) int16 { return int16(m.Off) }
-	return asm.Instructions{
+	// lookup stores the value of key (a u32 at keyAt on the stack) in
+	// the array fd at dst on the stack, and keeps it in R0.
+	lookup := func(fd int, keyAt, dst int16) asm.Instructions {
+		return asm.Instructions{
+			asm.LoadMapPtr(asm.R1, fd),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, int32(keyAt)),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "rec_lost"),
+			asm.StoreMem(asm.R10, dst, asm.R0, asm.DWord),
+		}
+	}
+	insns := asm.Instructions{
 		asm.StoreMem(asm.R10, stackHdr, asm.R2, asm.DWord).WithSymbol("record"),
 		// The MAC header bytes before skb->data: data - (head + mac_header).
 		asm.LoadMem(asm.R4, asm.R6, off(o.SkbData), asm.DWord),
@@ -350,12 +365,21 @@ func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) a
 		asm.StoreMem(asm.R10, stackMAC, asm.R4, asm.DWord),
 		asm.Mov.Imm(asm.R3, 1),
 		inc(slotRecTried, asm.R3),
-		asm.LoadMapPtr(asm.R1, recFD),
-		asm.Mov.Imm(asm.R2, recordSize),
-		asm.Mov.Imm(asm.R3, 0),
-		asm.FnRingbufReserve.Call(),
-		asm.JEq.Imm(asm.R0, 0, "rec_lost"),
-		asm.StoreMem(asm.R10, stackRec, asm.R0, asm.DWord),
+		// This CPU's head, and the slot it points at.
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.R10, stackCPU, asm.R0, asm.Word),
+	}
+	insns = append(insns, lookup(rec.Heads, stackCPU, stackHead)...)
+	insns = append(insns,
+		asm.LoadMem(asm.R3, asm.R0, 0, asm.DWord),
+		asm.And.Imm(asm.R3, int32(1)<<rec.Log2-1),
+		asm.LoadMem(asm.R4, asm.R10, stackCPU, asm.Word),
+		asm.LSh.Imm(asm.R4, int32(rec.Log2)),
+		asm.Add.Reg(asm.R4, asm.R3),
+		asm.StoreMem(asm.R10, stackIdx, asm.R4, asm.Word),
+	)
+	insns = append(insns, lookup(rec.Recs, stackIdx, stackRec)...)
+	return append(insns,
 		asm.FnKtimeGetNs.Call(),
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
 		asm.StoreMem(asm.R1, recTime, asm.R0, asm.DWord),
@@ -376,23 +400,20 @@ func record(o offsets, recFD int, inc func(int, asm.Register) asm.Instruction) a
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbMacHeader), asm.Half),
 		asm.Add.Reg(asm.R3, asm.R7),
 		asm.FnProbeReadKernel.Call(),
-		asm.JEq.Imm(asm.R0, 0, "rec_submit"),
+		asm.JEq.Imm(asm.R0, 0, "rec_publish"),
 		// Unreadable headers: keep the record, with none of them.
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
 		asm.StoreImm(asm.R1, recCapLen, 0, asm.Word),
-		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord).WithSymbol("rec_submit"),
-		asm.Mov.Imm(asm.R2, rbNoWakeup),
-		asm.FnRingbufSubmit.Call(),
+		// Publish: head + 1, fully ordered after the record's stores.
+		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord).WithSymbol("rec_publish"),
+		asm.Mov.Imm(asm.R2, 1),
+		asm.FetchAdd.Mem(asm.R1, asm.R2, asm.DWord, 0),
 		asm.Ja.Label("recorded"),
 		asm.Mov.Imm(asm.R3, 1).WithSymbol("rec_lost"),
 		inc(slotRecLost, asm.R3),
 		asm.Ja.Label("recorded"),
-	}
+	)
 }
-
-// rbNoWakeup is BPF_RB_NO_WAKEUP, bpf_ringbuf_submit's flag that
-// leaves the reader asleep.
-const rbNoWakeup = 1
 
 // hostHalf is the value a 16-bit load of the big-endian (network order)
 // v gives on this machine.

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# What `-capture` costs on both ends (issue 14): the sender's file from the
+# eBPF counter at TCX egress, the receiver's from eBPF at TCX ingress (or
+# the AF_PACKET ring where that cannot load; the receiver file's note in
+# the results says which). For each scenario of examples/tso-basics (TSO
+# on and off at MTU 1500 and 9000, 8 streams for 2 s over a veth pair)
+# applied once, each round runs `tsolab run -repeat 1` twice back to back,
+# without and with `-capture DIR` (which goes first alternates by round),
+# so each ratio is taken within a pair; the table shows the medians over
+# the rounds. "Without" is tsolab's default, which counts send units with
+# eBPF but writes no file.
+#
+#   bench/capture-cost/run.sh [-r ROUNDS] [-s "SCENARIO ..."]
+#
+# Targets, checked (the script exits 1 when one is missed):
+#   cost   1 - median(with/without throughput) <= 5% in every scenario
+#   loss   capture_loss / (packets in both files + capture_loss) < 0.1%
+#          in every run with -capture
+# The files go to $CAPDIR, by default a directory in /dev/shm (tmpfs): the
+# capture's own cost, not the disk's (a TSO-off receiver at MTU 1500 writes
+# ~100 MB a second, which dirty-page throttling on this VM's disk turned
+# into a reader that fell a whole record ring behind). Needs root
+# (namespaces, eBPF).
+set -euo pipefail
+
+ROUNDS=5
+SCENARIOS="tso=true,mtu=1500 tso=true,mtu=9000 tso=false,mtu=1500 tso=false,mtu=9000"
+while getopts "r:s:" o; do
+	case $o in
+	r) ROUNDS=$OPTARG ;; s) SCENARIOS=$OPTARG ;;
+	*) echo "usage: $0 [-r rounds] [-s \"scenario ...\"]" >&2; exit 2 ;;
+	esac
+done
+[ "$(id -u)" = 0 ] || { echo "run.sh needs root (network namespaces, eBPF)" >&2; exit 1; }
+
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+made=
+[ -n "${CAPDIR:-}" ] || { CAPDIR=$(mktemp -d -p /dev/shm); made=$CAPDIR; }
+caps=$CAPDIR
+NAME=capcost$$
+cleanup() {
+	[ -x "$work/tsolab" ] && "$work/tsolab" destroy -auto-approve -name "$NAME" "$work/lab" >/dev/null 2>&1 || true
+	rm -rf "$work" ${made:+"$made"}
+	[ -n "$made" ] || rm -rf "$caps/$NAME"
+}
+trap cleanup EXIT
+(cd "$here/../.." && go build -o "$work/tsolab" ./cmd/tsolab)
+# A copy of the lab, so that its state file stays out of the repository.
+cp -r "$here/../../examples/tso-basics" "$work/lab"
+
+# one SCENARIO with|without ROUND: runs the applied scenario once and appends
+# "scenario mode round throughput_bps capture_loss packets source" to
+# $work/runs (packets: frames in the capture files plus what they lost).
+one() {
+	local out="$work/$2-$3.json" flags=()
+	[ "$2" = with ] && flags=(-capture "$caps/$NAME")
+	rm -rf "$caps/$NAME"
+	"$work/tsolab" run -name "$NAME" -repeat 1 -json "$out" "${flags[@]}" "$work/lab" >"$work/out" 2>&1 ||
+		{ cat "$work/out" >&2; exit 1; }
+	python3 - "$out" "$1" "$2" "$3" >>"$work/runs" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))
+(run,) = res["runs"]
+m = run["metrics"]
+caps = run.get("captures") or []
+packets = sum(c["frames"] + c.get("cut", 0) + c["dropped"] for c in caps)
+source = "-"
+for n in run.get("notes", []):
+    if n.startswith("capture file") and " incoming" in n:
+        source = "bpf" if "recorded by eBPF at its TCX ingress" in n else "ring"
+print(sys.argv[2], sys.argv[3], sys.argv[4], int(m["throughput_bps"]), int(m["capture_loss"]), packets, source)
+PY
+	rm -rf "$caps/$NAME"
+}
+
+for s in $SCENARIOS; do
+	"$work/tsolab" apply -auto-approve -name "$NAME" -scenario "$s" "$work/lab" >"$work/out" 2>&1 || { cat "$work/out" >&2; exit 1; }
+	for r in $(seq "$ROUNDS"); do
+		if [ $((r % 2)) = 1 ]; then one "$s" without "$r"; one "$s" with "$r"; else one "$s" with "$r"; one "$s" without "$r"; fi
+	done
+	echo "$s: $ROUNDS rounds done" >&2
+done
+
+python3 - "$work/runs" "$SCENARIOS" <<'PY'
+import statistics, sys
+runs = [l.split() for l in open(sys.argv[1])]
+ok = True
+print("%-20s %10s %10s %8s %14s %12s %s" % ("scenario", "Gb/s w/o", "Gb/s with", "cost", "capture_loss", "loss", "receiver"))
+for s in sys.argv[2].split():
+    by = {}
+    for sc, mode, r, bps, loss, pk, src in runs:
+        if sc == s:
+            by.setdefault(r, {})[mode] = (int(bps), int(loss), int(pk), src)
+    ratios = [v["with"][0] / v["without"][0] for v in by.values() if "with" in v and "without" in v]
+    cost = 1 - statistics.median(ratios)
+    withs = [v["with"] for v in by.values() if "with" in v]
+    worst = max(l / max(p + l, 1) for _, l, p, _ in withs)
+    loss = sum(l for _, l, _, _ in withs)
+    srcs = ",".join(sorted({src for *_, src in withs}))
+    print("%-20s %10.2f %10.2f %7.1f%% %14d %11.4f%% %s" % (s,
+        statistics.median(v["without"][0] for v in by.values()) / 1e9,
+        statistics.median(v[0] for v in withs) / 1e9, 100 * cost, loss, 100 * worst, srcs))
+    if cost > 0.05:
+        ok = False
+        print("  MISSED: -capture costs %.1f%% of the throughput, target <= 5%%" % (100 * cost))
+    if worst >= 0.001:
+        ok = False
+        print("  MISSED: capture_loss %.4f%% of the packets in a run, target < 0.1%%" % (100 * worst))
+print("cost = 1 - median over %d rounds of (with / without) within a pair; loss = worst run's capture_loss / (packets in its files + capture_loss)" % len({r for _, _, r, *_ in runs}))
+sys.exit(0 if ok else 1)
+PY
