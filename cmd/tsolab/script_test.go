@@ -96,6 +96,7 @@ func TestScript(t *testing.T) {
 			"hold-lock":      holdLock,
 			"jsonlines":      jsonLines,
 			"handmade-netns": handmadeNetns,
+			"sshd":           startSSHD,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", wd+"/../../examples")
