@@ -69,13 +69,15 @@ expect "tbf_binds" {
 # the two cores, and the split between them moves from run to run (see
 # examples/tso-basics). With 4 connections and 4 runs a cell, a strict
 # "TSO cuts it" was inconclusive in 2 (MTU 1500) and 6 (MTU 9000) of 10
-# runs on a loaded machine, even with 6 runs a cell (bench/stability);
-# tso-basics makes that claim with 8 streams and 8 runs. Here the lab
-# claims what holds every time: TSO costs no more (<= passes on a
+# runs on a loaded machine, even with 6 runs a cell, and at MTU 9000 even
+# "costs no more" saw the medians invert in 1 of 10 (bench/stability):
+# there TSO's saving is within this machine's noise. So the lab claims, at
+# MTU 1500 only, what held every time: TSO costs no more (<= passes on a
 # significant drop and on noise, and fails only on a significant rise).
+# tso-basics makes the strict claim with 8 streams and 8 runs.
 expect "tso_no_dearer" {
   workload  = workload.bulk
-  when      = matrix.tso && matrix.rate == "line"
+  when      = matrix.tso && matrix.rate == "line" && matrix.mtu == 1500
   condition = result.cpu_per_gbit <= scenario({ tso = false }).cpu_per_gbit
   message   = "TSO should cost no more CPU per Gb/s carried (sender and receiver together)"
 }
