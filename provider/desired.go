@@ -18,26 +18,10 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 	hostNS := map[string]string{}
 	hostMachine := map[string]string{}
 	for _, h := range sc.Hosts {
-		ns := ""
-		if h.Kind != config.HostLocal {
-			ns = n.HostNS(h.Name)
-		}
-		hostNS[h.Name] = ns
+		r := desiredHost(h, n)
+		hostNS[h.Name] = r.Attrs[AttrNetNS]
 		hostMachine[h.Name] = h.Machine
-		a := Attrs{AttrHostKind: string(h.Kind), AttrNetNS: ns}
-		if h.Kind == "" {
-			a[AttrHostKind] = string(config.HostNamespace)
-		}
-		if ns != "" {
-			a[AttrLoUp] = "true"
-		}
-		if h.Machine != "" {
-			a[AttrMachine] = h.Machine
-		}
-		for k, v := range h.Sysctl {
-			a[PrefixSysctl+k] = v
-		}
-		out = append(out, Resource{Addr: Addr{KindHost, h.Name}, Attrs: a})
+		out = append(out, r)
 	}
 	for _, s := range sc.Switches {
 		out = append(out, Resource{
@@ -88,30 +72,59 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 		default:
 			a[AttrLink] = LinkNone
 		}
-		if nic.Address.IsValid() {
-			a[AttrAddress] = nic.Address.String()
-		}
-		if nic.MTU != 0 {
-			a[AttrMTU] = strconv.Itoa(nic.MTU)
-			if nic.Connect != "" {
-				a[AttrPortMTU] = a[AttrMTU]
-			}
-		}
-		if nic.Rate != 0 {
-			a[AttrRate] = strconv.FormatUint(uint64(nic.Rate), 10)
-			if nic.Queue != 0 {
-				a[AttrQueue] = strconv.FormatInt(nic.Queue, 10)
-			}
-		}
-		if nic.Delay != 0 {
-			a[AttrDelay] = nic.Delay.String()
-		}
-		for _, f := range config.AllOffloads() {
-			if on, decl := nic.Offload.Get(f); decl {
-				a[PrefixOffload+f.String()] = strconv.FormatBool(on)
-			}
-		}
+		nicSettings(nic, a)
 		out = append(out, Resource{Addr: Addr{KindNIC, nic.Name}, Attrs: a, DependsOn: deps})
 	}
 	return out
+}
+
+// desiredHost is the resource of one host: its namespace (none for the
+// machine's own), lo up, its machine and its sysctls.
+func desiredHost(h *config.Host, n Naming) Resource {
+	ns := ""
+	if h.Kind != config.HostLocal {
+		ns = n.HostNS(h.Name)
+	}
+	a := Attrs{AttrHostKind: string(h.Kind), AttrNetNS: ns}
+	if h.Kind == "" {
+		a[AttrHostKind] = string(config.HostNamespace)
+	}
+	if ns != "" {
+		a[AttrLoUp] = "true"
+	}
+	if h.Machine != "" {
+		a[AttrMachine] = h.Machine
+	}
+	for k, v := range h.Sysctl {
+		a[PrefixSysctl+k] = v
+	}
+	return Resource{Addr: Addr{KindHost, h.Name}, Attrs: a}
+}
+
+// nicSettings adds what a NIC declares beyond its link to a: address,
+// MTU (its switch port's too), shaping and offloads.
+func nicSettings(nic *config.NIC, a Attrs) {
+	if nic.Address.IsValid() {
+		a[AttrAddress] = nic.Address.String()
+	}
+	if nic.MTU != 0 {
+		a[AttrMTU] = strconv.Itoa(nic.MTU)
+		if nic.Connect != "" {
+			a[AttrPortMTU] = a[AttrMTU]
+		}
+	}
+	if nic.Rate != 0 {
+		a[AttrRate] = strconv.FormatUint(uint64(nic.Rate), 10)
+		if nic.Queue != 0 {
+			a[AttrQueue] = strconv.FormatInt(nic.Queue, 10)
+		}
+	}
+	if nic.Delay != 0 {
+		a[AttrDelay] = nic.Delay.String()
+	}
+	for _, f := range config.AllOffloads() {
+		if on, decl := nic.Offload.Get(f); decl {
+			a[PrefixOffload+f.String()] = strconv.FormatBool(on)
+		}
+	}
 }

@@ -134,42 +134,8 @@ func start(id string, n int64, dir string) (_ *Server, err error) {
 	if err := netnsfs.CreatePair(netnsfs.End{NS: s.ClientNS, IfName: Cable}, netnsfs.End{NS: s.NS, IfName: Cable}, 0); err != nil {
 		return nil, err
 	}
-	s.Home = filepath.Join(s.Dir, "home")
-	if err := os.MkdirAll(s.Home, 0o700); err != nil {
-		return nil, err
-	}
-	if s.HostKey, err = WriteKeyFile(filepath.Join(s.Dir, "host_ed25519")); err != nil {
-		return nil, err
-	}
-	s.KnownHosts = filepath.Join(s.Dir, "known_hosts")
-	if err := s.writeKnownHosts(s.HostKey); err != nil {
-		return nil, err
-	}
-	s.IdentityFile = filepath.Join(s.Dir, "id_ed25519")
-	clientKey, err := WriteKeyFile(s.IdentityFile)
+	cfgPath, err := s.writeConfig()
 	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(s.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600); err != nil {
-		return nil, err
-	}
-	cfg := strings.Join([]string{
-		"ListenAddress " + s.Addr.String(),
-		"Port 22",
-		"HostKey " + filepath.Join(s.Dir, "host_ed25519"),
-		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
-		"PidFile none",
-		"StrictModes no",
-		"UsePAM no",
-		"PermitRootLogin prohibit-password",
-		"PasswordAuthentication no",
-		"KbdInteractiveAuthentication no",
-		// The agent installs itself under $HOME: the test's, not root's.
-		"SetEnv HOME=" + s.Home,
-		"LogLevel VERBOSE",
-	}, "\n") + "\n"
-	cfgPath := filepath.Join(s.Dir, "sshd_config")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
 	// The privilege separation directory the package's service makes.
@@ -215,6 +181,49 @@ func start(id string, n int64, dir string) (_ *Server, err error) {
 		return nil, fmt.Errorf("sshd did not start:\n%s", s.log.String())
 	}
 	return s, nil
+}
+
+// writeConfig makes the server's keys (host and client), its known_hosts
+// and authorized_keys, the home its agents install under, and its
+// sshd_config, whose path it returns.
+func (s *Server) writeConfig() (string, error) {
+	s.Home = filepath.Join(s.Dir, "home")
+	if err := os.MkdirAll(s.Home, 0o700); err != nil {
+		return "", err
+	}
+	var err error
+	if s.HostKey, err = WriteKeyFile(filepath.Join(s.Dir, "host_ed25519")); err != nil {
+		return "", err
+	}
+	s.KnownHosts = filepath.Join(s.Dir, "known_hosts")
+	if err := s.writeKnownHosts(s.HostKey); err != nil {
+		return "", err
+	}
+	s.IdentityFile = filepath.Join(s.Dir, "id_ed25519")
+	clientKey, err := WriteKeyFile(s.IdentityFile)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600); err != nil {
+		return "", err
+	}
+	cfg := strings.Join([]string{
+		"ListenAddress " + s.Addr.String(),
+		"Port 22",
+		"HostKey " + filepath.Join(s.Dir, "host_ed25519"),
+		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
+		"PidFile none",
+		"StrictModes no",
+		"UsePAM no",
+		"PermitRootLogin prohibit-password",
+		"PasswordAuthentication no",
+		"KbdInteractiveAuthentication no",
+		// The agent installs itself under $HOME: the test's, not root's.
+		"SetEnv HOME=" + s.Home,
+		"LogLevel VERBOSE",
+	}, "\n") + "\n"
+	cfgPath := filepath.Join(s.Dir, "sshd_config")
+	return cfgPath, os.WriteFile(cfgPath, []byte(cfg), 0o600)
 }
 
 // Close stops the server (its sessions end with their connections) and
