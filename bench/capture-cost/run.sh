@@ -39,8 +39,9 @@ made=
 [ -n "${CAPDIR:-}" ] || { CAPDIR=$(mktemp -d -p /dev/shm); made=$CAPDIR; }
 caps=$CAPDIR
 NAME=capcost$$
+# destroy needs no -name (it has none): the state names what the run made.
 cleanup() {
-	[ -x "$work/tsolab" ] && "$work/tsolab" destroy -auto-approve -name "$NAME" "$work/lab" >/dev/null 2>&1 || true
+	[ -x "$work/tsolab" ] && "$work/tsolab" destroy -auto-approve "$work/lab" >/dev/null 2>&1 || true
 	rm -rf "$work" ${made:+"$made"}
 	[ -n "$made" ] || rm -rf "$caps/$NAME"
 }
