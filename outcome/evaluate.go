@@ -51,7 +51,7 @@ func Evaluate(lab *config.Lab, results *result.Results, baseline *result.Results
 	}
 	if baseline != nil {
 		e.baseline = indexRuns(baseline)
-		var now *provenance.Provenance
+		var now *result.Provenance
 		if results != nil {
 			now = results.Provenance
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tsolab/tsolab/provenance"
 	"github.com/tsolab/tsolab/result"
 )
 
@@ -125,7 +124,7 @@ func junitProps(results *result.Results) *junitProperties {
 		return nil
 	}
 	props := &junitProperties{}
-	add := func(ps []provenance.Property) {
+	add := func(ps []result.Property) {
 		for _, p := range ps {
 			props.Property = append(props.Property, junitProperty{p.Name, p.Value})
 		}

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/result"
 )
 
 func TestWriteMarkdown(t *testing.T) {
 	lab, results, verdicts := tableFixture(t, 1)
-	results.Provenance = &provenance.Provenance{Tool: provenance.Tool{Version: "9.9"}, Lab: provenance.Lab{Name: lab.Name, Hash: "abc"}, Machine: provenance.Machine{Kernel: "6.18.0", CPUs: 2}}
+	results.Provenance = &result.Provenance{Tool: result.Tool{Version: "9.9"}, Lab: result.Lab{Name: lab.Name, Hash: "abc"}, Machine: result.Machine{Kernel: "6.18.0", CPUs: 2}}
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, lab, results, verdicts, false); err != nil {
 		t.Fatal(err)

@@ -5,12 +5,13 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/tsolab/tsolab/result"
 )
 
 // gitOf returns the commit of the work tree holding dir and whether
 // dir's files differ from it; nil when dir is in no git work tree (or
 // the repository cannot be read, which provenance reports as absence).
-func gitOf(dir string) *Git {
+func gitOf(dir string) *result.Git {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
@@ -23,7 +24,7 @@ func gitOf(dir string) *Git {
 	if err != nil {
 		return nil
 	}
-	g := &Git{Commit: head.Hash().String()}
+	g := &result.Git{Commit: head.Hash().String()}
 	wt, err := repo.Worktree()
 	if err != nil {
 		return g

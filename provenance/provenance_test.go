@@ -10,6 +10,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsolab/tsolab/result"
 )
 
 func TestNewLabHash(t *testing.T) {
@@ -73,10 +75,10 @@ func TestGitCommitAndDirty(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	base := &Provenance{
-		Tool:    Tool{Version: "0.1.0", Revision: "aaaaaaaaaaaaaaaa"},
-		Lab:     Lab{Hash: "1111111111111111", Git: &Git{Commit: "c1c1c1c1c1c1c1c1"}},
-		Machine: Machine{Kernel: "6.1.0", CPUModel: "EPYC", CPUs: 2},
+	base := &result.Provenance{
+		Tool:    result.Tool{Version: "0.1.0", Revision: "aaaaaaaaaaaaaaaa"},
+		Lab:     result.Lab{Hash: "1111111111111111", Git: &result.Git{Commit: "c1c1c1c1c1c1c1c1"}},
+		Machine: result.Machine{Kernel: "6.1.0", CPUModel: "EPYC", CPUs: 2},
 	}
 	same := *base
 	if got := Compare(base, &same); len(got) != 0 {
@@ -84,7 +86,7 @@ func TestCompare(t *testing.T) {
 	}
 	now := *base
 	now.Machine.Kernel = "6.18.0"
-	now.Lab.Git = &Git{Commit: "c2c2c2c2c2c2c2c2", Dirty: true}
+	now.Lab.Git = &result.Git{Commit: "c2c2c2c2c2c2c2c2", Dirty: true}
 	want := []string{
 		"lab commit: c1c1c1c1c1c1 -> c2c2c2c2c2c2 (dirty)",
 		"kernel: 6.1.0 -> 6.18.0",
@@ -93,12 +95,12 @@ func TestCompare(t *testing.T) {
 		t.Errorf("Compare (-want +got):\n%s", diff)
 	}
 
-	baseRun := &Run{
-		NICs:    []NIC{{Name: "tx0", Driver: "veth", DriverVersion: "1.0", Features: []string{"rx-gro", "tx-tcp-segmentation"}}},
+	baseRun := &result.Run{
+		NICs:    []result.NIC{{Name: "tx0", Driver: "veth", DriverVersion: "1.0", Features: []string{"rx-gro", "tx-tcp-segmentation"}}},
 		Sysctls: map[string]map[string]string{"tx": {"tcp_congestion_control": "cubic"}},
 	}
-	nowRun := &Run{
-		NICs:    []NIC{{Name: "tx0", Driver: "veth", DriverVersion: "1.0", Features: []string{"rx-gro", "tx-gso-partial"}}},
+	nowRun := &result.Run{
+		NICs:    []result.NIC{{Name: "tx0", Driver: "veth", DriverVersion: "1.0", Features: []string{"rx-gro", "tx-gso-partial"}}},
 		Sysctls: map[string]map[string]string{"tx": {"tcp_congestion_control": "bbr"}},
 	}
 	wantRun := []string{

@@ -1,7 +1,5 @@
 package result
 
-import "github.com/tsolab/tsolab/provenance"
-
 // WorkloadResult is one measured run of one workload in one scenario.
 type WorkloadResult struct {
 	Scenario   string `json:"scenario"`
@@ -25,7 +23,7 @@ type WorkloadResult struct {
 	// Provenance is what this run ran on: the NICs' drivers, firmware and
 	// features and the hosts' TCP sysctls (kernel), or the model's
 	// profiles (sim). The machine and the lab are in Results.Provenance.
-	Provenance *provenance.Run `json:"provenance,omitempty"`
+	Provenance *Run `json:"provenance,omitempty"`
 
 	// SendUnitHistogram counts send units by payload size in MSS units:
 	// bucket i holds units of ceil(payload/MSS) == i+1 segments.
@@ -84,8 +82,8 @@ type Results struct {
 	Engine        string `json:"engine"`
 	// Provenance says which tsolab, lab revision and machine produced
 	// the runs.
-	Provenance *provenance.Provenance `json:"provenance,omitempty"`
-	Runs       []WorkloadResult       `json:"runs"`
+	Provenance *Provenance      `json:"provenance,omitempty"`
+	Runs       []WorkloadResult `json:"runs"`
 	// Observations puts each observed figure of the lab (an observed
 	// block's value) beside the model's or the kernel's, and says whether
 	// a calibration was fitted to it or it is a prediction.

@@ -10,12 +10,13 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/result"
 )
 
 // labProvenance is where this command's results come from: this tsolab,
 // the lab's files, git commit and variables, this machine. The engines add
 // what each run ran on.
-func labProvenance(lab *config.Lab, dir string) *provenance.Provenance {
+func labProvenance(lab *config.Lab, dir string) *result.Provenance {
 	vars := map[string]string{}
 	for _, v := range lab.Variables {
 		if b, err := ctyjson.Marshal(v.Value, v.Value.Type()); err == nil {
@@ -36,7 +37,7 @@ func labProvenance(lab *config.Lab, dir string) *provenance.Provenance {
 
 // writeProvenance writes the provenance's summary lines, the first lines
 // of the results' text summary.
-func writeProvenance(w io.Writer, p *provenance.Provenance) {
+func writeProvenance(w io.Writer, p *result.Provenance) {
 	for _, l := range p.Summary() {
 		fmt.Fprintln(w, l)
 	}

@@ -8,14 +8,15 @@ import (
 
 	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/result"
 )
 
 // readProvenance reads what a run ran on: every NIC's driver, firmware,
 // bus and features in force (the ethtool driver-info and features
 // ioctls), and every host's TCP sysctls, each inside its namespace. What
 // it cannot read it leaves out and names in a note.
-func readProvenance(req engine.RunRequest) (*provenance.Run, []string) {
-	run := &provenance.Run{Sysctls: map[string]map[string]string{}}
+func readProvenance(req engine.RunRequest) (*result.Run, []string) {
+	run := &result.Run{Sysctls: map[string]map[string]string{}}
 	var notes []string
 	for _, n := range req.Scenario.NICs {
 		nic, err := nicProvenance(hostNS(req, n.Host), ifName(n))
@@ -43,8 +44,8 @@ func readProvenance(req engine.RunRequest) (*provenance.Run, []string) {
 }
 
 // nicProvenance reads one interface's driver information and features.
-func nicProvenance(ns, ifname string) (provenance.NIC, error) {
-	nic := provenance.NIC{Interface: ifname}
+func nicProvenance(ns, ifname string) (result.NIC, error) {
+	nic := result.NIC{Interface: ifname}
 	err := inNamespace(ns, func() error {
 		e, err := ethtool.NewEthtool()
 		if err != nil {

@@ -7,15 +7,15 @@ import (
 	"slices"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/result"
 )
 
 // provenance says what the model ran with: the stack and CPU profiles of
 // the scenario's hosts, and a hash of their definitions as this engine
 // holds them (stack name and options, every CPU cost), so two runs with
 // the same hash ran the same model.
-func (w *world) provenance(sc *config.Scenario) *provenance.Run {
-	m := &provenance.Model{}
+func (w *world) provenance(sc *config.Scenario) *result.Run {
+	m := &result.Model{}
 	h := sha256.New()
 	for _, hst := range w.hosts {
 		var opts map[string]string
@@ -33,5 +33,5 @@ func (w *world) provenance(sc *config.Scenario) *provenance.Run {
 	m.CPUs = slices.Compact(m.CPUs)
 	m.Hash = hex.EncodeToString(h.Sum(nil))
 	m.Files = w.e.files
-	return &provenance.Run{Model: m}
+	return &result.Run{Model: m}
 }

@@ -38,9 +38,9 @@ type Engine struct {
 	lineRate     config.Rate
 	cpus         []CPUProfile
 	maxSim       int64
-	files        []provenance.File // ProfileFiles with their hashes
-	checks       bool              // tests: verify the invariants after every step
-	lastCheck    *checker          // tests: the checker of the last run
+	files        []result.File // ProfileFiles with their hashes
+	checks       bool          // tests: verify the invariants after every step
+	lastCheck    *checker      // tests: the checker of the last run
 	// editProfile, when set (tests only), changes each host's profile
 	// after it is built: one strategy swapped to see its effect alone.
 	editProfile func(*profile)
