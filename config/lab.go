@@ -1,7 +1,9 @@
 package config
 
 import (
+	"net"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -157,15 +159,50 @@ const (
 // its hosts live there, made by a tsolab agent (see package remote). It
 // holds no secret: the key is the identity file's or the SSH agent's.
 type Machine struct {
-	Name         string
-	Address      string // an IP address or a DNS name
-	Port         int    // 0 = 22
-	User         string // "" = the user tsolab runs as
-	IdentityFile string // "" = the SSH agent at $SSH_AUTH_SOCK
-	KnownHosts   string // "" = ~/.ssh/known_hosts
-	Sudo         bool   // run the agent with sudo -n
+	Name string
+	Reach
 
 	Range hcl.Range // the machine block
+}
+
+// Reach is how to reach a machine over SSH: what its machine block says,
+// and what a lab's state records of it, so that destroy needs no lab
+// file. It holds no secret (no password, no key): the key is read from
+// IdentityFile, or asked of the SSH agent, when connecting.
+type Reach struct {
+	Address      string `json:"address"`                 // an IP address or a DNS name
+	Port         int    `json:"port,omitempty"`          // 0 = 22
+	User         string `json:"user,omitempty"`          // "" = the user tsolab runs as
+	IdentityFile string `json:"identity_file,omitempty"` // "" = the SSH agent at $SSH_AUTH_SOCK
+	KnownHosts   string `json:"known_hosts,omitempty"`   // "" = ~/.ssh/known_hosts
+	Sudo         bool   `json:"sudo,omitempty"`          // run the agent with sudo -n
+}
+
+// Login says whom tsolab logs in as, where: "root@10.1.2.3",
+// "tso@[fe80::1]:2222"; "10.1.2.3" when User is "" (the user tsolab
+// runs as).
+func (r Reach) Login() string {
+	addr := r.Address
+	if r.Port != 0 && r.Port != 22 {
+		addr = net.JoinHostPort(r.Address, strconv.Itoa(r.Port))
+	}
+	if r.User == "" {
+		return addr
+	}
+	return r.User + "@" + addr
+}
+
+// Reaches returns how to reach each machine the scenario declares, by
+// name; nil when it declares none.
+func (s *Scenario) Reaches() map[string]Reach {
+	if len(s.Machines) == 0 {
+		return nil
+	}
+	out := make(map[string]Reach, len(s.Machines))
+	for _, m := range s.Machines {
+		out[m.Name] = m.Reach
+	}
+	return out
 }
 
 // Host is a machine of the lab.

@@ -33,8 +33,8 @@ nic "rx0" {
 	}
 	sc := lab.Scenarios[0]
 	want := []*config.Machine{
-		{Name: "r1", Address: "10.1.2.3", Port: 2222, User: "tso", IdentityFile: "~/.ssh/id_ed25519", KnownHosts: "lab_known_hosts", Sudo: true},
-		{Name: "r2", Address: "r2.example"},
+		{Name: "r1", Reach: config.Reach{Address: "10.1.2.3", Port: 2222, User: "tso", IdentityFile: "~/.ssh/id_ed25519", KnownHosts: "lab_known_hosts", Sudo: true}},
+		{Name: "r2", Reach: config.Reach{Address: "r2.example"}},
 	}
 	if d := cmp.Diff(want, sc.Machines, cmpopts.IgnoreFields(config.Machine{}, "Range")); d != "" {
 		t.Errorf("machines (-want +got):\n%s", d)

@@ -34,7 +34,7 @@ func TestDOT(t *testing.T) {
 // TestDOTGroupsByMachine: the objects of another machine are a cluster.
 func TestDOTGroupsByMachine(t *testing.T) {
 	sc := twoReceivers(true)
-	sc.Machines = []*config.Machine{{Name: "r1", Address: "192.0.2.1"}}
+	sc.Machines = []*config.Machine{{Name: "r1", Reach: config.Reach{Address: "192.0.2.1"}}}
 	sc.Hosts[1].Machine = "r1" // rx1
 	sc.NICs = []*config.NIC{sc.NICs[0], {Name: "rx10", Host: sc.Hosts[1].Name}}
 	sc.Hosts = sc.Hosts[:2]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
 )
 
@@ -67,6 +68,10 @@ type Plan struct {
 	// dropped, the others with their attributes as read. Apply records it
 	// first. Nil when the lab has no state.
 	Prior *State `json:"prior"`
+	// Machines says how to reach the other machines the lab declares
+	// (Options.Machines when planned); Apply records them in the state
+	// over what Prior recorded.
+	Machines map[string]config.Reach `json:"machines,omitempty"`
 	// Drift lists what changed outside tsolab since the last apply,
 	// sorted by address.
 	Drift []Drift `json:"drift"`

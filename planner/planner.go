@@ -25,6 +25,11 @@ type Options struct {
 	Lab string
 	// Providers has one provider per resource kind.
 	Providers map[provider.Kind]provider.Interface
+	// Machines says how to reach the other machines the lab declares,
+	// by name (config.Scenario.Reaches): plans carry it and apply
+	// records it in the state, so that destroy can reach them without
+	// the lab's files. Optional.
+	Machines map[string]config.Reach
 	// Parallelism bounds concurrent provider calls; 0 = DefaultParallelism.
 	Parallelism int
 	// Ranges says where each resource was declared, passed to Validate
@@ -76,6 +81,7 @@ func (p *Planner) Plan(ctx context.Context, scenario string, desired []provider.
 	}
 	plan := Diff(desired, st, r)
 	p.stamp(plan, scenario)
+	plan.Machines = cloneReaches(p.opts.Machines)
 	if st != nil && st.Lab != p.opts.Lab && len(st.Resources) > 0 {
 		plan.Diagnostics = append(plan.Diagnostics, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -226,6 +232,7 @@ func (p *Planner) Apply(ctx context.Context, plan *Plan) (*ApplyResult, error) {
 	}
 	base.Lab = plan.Lab
 	base.Scenario = plan.Scenario
+	base.Machines = withMachines(base.Machines, plan.Machines)
 	w := newStateWriter(p.opts.Dir, &State{})
 	res := &ApplyResult{Mode: plan.Mode}
 	if cur == nil || !sameContent(base, cur) {

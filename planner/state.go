@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
 )
 
@@ -39,8 +41,14 @@ type State struct {
 	// Lab is the name of the lab whose naming made the resources.
 	Lab string `json:"lab"`
 	// Scenario is the name of the scenario last applied ("" after destroy).
-	Scenario  string          `json:"scenario"`
-	Resources []ResourceState `json:"resources"`
+	Scenario string `json:"scenario"`
+	// Machines records how to reach the other machines its resources
+	// live on (provider.AttrMachine names one), as their machine blocks
+	// said when last applied: destroy, and a plan of a lab that no longer
+	// declares the machine, reach it from the state alone. A machine no
+	// record names any more is dropped. No secret is ever recorded.
+	Machines  map[string]config.Reach `json:"machines,omitempty"`
+	Resources []ResourceState         `json:"resources"`
 }
 
 // Status says whether a recorded resource is known to be complete.
@@ -89,6 +97,7 @@ func (s *State) Clone() *State {
 		return nil
 	}
 	c := *s
+	c.Machines = cloneReaches(s.Machines)
 	c.Resources = make([]ResourceState, len(s.Resources))
 	for i, r := range s.Resources {
 		c.Resources[i] = ResourceState{
@@ -112,14 +121,65 @@ func (s *State) set(r ResourceState) {
 	s.Resources = append(s.Resources, r)
 }
 
-// remove drops the record of addr.
+// remove drops the record of addr, and the record of its machine when no
+// other resource lives there.
 func (s *State) remove(addr provider.Addr) {
 	for i := range s.Resources {
 		if s.Resources[i].Addr == addr {
+			m := s.Resources[i].Attrs[provider.AttrMachine]
 			s.Resources = append(s.Resources[:i], s.Resources[i+1:]...)
+			s.dropMachine(m)
 			return
 		}
 	}
+}
+
+// Reaches returns the machines s records; nil for a nil state.
+func (s *State) Reaches() map[string]config.Reach {
+	if s == nil {
+		return nil
+	}
+	return s.Machines
+}
+
+// dropMachine forgets how to reach machine m when no record names it.
+func (s *State) dropMachine(m string) {
+	if m == "" || s.Machines[m] == (config.Reach{}) {
+		return
+	}
+	for _, r := range s.Resources {
+		if r.Attrs[provider.AttrMachine] == m {
+			return
+		}
+	}
+	delete(s.Machines, m)
+	if len(s.Machines) == 0 {
+		s.Machines = nil
+	}
+}
+
+// withMachines returns the recorded machines with the declared ones laid
+// over them: a machine block of the lab wins over the state's record.
+func withMachines(recorded, declared map[string]config.Reach) map[string]config.Reach {
+	out := cloneReaches(recorded)
+	for name, r := range declared {
+		if out == nil {
+			out = map[string]config.Reach{}
+		}
+		out[name] = r
+	}
+	return out
+}
+
+func cloneReaches(m map[string]config.Reach) map[string]config.Reach {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]config.Reach, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 // sortResources orders the records by address, so state files diff well.
@@ -132,7 +192,7 @@ func (s *State) sortResources() {
 // sameContent reports whether a and b record the same lab, scenario and
 // resources, ignoring serial and lineage.
 func sameContent(a, b *State) bool {
-	if a.Lab != b.Lab || a.Scenario != b.Scenario || len(a.Resources) != len(b.Resources) {
+	if a.Lab != b.Lab || a.Scenario != b.Scenario || len(a.Resources) != len(b.Resources) || !maps.Equal(a.Machines, b.Machines) {
 		return false
 	}
 	for _, r := range a.Resources {

@@ -8,19 +8,26 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tsolab/tsolab/config"
 )
 
-// Machine says how to reach one machine of a lab. It holds no secret:
-// the key is read from IdentityFile or asked of the SSH agent when
-// connecting.
+// Machine says how to reach one machine of a lab: its name and its
+// config.Reach (address, port, user, identity file, known_hosts, sudo).
+// It holds no secret: the key is read from IdentityFile or asked of the
+// SSH agent when connecting.
 type Machine struct {
-	Name         string // the lab's name for it: "r1"
-	Address      string // an IP address or a DNS name
-	Port         int    // 0 means 22
-	User         string // "" means the user tsolab runs as
-	IdentityFile string // a private key file; "" means the SSH agent at $SSH_AUTH_SOCK
-	KnownHosts   string // "" means ~/.ssh/known_hosts
-	Sudo         bool   // run the agent with sudo -n (a user other than root)
+	Name string // the lab's name for it: "r1"
+	config.Reach
+}
+
+// MachinesOf names each machine of reaches (a scenario's, or a state's).
+func MachinesOf(reaches map[string]config.Reach) map[string]Machine {
+	out := make(map[string]Machine, len(reaches))
+	for name, r := range reaches {
+		out[name] = Machine{Name: name, Reach: r}
+	}
+	return out
 }
 
 // DefaultKnownHosts is the known_hosts file used when a machine names none.
@@ -28,11 +35,9 @@ const DefaultKnownHosts = "~/.ssh/known_hosts"
 
 // String is how plans and errors name the machine: "r1 (root@10.1.2.3)".
 func (m Machine) String() string {
-	addr := m.Address
-	if m.Port != 0 && m.Port != 22 {
-		addr = net.JoinHostPort(m.Address, strconv.Itoa(m.Port))
-	}
-	return fmt.Sprintf("%s (%s@%s)", m.Name, m.user(), addr)
+	r := m.Reach
+	r.User = m.user()
+	return fmt.Sprintf("%s (%s)", m.Name, r.Login())
 }
 
 // HostPort is the address dialed: "10.1.2.3:22".

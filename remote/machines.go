@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
 )
 
@@ -54,7 +53,8 @@ func (m *Machines) Providers() map[provider.Kind]provider.Interface {
 func (m *Machines) Client(ctx context.Context, name string) (*Client, error) {
 	mach, ok := m.machines[name]
 	if !ok {
-		return nil, fmt.Errorf("the state records resources on machine %q, but the lab declares no such machine: "+
+		return nil, fmt.Errorf("the state records resources on machine %q, but neither the lab nor the state says how to reach it "+
+			"(a state written before tsolab recorded its machines): "+
 			"restore its machine block (machine %q { address = ... }) to reach them, or forget them with tsolab state rm", name, name)
 	}
 	m.mu.Lock()
@@ -171,14 +171,4 @@ func (r *router) Delete(ctx context.Context, req provider.DeleteRequest) provide
 		return provider.DeleteResponse{Diagnostics: diags}
 	}
 	return p.Delete(ctx, req)
-}
-
-// MachinesOf returns the machines a scenario declares, by name.
-func MachinesOf(sc *config.Scenario) map[string]Machine {
-	out := map[string]Machine{}
-	for _, m := range sc.Machines {
-		out[m.Name] = Machine{Name: m.Name, Address: m.Address, Port: m.Port, User: m.User,
-			IdentityFile: m.IdentityFile, KnownHosts: m.KnownHosts, Sudo: m.Sudo}
-	}
-	return out
 }

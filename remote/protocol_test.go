@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/tsolab/tsolab/config"
 )
 
 // pipeClient connects a Client to a, over an in-memory pipe instead of
@@ -19,7 +21,7 @@ func pipeClient(t *testing.T, a *Agent) (*Client, net.Conn) {
 	t.Helper()
 	cc, ac := net.Pipe()
 	go a.Serve(ac)
-	c := &Client{Machine: Machine{Name: "m1", Address: "192.0.2.1", User: "root"},
+	c := &Client{Machine: Machine{Name: "m1", Reach: config.Reach{Address: "192.0.2.1", User: "root"}},
 		rpc: rpc.NewClient(cc), stderr: &tail{max: 64}, exited: make(chan struct{})}
 	t.Cleanup(func() { c.rpc.Close() })
 	return c, ac
@@ -111,7 +113,7 @@ func TestKnownAlgorithms(t *testing.T) {
 	if err := os.WriteFile(kh, []byte(lines), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m := Machine{Name: "m1", Address: "192.0.2.1", Port: 2222, KnownHosts: kh}
+	m := Machine{Name: "m1", Reach: config.Reach{Address: "192.0.2.1", Port: 2222, KnownHosts: kh}}
 	check, algos, err := hostKeyCheck(m)
 	if err != nil {
 		t.Fatal(err)

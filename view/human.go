@@ -3,6 +3,9 @@ package view
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -187,11 +190,15 @@ func (h *Human) change(b *strings.Builder, p *planner.Plan, c *planner.Change) {
 	}
 	for _, d := range diffs {
 		key := fmt.Sprintf("%-*s", width+1, d.Key+":")
+		before, after := value(d.Before, d.BeforeSet), value(d.After, d.AfterSet)
+		if d.Key == provider.AttrMachine {
+			before, after = machineValue(p, d.Before, d.BeforeSet), machineValue(p, d.After, d.AfterSet)
+		}
 		switch c.Action {
 		case planner.Create:
-			fmt.Fprintf(b, "      %s %s\n", key, value(d.After, d.AfterSet))
+			fmt.Fprintf(b, "      %s %s\n", key, after)
 		default:
-			line := fmt.Sprintf("      %s %s -> %s", key, value(d.Before, d.BeforeSet), value(d.After, d.AfterSet))
+			line := fmt.Sprintf("      %s %s -> %s", key, before, after)
 			if d.ForcesReplace {
 				line += h.color(ansiRed, " # forces replacement")
 			}
@@ -246,6 +253,20 @@ func (h *Human) State(st *planner.State) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Lab %q, scenario %q (state serial %d, lineage %s)\n", st.Lab, st.Scenario, st.Serial, st.Lineage)
+	for _, name := range slices.Sorted(maps.Keys(st.Machines)) {
+		r := st.Machines[name]
+		fmt.Fprintf(&b, "Machine %s: %s", name, r.Login())
+		if r.IdentityFile != "" {
+			fmt.Fprintf(&b, ", identity_file %s", r.IdentityFile)
+		}
+		if r.KnownHosts != "" {
+			fmt.Fprintf(&b, ", known_hosts %s", r.KnownHosts)
+		}
+		if r.Sudo {
+			b.WriteString(", sudo -n")
+		}
+		b.WriteString("\n")
+	}
 	for _, r := range st.Resources {
 		b.WriteString("\n")
 		h.resource(&b, r)
@@ -306,6 +327,19 @@ func (h *Human) write(s string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	io.WriteString(h.w, s)
+}
+
+// machineValue renders a machine attribute with whom tsolab logs in as
+// there, when the plan knows: "r1 (root@10.1.2.3)".
+func machineValue(p *planner.Plan, name string, set bool) string {
+	r, ok := p.Machines[name]
+	if !ok {
+		r, ok = p.Prior.Reaches()[name]
+	}
+	if !set || !ok {
+		return value(name, set)
+	}
+	return strconv.Quote(name + " (" + r.Login() + ")")
 }
 
 // machineOf is the machine a change's object lives on ("" for the machine

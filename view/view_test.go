@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/view"
@@ -106,9 +107,10 @@ Plan: 2 to add, 1 to change, 2 to destroy.
 func TestHumanPlanNamesTheMachine(t *testing.T) {
 	rx := provider.Attrs{"kind": "netns", "netns": "tsl.t.rx", "machine": "r1"}
 	plan := planner.Diff([]provider.Resource{{Addr: addr("host.rx"), Attrs: rx}}, nil, &planner.Refreshed{})
+	plan.Machines = map[string]config.Reach{"r1": {Address: "10.1.2.3", Port: 2222, User: "root"}}
 	var b bytes.Buffer
 	view.NewHuman(&b, view.HumanOptions{}).Plan(plan)
-	for _, want := range []string{"  # host.rx will be created on machine r1\n", `      machine: "r1"`} {
+	for _, want := range []string{"  # host.rx will be created on machine r1\n", `      machine: "r1 (root@10.1.2.3:2222)"`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("plan output lacks %q:\n%s", want, b.String())
 		}

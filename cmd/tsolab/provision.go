@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 
@@ -26,28 +27,45 @@ func providers() map[provider.Kind]provider.Interface {
 	return withFaults(local.Providers())
 }
 
-// providersFor wires the providers of a lab whose scenario declares
-// machines: calls for a resource on a machine go to its agent, connected
-// on first use and closed when the command ends (c.closeMachines). Nil sc
-// means lab's first scenario (machines are the same in every one), or
-// with a nil lab the lab in dir, read quietly for its machine blocks
-// (destroy and a saved plan work from the state, which names machines
-// but not how to reach them).
-func (c *cli) providersFor(lab *config.Lab, sc *config.Scenario, dir string) map[provider.Kind]provider.Interface {
-	if sc == nil && lab != nil && len(lab.Scenarios) > 0 {
-		sc = lab.Scenarios[0]
+// providersFor wires the providers of a lab whose resources may live on
+// other machines: calls for a resource on a machine go to its agent,
+// connected on first use and closed when the command ends
+// (c.closeMachines). declared are the machines the lab's blocks declare,
+// recorded the ones its state records: a machine block wins, and the
+// state's record reaches a machine the lab no longer declares, so destroy
+// and saved plans need no lab file.
+func (c *cli) providersFor(declared, recorded map[string]config.Reach) map[provider.Kind]provider.Interface {
+	all := maps.Clone(recorded)
+	if all == nil {
+		all = map[string]config.Reach{}
 	}
-	if sc == nil && lab == nil && dir != "" {
-		if lab, diags := hcl.Load(dir, hcl.Options{Env: c.env}); !diags.HasErrors() && len(lab.Scenarios) > 0 {
-			sc = lab.Scenarios[0]
-		}
-	}
-	if sc == nil || len(sc.Machines) == 0 {
+	maps.Copy(all, declared)
+	if len(all) == 0 {
 		return providers()
 	}
-	m := remote.NewMachines(providers(), remote.MachinesOf(sc), remote.Options{Version: version})
+	m := remote.NewMachines(providers(), remote.MachinesOf(all), remote.Options{Version: version})
 	c.machines = append(c.machines, m)
 	return m.Providers()
+}
+
+// recordedMachines is how the state of the lab in dir says to reach its
+// machines; nil without a state (one that cannot be read is the
+// planner's to report).
+func recordedMachines(dir string) map[string]config.Reach {
+	if st, err := planner.ReadState(dir); err == nil && st != nil {
+		return st.Machines
+	}
+	return nil
+}
+
+// declaredMachines reads the lab in dir quietly for its machine blocks:
+// destroy takes a machine's address from the lab when it still declares
+// the machine (it may have moved), and from the state otherwise.
+func (c *cli) declaredMachines(dir string) map[string]config.Reach {
+	if lab, diags := hcl.Load(dir, hcl.Options{Env: c.env}); !diags.HasErrors() && len(lab.Scenarios) > 0 {
+		return lab.Scenarios[0].Reaches()
+	}
+	return nil
 }
 
 // closeMachines ends the connections to the machines the command reached.
@@ -130,11 +148,17 @@ func scenarioLine(lab *config.Lab, sc *config.Scenario, picked bool) string {
 	return fmt.Sprintf("Lab %q, scenario %s: the first of %d (%s).\nPick another with -scenario NAME.\n", lab.Name, sc.Name, n, list)
 }
 
+// newPlanner wires a planner for scenario sc of lab (nil sc: its first
+// scenario's machines, which are the same in every one, and no ranges).
 func (c *cli) newPlanner(dir string, lab *config.Lab, sc *config.Scenario, v view.View) *planner.Planner {
-	opts := planner.Options{Dir: dir, Lab: lab.Name, Providers: c.providersFor(lab, sc, dir), OnEvent: v.Event}
+	opts := planner.Options{Dir: dir, Lab: lab.Name, OnEvent: v.Event}
 	if sc != nil {
 		opts.Ranges, opts.AttrRanges = planner.Ranges(sc), planner.AttrRanges(sc)
+		opts.Machines = sc.Reaches()
+	} else if len(lab.Scenarios) > 0 {
+		opts.Machines = lab.Scenarios[0].Reaches()
 	}
+	opts.Providers = c.providersFor(opts.Machines, recordedMachines(dir))
 	return planner.New(opts)
 }
 
@@ -264,7 +288,7 @@ func (c *cli) apply(args []string) int {
 			return exitError
 		}
 		v = c.view(o, nil)
-		res, err := planner.New(planner.Options{Dir: plan.Dir, Lab: plan.Lab, Providers: c.providersFor(nil, nil, plan.Dir), OnEvent: v.Event}).Apply(ctx, plan)
+		res, err := planner.New(planner.Options{Dir: plan.Dir, Lab: plan.Lab, Providers: c.providersFor(plan.Machines, plan.Prior.Reaches()), OnEvent: v.Event}).Apply(ctx, plan)
 		return c.finishApply(v, res, err)
 	}
 	var lab *config.Lab
@@ -335,7 +359,7 @@ func (c *cli) destroyDir(dir string, o outputFlags, targets targetFlags, auto bo
 	ctx, cancel := c.signalContext()
 	defer cancel()
 	v := c.view(o, nil)
-	p := planner.New(planner.Options{Dir: dir, Lab: st.Lab, Providers: c.providersFor(nil, nil, dir), OnEvent: v.Event})
+	p := planner.New(planner.Options{Dir: dir, Lab: st.Lab, Providers: c.providersFor(c.declaredMachines(dir), st.Machines), OnEvent: v.Event})
 	plan, err := p.PlanDestroy(ctx)
 	if err != nil {
 		c.fail(err)

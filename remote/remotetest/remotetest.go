@@ -35,6 +35,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
 	"github.com/tsolab/tsolab/remote"
@@ -245,8 +246,8 @@ func (s *Server) Pid() int { return s.cmd.Process.Pid }
 // Machine returns how to reach the server as root with the test's key
 // and known_hosts, under the name name.
 func (s *Server) Machine(name string) remote.Machine {
-	return remote.Machine{Name: name, Address: s.Addr.String(), User: "root",
-		IdentityFile: s.IdentityFile, KnownHosts: s.KnownHosts}
+	return remote.Machine{Name: name, Reach: config.Reach{Address: s.Addr.String(), User: "root",
+		IdentityFile: s.IdentityFile, KnownHosts: s.KnownHosts}}
 }
 
 // Dial connects from the controller's namespace, for remote.Options.Dial.
