@@ -230,8 +230,12 @@ type Host struct {
 
 // Switch is a Linux bridge in a namespace of its own.
 type Switch struct {
-	Name  string
-	Range hcl.Range
+	Name string
+	// Machine is where the switch lives: the machine of its ports'
+	// hosts, which must all be on one ("" = the machine tsolab runs on,
+	// and for a switch without ports).
+	Machine string
+	Range   hcl.Range
 }
 
 // NIC is one network interface of a host.

@@ -223,30 +223,42 @@ func machineOf(sc *config.Scenario, host string) string {
 	return "the machine tsolab runs on"
 }
 
-// checkMachines reports links that would cross machines: a veth has both
-// ends in one kernel, and switches live on the machine tsolab runs on.
-// Machines are joined by their devices (device = "enp3s0") and the cable
-// between them.
+// checkMachines places each switch on the machine of its ports' hosts
+// and reports links that would cross machines: a veth has both ends in
+// one kernel, and so does a bridge with its ports. Machines are joined by
+// their devices (device = "enp3s0") and the cable between them.
 func (l *loader) checkMachines(sc *config.Scenario) {
 	hostMachine := map[string]string{}
 	for _, h := range sc.Hosts {
 		hostMachine[h.Name] = h.Machine
 	}
+	// firstPort is, per switch, the first NIC connected to it.
+	firstPort := map[string]*config.NIC{}
 	for _, n := range sc.NICs {
 		m := hostMachine[n.Host]
-		b := l.blockOf(kindNIC, n.Name)
 		switch {
-		case n.Connect != "" && m != "":
-			l.attrFail(b, "connect", "Link crosses machines",
-				"switch %q lives on the machine tsolab runs on, and nic %q's host %q is on machine %q: a veth cannot cross machines. "+
-					"Give nic %q a device of machine %q instead (device = \"enp3s0\"), cabled to the switch's machine.",
-				n.Connect, n.Name, n.Host, m, n.Name, m)
+		case n.Connect != "":
+			first := firstPort[n.Connect]
+			if first == nil {
+				firstPort[n.Connect] = n
+				if sw := sc.Switch(n.Connect); sw != nil {
+					sw.Machine = m
+				}
+				continue
+			}
+			if hostMachine[first.Host] == m {
+				continue
+			}
+			l.attrFail(l.blockOf(kindNIC, n.Name), "connect", "Link crosses machines",
+				"switch %q lives on %s, where the host of its first port nic %q is, and nic %q's host %q is on %s: a switch is a bridge in one kernel, with its ports. "+
+					"Give each machine a switch of its own, and join them by a device of each (device = \"enp3s0\") cabled together.",
+				n.Connect, machineOf(sc, first.Host), first.Name, n.Name, n.Host, machineOf(sc, n.Host))
 		case n.Peer != "":
 			p := sc.NIC(n.Peer)
 			if p == nil || hostMachine[p.Host] == m {
 				continue
 			}
-			l.attrFail(b, "peer", "Link crosses machines",
+			l.attrFail(l.blockOf(kindNIC, n.Name), "peer", "Link crosses machines",
 				"nic %q is on %s and its peer nic %q on %s: a veth pair cannot cross machines. "+
 					"Give each NIC a device of its machine (device = \"enp3s0\"), the two devices cabled together.",
 				n.Name, machineOf(sc, n.Host), p.Name, machineOf(sc, p.Host))

@@ -24,10 +24,11 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 		out = append(out, r)
 	}
 	for _, s := range sc.Switches {
-		out = append(out, Resource{
-			Addr:  Addr{KindSwitch, s.Name},
-			Attrs: Attrs{AttrNetNS: n.SwitchNS(s.Name), AttrBridge: BridgeName, AttrUp: "true"},
-		})
+		a := Attrs{AttrNetNS: n.SwitchNS(s.Name), AttrBridge: BridgeName, AttrUp: "true"}
+		if s.Machine != "" {
+			a[AttrMachine] = s.Machine
+		}
+		out = append(out, Resource{Addr: Addr{KindSwitch, s.Name}, Attrs: a})
 	}
 	// peerOwner maps a NIC to the NIC whose `peer` names it.
 	peerOwner := map[string]string{}

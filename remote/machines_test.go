@@ -241,3 +241,78 @@ func killAgent(t *testing.T, path string) {
 		t.Fatalf("found %d agent processes running %s, want 1", killed, path)
 	}
 }
+
+// TestSwitchOnAnotherMachine: a switch whose ports' hosts live on
+// another machine is made there, with its ports; its hosts reach each
+// other through it there, this machine has none of it, and destroy
+// leaves nothing there.
+func TestSwitchOnAnotherMachine(t *testing.T) {
+	s := remotetest.Start(t)
+	labID := netnstest.LabID(t)
+	l := writeLab(t, fmt.Sprintf(`lab %q {}
+machine "r1" { address = %q }
+host "rx" { machine = machine.r1 }
+host "ry" { machine = machine.r1 }
+switch "sw" {}
+nic "rx0" {
+  host    = host.rx
+  connect = switch.sw
+  address = "10.9.2.1/24"
+}
+nic "ry0" {
+  host    = host.ry
+  connect = switch.sw
+  address = "10.9.2.2/24"
+}
+`, labID, s.Addr))
+	naming := provider.NewNaming(l.lab.Name)
+	machines, p := l.planner(s)
+	defer machines.Close()
+	ctx := context.Background()
+	destroyed := false
+	t.Cleanup(func() {
+		if !destroyed {
+			if plan, err := p.PlanDestroy(ctx); err == nil {
+				p.Apply(ctx, plan)
+			}
+		}
+	})
+	mustApply(t, p, l.sc.Name, l.desired)
+	if _, err := os.Stat(netnsfs.Path(naming.SwitchNS("sw"))); !os.IsNotExist(err) {
+		t.Errorf("the switch's namespace is on the machine the test runs on (stat: %v): it belongs on r1", err)
+	}
+	if br := s.Exec(t, "ip", "-n", naming.SwitchNS("sw"), "-d", "link", "show", "type", "bridge"); !strings.Contains(br, provider.BridgeName) {
+		t.Errorf("on r1, the switch's namespace has no bridge %s:\n%s", provider.BridgeName, br)
+	}
+	ping := s.Exec(t, "ip", "netns", "exec", naming.HostNS("rx"), "ping", "-c", "1", "-W", "5", "10.9.2.2")
+	if !strings.Contains(ping, "1 received") {
+		t.Errorf("on r1, rx does not reach ry through the switch:\n%s", ping)
+	}
+	plan, err := p.PlanDestroy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := p.Apply(ctx, plan); err != nil || res.Diagnostics.HasErrors() || res.Destroyed != 5 {
+		t.Fatalf("destroy: %v %v, destroyed %d of 5", err, res.Diagnostics, res.Destroyed)
+	}
+	destroyed = true
+	if left := s.Exec(t, "ip", "netns", "list"); strings.Contains(left, labID) {
+		t.Errorf("namespaces of the lab left on r1:\n%s", left)
+	}
+}
+
+// mustApply plans the scenario and applies the plan, failing t on any
+// error.
+func mustApply(t *testing.T, p *planner.Planner, scenario string, desired []provider.Resource) *planner.ApplyResult {
+	t.Helper()
+	ctx := context.Background()
+	plan, err := p.Plan(ctx, scenario, desired)
+	if err != nil || plan.Diagnostics.HasErrors() {
+		t.Fatalf("plan: %v %v", err, plan.Diagnostics)
+	}
+	res, err := p.Apply(ctx, plan)
+	if err != nil || res.Diagnostics.HasErrors() {
+		t.Fatalf("apply: %v %v", err, res.Diagnostics)
+	}
+	return res
+}
