@@ -126,3 +126,14 @@ func TestOffloadsFromActiveFeatures(t *testing.T) {
 		t.Errorf("Offloads (-want +got):\n%s", diff)
 	}
 }
+
+// FeatureGroup is offload o's feature group for the external tests that
+// check it against a real device: members, the names among a device's
+// feature names that the group sets, sorted; show, the ones it reads.
+func FeatureGroup(names map[string]bool, o config.Offload) (members, show []string) {
+	f := Features{}
+	for n := range names {
+		f[n] = ethtool.FeatureState{Available: true}
+	}
+	return f.members(o), featureGroups[o].show
+}

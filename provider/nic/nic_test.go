@@ -16,6 +16,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
@@ -642,6 +643,52 @@ func TestDownIsDrift(t *testing.T) {
 	reach(t, ns, nsB, "10.79.1.2")
 }
 
+// featuresIn reads every kernel feature of link name in ns, on or off,
+// through the ethtool ioctl.
+func featuresIn(t *testing.T, ns, name string) map[string]bool {
+	t.Helper()
+	var feats map[string]bool
+	err := netnsfs.Do(ns, func() error {
+		et, err := ethtool.NewEthtool()
+		if err != nil {
+			return err
+		}
+		defer et.Close()
+		feats, err = et.Features(name)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return feats
+}
+
+// ethtoolGroups runs the ethtool binary's `ethtool -k` on link name in
+// ns and returns its groups: each offload it prints ("tcp-segmentation-
+// offload") with the kernel features listed under it. A group of one
+// feature is printed without members and maps to nil.
+func ethtoolGroups(t *testing.T, ns, name, path string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "exec", ns, path, "-k", name).Output()
+	if err != nil {
+		t.Fatalf("ethtool -k %s in %s: %v", name, ns, err)
+	}
+	groups := map[string][]string{}
+	last := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		n, _, ok := strings.Cut(strings.TrimSpace(line), ":")
+		switch {
+		case !ok:
+		case strings.HasPrefix(line, "\t") && last != "":
+			groups[last] = append(groups[last], n)
+		default:
+			last = n
+			groups[n] = nil
+		}
+	}
+	return groups
+}
+
 // tsoGroup returns the feature names `ethtool -K DEV tso off` changes on
 // link name in ns, as the ethtool binary groups them under
 // "tcp-segmentation-offload:" in `ethtool -k`; without the binary, every
@@ -650,22 +697,7 @@ func tsoGroup(t *testing.T, ns, name string, feats map[string]bool) []string {
 	t.Helper()
 	var group []string
 	if path, err := exec.LookPath("ethtool"); err == nil {
-		out, err := exec.Command("ip", "netns", "exec", ns, path, "-k", name).Output()
-		if err != nil {
-			t.Fatalf("ethtool -k %s in %s: %v", name, ns, err)
-		}
-		in := false
-		for _, line := range strings.Split(string(out), "\n") {
-			switch {
-			case strings.HasPrefix(line, "tcp-segmentation-offload:"):
-				in = true
-			case in && strings.HasPrefix(line, "\t"):
-				n, _, _ := strings.Cut(strings.TrimSpace(line), ":")
-				group = append(group, n)
-			default:
-				in = false
-			}
-		}
+		group = ethtoolGroups(t, ns, name, path)["tcp-segmentation-offload"]
 	} else {
 		t.Logf("no ethtool binary: the TSO group is every feature named tx-tcp...segmentation")
 		for n := range feats {
@@ -676,6 +708,58 @@ func tsoGroup(t *testing.T, ns, name string, feats map[string]bool) []string {
 	}
 	sort.Strings(group)
 	return group
+}
+
+// TestFeatureGroupsAreTheKernels checks every offload's feature group
+// (the one home of kernel feature names, features.go) against the
+// feature names a real veth reports through the ethtool ioctl and the
+// ethtool binary's grouping of them (off_flag_def in its common.c): the
+// features a group changes are the ones `ethtool -K DEV OFFLOAD off`
+// changes, and the features it reads are among them.
+func TestFeatureGroupsAreTheKernels(t *testing.T) {
+	path, err := exec.LookPath("ethtool")
+	if err != nil {
+		t.Skip("no ethtool binary to group the kernel's feature names (CI installs it)")
+	}
+	f := newFixture(t)
+	ns := f.addHost("a")
+	f.addSwitch("sw")
+	f.mustNIC("a0", f.switchNIC("a0", "a", "sw", nil))
+	names := featuresIn(t, ns, "a0")
+	groups := ethtoolGroups(t, ns, "a0", path)
+	header := map[config.Offload]string{
+		config.TSO: "tcp-segmentation-offload", config.GSO: "generic-segmentation-offload",
+		config.GRO: "generic-receive-offload", config.LRO: "large-receive-offload",
+		config.SG: "scatter-gather", config.TxCsum: "tx-checksumming", config.RxCsum: "rx-checksumming",
+	}
+	for _, o := range config.AllOffloads() {
+		h, ok := header[o]
+		if !ok {
+			t.Errorf("offload %s: no ethtool group named for it in this test", o)
+			continue
+		}
+		want, printed := groups[h]
+		if !printed {
+			t.Errorf("offload %s: ethtool -k prints no %q", o, h)
+			continue
+		}
+		got, show := nic.FeatureGroup(names, o)
+		if len(want) == 0 && len(got) != 1 {
+			t.Errorf("offload %s: members %v, want the one feature ethtool prints as %q", o, got, h)
+		}
+		if len(want) > 0 {
+			sort.Strings(want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("offload %s: members against ethtool's %q (-want +got):\n%s", o, h, diff)
+			}
+		}
+		for _, n := range show {
+			if !slices.Contains(got, n) {
+				t.Errorf("offload %s: reads %s, which is not among its kernel features %v", o, n, got)
+			}
+		}
+		t.Logf("offload %s: %v", o, got)
+	}
 }
 
 // TestTSOGroupIsTheKernels turns tso off and on on a real veth: every TCP
@@ -689,23 +773,7 @@ func TestTSOGroupIsTheKernels(t *testing.T) {
 	desired := f.switchNIC("a0", "a", "sw", provider.Attrs{"offload.tso": "false"})
 	rec := f.mustNIC("a0", desired)
 
-	features := func() map[string]bool {
-		var feats map[string]bool
-		err := netnsfs.Do(ns, func() error {
-			et, err := ethtool.NewEthtool()
-			if err != nil {
-				return err
-			}
-			defer et.Close()
-			feats, err = et.Features("a0")
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return feats
-	}
-	feats := features()
+	feats := featuresIn(t, ns, "a0")
 	group := tsoGroup(t, ns, "a0", feats)
 	if !slices.Contains(group, "tx-tcp-segmentation") || !slices.Contains(group, "tx-tcp6-segmentation") {
 		t.Fatalf("TSO group of a veth %v lacks tx-tcp-segmentation or tx-tcp6-segmentation", group)
@@ -713,7 +781,7 @@ func TestTSOGroupIsTheKernels(t *testing.T) {
 	t.Logf("the kernel's TSO group on a veth: %v", group)
 	check := func(when string, want bool) {
 		t.Helper()
-		feats := features()
+		feats := featuresIn(t, ns, "a0")
 		for _, n := range group {
 			if feats[n] != want {
 				t.Errorf("%s: %s is %v, want %v (every feature of the TSO group)", when, n, feats[n], want)
