@@ -13,22 +13,10 @@ type Rate uint64
 // "10gbps" (bytes), or a plain number of bits per second.
 func ParseRate(s string) (Rate, error) {
 	str := strings.ToLower(strings.TrimSpace(s))
-	units := []struct {
-		suffix string
-		mult   float64
-	}{
+	v, mult, err := withUnit(str, []unit{
 		{"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1},
 		{"tbps", 8e12}, {"gbps", 8e9}, {"mbps", 8e6}, {"kbps", 8e3}, {"bps", 8},
-	}
-	mult := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(str, u.suffix) {
-			mult = u.mult
-			str = strings.TrimSuffix(str, u.suffix)
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(str), 64)
+	})
 	if err != nil || v <= 0 || v*mult < 1 {
 		return 0, fmt.Errorf("%q is not a rate: write a positive number with a unit, like \"2gbit\", \"100mbit\" or \"1gbps\" (bytes)", s)
 	}
@@ -54,15 +42,27 @@ func (r Rate) String() string {
 // GiB, and the short k, m, g) powers of 1024.
 func ParseSize(s string) (int64, error) {
 	str := strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{
+	v, mult, err := withUnit(str, []unit{
 		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
 		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
 		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"B", 1},
+	})
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q is not a size: write a number of bytes with an optional unit, like \"100MB\", \"1MiB\" or \"65536\"", s)
 	}
-	mult := int64(1)
+	return int64(v * mult), nil
+}
+
+// unit is a suffix of a number and what it multiplies the number by.
+type unit struct {
+	suffix string
+	mult   float64
+}
+
+// withUnit parses str as a number followed by the first of units whose
+// suffix it ends with (none: a multiplier of 1).
+func withUnit(str string, units []unit) (v, mult float64, err error) {
+	mult = 1
 	for _, u := range units {
 		if strings.HasSuffix(str, u.suffix) {
 			mult = u.mult
@@ -70,9 +70,6 @@ func ParseSize(s string) (int64, error) {
 			break
 		}
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(str), 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a size: write a number of bytes with an optional unit, like \"100MB\", \"1MiB\" or \"65536\"", s)
-	}
-	return int64(v * float64(mult)), nil
+	v, err = strconv.ParseFloat(strings.TrimSpace(str), 64)
+	return v, mult, err
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"sort"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -24,21 +23,18 @@ func Format(src []byte) []byte {
 // place (keeping their permissions); without, it only reports. A file that
 // does not parse is left alone and reported as a diagnostic.
 func FormatDir(dir string, write bool) (changed []string, diags hclv2.Diagnostics) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, hclv2.Diagnostics{{
-			Severity: hclv2.DiagError,
-			Summary:  "Cannot read the lab directory",
-			Detail:   err.Error() + ": give the path of a directory holding *" + FileSuffix + " files.",
-		}}
+	entries, diags := labEntries(dir)
+	if diags.HasErrors() {
+		return nil, diags
 	}
 	var names []string
 	for _, e := range entries {
-		if isLabFile(e.Name()) && e.Type().IsRegular() {
+		// A link is left alone: the atomic write would replace it with a
+		// file.
+		if e.Type().IsRegular() {
 			names = append(names, filepath.Join(dir, e.Name()))
 		}
 	}
-	sort.Strings(names)
 	for _, name := range names {
 		src, err := os.ReadFile(name)
 		if err != nil {

@@ -60,20 +60,12 @@ type sourceFile struct {
 }
 
 func readLabDir(dir string) ([]sourceFile, hclv2.Diagnostics) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, hclv2.Diagnostics{{
-			Severity: hclv2.DiagError,
-			Summary:  "Cannot read the lab directory",
-			Detail:   err.Error() + ": give the path of a directory holding *" + FileSuffix + " files.",
-		}}
+	entries, diags := labEntries(dir)
+	if diags.HasErrors() {
+		return nil, diags
 	}
 	var files []sourceFile
-	var diags hclv2.Diagnostics
 	for _, e := range entries {
-		if !isLabFile(e.Name()) || e.IsDir() {
-			continue
-		}
 		name := filepath.Join(dir, e.Name())
 		src, err := os.ReadFile(name)
 		if err != nil {
@@ -95,6 +87,26 @@ func readLabDir(dir string) ([]sourceFile, hclv2.Diagnostics) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	return files, diags
+}
+
+// labEntries lists the lab files of dir (isLabFile, not a directory),
+// in name order, or says that dir cannot be read.
+func labEntries(dir string) ([]os.DirEntry, hclv2.Diagnostics) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, hclv2.Diagnostics{{
+			Severity: hclv2.DiagError,
+			Summary:  "Cannot read the lab directory",
+			Detail:   err.Error() + ": give the path of a directory holding *" + FileSuffix + " files.",
+		}}
+	}
+	var out []os.DirEntry
+	for _, e := range entries {
+		if isLabFile(e.Name()) && !e.IsDir() {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // isLabFile is true for *.tsolab.hcl files, leaving out editor leftovers

@@ -255,9 +255,19 @@ func sideLines(v Verdict) []string {
 	return out
 }
 
-// measuredText is the sides joined by the operator ("47 < 55"), or the
-// detail when there are no numeric sides.
+// measuredText is MeasuredText, "-" when the verdict measured nothing.
 func measuredText(v Verdict) string {
+	if s := MeasuredText(v); s != "" {
+		return s
+	}
+	return "-"
+}
+
+// MeasuredText is what a verdict measured, as tables and the report show
+// it: the sides joined by the operator ("47 < 55", each side with the
+// half-width of its confidence interval), the detail when there are no
+// numeric sides, true or false; "" when it measured nothing.
+func MeasuredText(v Verdict) string {
 	if len(v.Sides) == 2 {
 		return sideText(v.Sides[0]) + " " + v.Op + " " + sideText(v.Sides[1])
 	}
@@ -270,7 +280,7 @@ func measuredText(v Verdict) string {
 	case Fail:
 		return "false"
 	}
-	return "-"
+	return ""
 }
 
 // sideText is a side's value, with the half-width of its CI when it has
@@ -281,7 +291,7 @@ func sideText(s Side) string {
 		if math.IsInf(s.CI[0], 0) || math.IsInf(s.CI[1], 0) {
 			out += " ±∞"
 		} else if hw := (s.CI[1] - s.CI[0]) / 2; hw != 0 {
-			out += " ±" + formatSig(hw, 2)
+			out += " ±" + result.FormatNumber(hw, 2, 1e6)
 		}
 	}
 	return out
@@ -290,34 +300,7 @@ func sideText(s Side) string {
 // formatNumber writes a measured value with 4 significant digits (all
 // the digits of an integer part below a million), exponents short
 // ("6.1e9").
-func formatNumber(f float64) string { return formatSig(f, 4) }
-
-func formatSig(f float64, sig int) string {
-	a := math.Abs(f)
-	switch {
-	case f == 0:
-		return "0"
-	case math.IsInf(f, 0) || math.IsNaN(f):
-		return strconv.FormatFloat(f, 'g', -1, 64)
-	case a >= 1e6 || a < 1e-3:
-		s := strconv.FormatFloat(f, 'e', sig-1, 64)
-		mant, exp, _ := strings.Cut(s, "e")
-		if strings.Contains(mant, ".") {
-			mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
-		}
-		sign := ""
-		if exp[0] == '-' {
-			sign = "-"
-		}
-		return mant + "e" + sign + strings.TrimLeft(exp[1:], "0")
-	}
-	intDigits := int(math.Floor(math.Log10(a))) + 1
-	s := strconv.FormatFloat(f, 'f', max(0, sig-intDigits), 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
+func formatNumber(f float64) string { return result.FormatNumber(f, 4, 1e6) }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")

@@ -313,32 +313,13 @@ func severityClass(n int) string {
 	return [...]string{"pass", "inconclusive", "fail", "error"}[n]
 }
 
+// measured is what the verdict measured (outcome.MeasuredText), an en
+// dash when it measured nothing.
 func measured(v outcome.Verdict) string {
-	if len(v.Sides) == 2 {
-		return sideText(v.Sides[0]) + " " + v.Op + " " + sideText(v.Sides[1])
-	}
-	if v.Measured != "" {
-		return v.Measured
-	}
-	switch v.Status {
-	case outcome.Pass:
-		return "true"
-	case outcome.Fail:
-		return "false"
+	if s := outcome.MeasuredText(v); s != "" {
+		return s
 	}
 	return "–"
-}
-
-func sideText(s outcome.Side) string {
-	out := shortNumber(s.Value)
-	if s.CI != nil {
-		if math.IsInf(s.CI[0], 0) || math.IsInf(s.CI[1], 0) {
-			out += " ±∞"
-		} else if hw := (s.CI[1] - s.CI[0]) / 2; hw != 0 {
-			out += " ±" + shortNumber(hw)
-		}
-	}
-	return out
 }
 
 func where(v outcome.Verdict) string {
@@ -435,35 +416,10 @@ func signedPct(f float64) string {
 	return strings.Replace(s, "-", "−", 1) + "%"
 }
 
-// formatNumber writes a number with about 4 significant digits, all the
-// digits of an integer part, and no exponent below 1e12.
-func formatNumber(f float64) string {
-	a := math.Abs(f)
-	switch {
-	case f == 0:
-		return "0"
-	case math.IsInf(f, 0) || math.IsNaN(f):
-		return strconv.FormatFloat(f, 'g', -1, 64)
-	case a >= 1e12 || a < 1e-3:
-		return strconv.FormatFloat(f, 'g', 4, 64)
-	}
-	digits := int(math.Floor(math.Log10(a))) + 1
-	s := strconv.FormatFloat(f, 'f', max(0, 4-digits), 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
+// formatNumber writes a number with 4 significant digits, all the digits
+// of an integer part, and no exponent from 1e-3 to below 1e12.
+func formatNumber(f float64) string { return result.FormatNumber(f, 4, 1e12) }
 
 // shortNumber is formatNumber with an exponent from a million on
-// ("2.762e10"), for raw metric values such as a condition's sides.
-func shortNumber(f float64) string {
-	if a := math.Abs(f); a < 1e6 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return formatNumber(f)
-	}
-	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', 3, 64), "e")
-	if strings.Contains(mant, ".") {
-		mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
-	}
-	return mant + "e" + strings.TrimLeft(strings.TrimPrefix(exp, "+"), "0")
-}
+// ("2.762e10"), for raw metric values such as a chart's labels.
+func shortNumber(f float64) string { return result.FormatNumber(f, 4, 1e6) }

@@ -5,8 +5,9 @@
 // Run: what each run ran on, NICs, sysctls or the model) with their flat
 // and human forms (Properties, Summary); the table of metrics (name, unit,
 // display scale, workload kinds, the engines that report it, what it
-// means); and Derive, which computes the derived metrics from an engine's
-// counters so both engines give them one meaning.
+// means); Derive, which computes the derived metrics from an engine's
+// counters so both engines give them one meaning; and FormatNumber, the
+// one way a measured value is written (tables, verdicts, the report).
 //
 // The language checks the metrics a condition reads against the table;
 // outcome, report and view take units, scales and order from it; the

@@ -114,14 +114,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 	newAttrs := provider.Attrs{provider.AttrHostKind: want[provider.AttrHostKind], provider.AttrNetNS: ns}
 	if isLocal(want) {
 		err := netnsfs.Do("", func() error {
-			for _, k := range sysctlKeys(want) {
-				orig, err := readSysctl(k)
-				if err != nil {
-					d.errorf("read sysctl %s", err, k)
-					continue
-				}
-				newAttrs[prefixRestoreSysctl+k] = orig
-			}
+			recordOriginals(d, want, newAttrs)
 			writeSysctls(d, want, newAttrs)
 			return nil
 		})
@@ -228,17 +221,7 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 					delete(newAttrs, prefixRestoreSysctl+k)
 				}
 			}
-			for _, k := range sysctlKeys(want) {
-				if _, ok := newAttrs[prefixRestoreSysctl+k]; ok {
-					continue
-				}
-				orig, err := readSysctl(k)
-				if err != nil {
-					d.errorf("read sysctl %s", err, k)
-					continue
-				}
-				newAttrs[prefixRestoreSysctl+k] = orig
-			}
+			recordOriginals(d, want, newAttrs)
 		}
 		if _, ok := want[provider.AttrLoUp]; ok && !local {
 			if err := setLoUp(); err != nil {
@@ -253,6 +236,23 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 		d.errorf("configure namespace %s", err, ns)
 	}
 	return provider.UpdateResponse{New: newAttrs, Diagnostics: d.diags}
+}
+
+// recordOriginals records in attrs, as restore.* entries, the value each
+// sysctl of want has before a local host first writes it, so Delete and
+// Update can give it back; a sysctl already recorded keeps its original.
+func recordOriginals(d *diags, want, attrs provider.Attrs) {
+	for _, k := range sysctlKeys(want) {
+		if _, ok := attrs[prefixRestoreSysctl+k]; ok {
+			continue
+		}
+		orig, err := readSysctl(k)
+		if err != nil {
+			d.errorf("read sysctl %s", err, k)
+			continue
+		}
+		attrs[prefixRestoreSysctl+k] = orig
+	}
 }
 
 // Delete removes the namespace if it carries the lab's prefix (a local
