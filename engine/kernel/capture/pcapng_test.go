@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 )
@@ -158,5 +160,46 @@ func TestPcapngLimit(t *testing.T) {
 	want := "the last 3 of the 5 packets seen are not in it"
 	if n != 2 || !strings.Contains(intf.Statistics.Comment, want) {
 		t.Errorf("%d frames, statistics comment %q; want 2 and one saying %q", n, intf.Statistics.Comment, want)
+	}
+}
+
+// Frame writes, byte for byte, the enhanced packet blocks pcapgo's
+// NgWriter writes for the same frames (tshark reads the files in
+// tests, and earlier files were NgWriter's), with every padding.
+func TestPcapngFramesAsNgWriter(t *testing.T) {
+	var file bytes.Buffer
+	p, err := NewPcapng(&file, "rx0", "tsolab nic rx0", Incoming, "eBPF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref bytes.Buffer
+	refBuf := bufio.NewWriterSize(&ref, pcapngBuffer)
+	w, err := pcapgo.NewNgWriterInterface(refBuf, ngInterface("rx0", "tsolab nic rx0", Incoming, "eBPF"), ngOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Unix(1700000000, 987654321)
+	for i, n := range []int{54, 66, 67, 68, 69, 1, 0, 134} {
+		data := bytes.Repeat([]byte{byte(i + 1)}, n)
+		wireLen := n + 1448*i
+		ts = ts.Add(time.Duration(i) * time.Microsecond)
+		if err := p.Frame(ts, data, wireLen); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: ts, CaptureLength: n, Length: wireLen}, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.buf.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(file.Bytes(), ref.Bytes()) {
+		t.Errorf("file of %d bytes differs from NgWriter's of %d:\n%x\n%x", file.Len(), ref.Len(), file.Bytes(), ref.Bytes())
+	}
+	if want := int64(ref.Len()); p.size != want {
+		t.Errorf("size %d, want the %d bytes written", p.size, want)
 	}
 }

@@ -42,7 +42,10 @@ type Options struct {
 	// up (a GRO skb is one unit of gso_segs segments, as a GSO skb is at
 	// egress), and Headers gets them with their Ethernet header. There
 	// is no tracepoint fallback: on a kernel without TCX Open fails with
-	// an error that wraps ebpf.ErrNotSupported.
+	// an error that wraps ebpf.ErrNotSupported. With Headers as well
+	// (a receiver's capture) the program only records: the send units,
+	// their bytes, segments and histogram are not counted (zero in
+	// Result), and RecordedData is the data packets to DstPorts.
 	Ingress bool
 
 	// tracepoint (tests only) counts at the tracepoint even where TCX

@@ -26,7 +26,10 @@
 // There skb->data is past the Ethernet header the device pulled, so a
 // record starts at skb->mac_header and its length counts that header;
 // the TCP header's offset comes from the IP header (IHL), at both hooks,
-// since ingress has not set skb->transport_header yet. Ingress has no
+// since ingress has not set skb->transport_header yet. With a record
+// (a receiver's capture, a record for every wire segment when the
+// device does no GRO) the ingress program records and counts nothing
+// else: no units, no GSO fields, no histogram. Ingress has no
 // tracepoint fallback: Open fails and the caller captures otherwise.
 //
 // Where it counts (Hook): a TCX egress program on the device, which

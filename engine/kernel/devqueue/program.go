@@ -276,6 +276,15 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 			asm.LoadMem(asm.R3, asm.R10, stackFlag, asm.Word).WithSymbol("recorded"),
 			asm.JEq.Imm(asm.R3, 0, "other"),
 		)
+		if f.Ingress {
+			// A receiver's capture: what its file needs is in the
+			// record, and the reader counts the data packets; the
+			// units are not counted, the device's GSO fields and
+			// the histogram not read (a TSO-off receiver runs this
+			// for every wire segment).
+			insns = append(insns, asm.Ja.Label("exit"))
+			return append(insns, tail(ret, inc)...), nil
+		}
 	}
 	insns = append(insns,
 		asm.JSLE.Imm(asm.R8, 0, "other").WithSymbol("counted"),
@@ -320,7 +329,14 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.Add.Reg(asm.R4, asm.R2),
 		asm.AddAtomic.Mem(asm.R4, asm.R3, asm.DWord, word(headerSlots)),
 		asm.Ja.Label("exit"),
+	)
+	return append(insns, tail(ret, inc)...), nil
+}
 
+// tail is the program's end: the labels "unread" and "other" count the
+// packet as such, "exit" returns ret.
+func tail(ret int32, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
+	return asm.Instructions{
 		asm.Mov.Imm(asm.R3, 1).WithSymbol("unread"),
 		inc(slotUnread, asm.R3),
 		asm.Ja.Label("exit"),
@@ -328,8 +344,7 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		inc(slotOther, asm.R3),
 		asm.Mov.Imm(asm.R0, ret).WithSymbol("exit"),
 		asm.Return(),
-	)
-	return insns, nil
+	}
 }
 
 // record writes one record of the packet into this CPU's record ring
