@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/rpc"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -95,6 +96,12 @@ func Connect(ctx context.Context, m Machine, opts Options) (*Client, error) {
 	}
 	if err := c.hello(ctx, HelloRequest{ProtocolVersion: ProtocolVersion, Version: opts.Version, Hash: hash}); err != nil {
 		return nil, err
+	}
+	if c.Info.UID != 0 {
+		return nil, fmt.Errorf("machine %s: the agent runs as uid %d, not root, and namespaces, links and offloads need root: "+
+			"connect as root (user = \"root\"), or set sudo = true with a NOPASSWD sudoers rule for %s on the machine, e.g.\n"+
+			"    %s ALL=(root) NOPASSWD: %s agent",
+			m, c.Info.UID, m.user(), m.user(), agentGlob(c.Path))
 	}
 	ok = true
 	return c, nil
@@ -324,6 +331,17 @@ type LostError struct {
 	Exit    error  // how the agent's session ended, if it did
 	Stderr  string // the last of what the agent wrote to stderr
 	Sudo    bool   // the agent was started with sudo -n
+	Path    string // the agent's binary on the machine
+}
+
+// agentGlob is the sudoers pattern of every agent binary installed beside
+// path ($HOME/.cache/tsolab/agent/*/tsolab), or agentRoot's when path is
+// not known yet.
+func agentGlob(path string) string {
+	if path == "" {
+		return agentRoot + "/*/tsolab"
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(path)), "*", "tsolab")
 }
 
 func (e *LostError) Error() string {
@@ -333,8 +351,12 @@ func (e *LostError) Error() string {
 	}
 	if e.Sudo && strings.Contains(e.Stderr, "password is required") {
 		return fmt.Sprintf("machine %s: sudo -n asks for a password for user %s, and tsolab never reads one: "+
-			"connect as root (user = \"root\"), or let %s run %s without a password (a NOPASSWD rule in sudoers)",
-			e.Machine, e.Machine.user(), e.Machine.user(), agentRoot+"/*/tsolab")
+			"connect as root (user = \"root\"), or let %s run the agent without a password, with a NOPASSWD rule in a file of /etc/sudoers.d on the machine:\n"+
+			"    %s ALL=(root) NOPASSWD: %s agent",
+			e.Machine, e.Machine.user(), e.Machine.user(), e.Machine.user(), agentGlob(e.Path))
+	}
+	if e.Sudo && strings.Contains(e.Stderr, "sudo: not found") {
+		return fmt.Sprintf("machine %s: sudo = true, but the machine has no sudo: install it there, or connect as root (user = \"root\") without sudo", e.Machine)
 	}
 	if e.Stderr != "" {
 		msg += "; the agent said: " + e.Stderr
@@ -343,7 +365,7 @@ func (e *LostError) Error() string {
 }
 
 func (c *Client) lost(method string, err error) error {
-	e := &LostError{Machine: c.Machine, Call: method, Err: err, Sudo: c.Machine.Sudo}
+	e := &LostError{Machine: c.Machine, Call: method, Err: err, Sudo: c.Machine.Sudo, Path: c.Path}
 	select {
 	case <-c.exited:
 		e.Exit = c.exit

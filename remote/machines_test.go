@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -267,16 +268,7 @@ nic "ry0" {
 `, labID, s.Addr))
 	naming := provider.NewNaming(l.lab.Name)
 	machines, p := l.planner(s)
-	defer machines.Close()
-	ctx := context.Background()
-	destroyed := false
-	t.Cleanup(func() {
-		if !destroyed {
-			if plan, err := p.PlanDestroy(ctx); err == nil {
-				p.Apply(ctx, plan)
-			}
-		}
-	})
+	t.Cleanup(func() { machines.Close() }) // after mustApply's destroy
 	mustApply(t, p, l.sc.Name, l.desired)
 	if _, err := os.Stat(netnsfs.Path(naming.SwitchNS("sw"))); !os.IsNotExist(err) {
 		t.Errorf("the switch's namespace is on the machine the test runs on (stat: %v): it belongs on r1", err)
@@ -288,24 +280,22 @@ nic "ry0" {
 	if !strings.Contains(ping, "1 received") {
 		t.Errorf("on r1, rx does not reach ry through the switch:\n%s", ping)
 	}
-	plan, err := p.PlanDestroy(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := p.Apply(ctx, plan); err != nil || res.Diagnostics.HasErrors() || res.Destroyed != 5 {
-		t.Fatalf("destroy: %v %v, destroyed %d of 5", err, res.Diagnostics, res.Destroyed)
-	}
-	destroyed = true
+	mustDestroy(t, p, 5)
 	if left := s.Exec(t, "ip", "netns", "list"); strings.Contains(left, labID) {
 		t.Errorf("namespaces of the lab left on r1:\n%s", left)
 	}
 }
 
 // mustApply plans the scenario and applies the plan, failing t on any
-// error.
+// error; what the state records is destroyed when t ends.
 func mustApply(t *testing.T, p *planner.Planner, scenario string, desired []provider.Resource) *planner.ApplyResult {
 	t.Helper()
 	ctx := context.Background()
+	t.Cleanup(func() {
+		if plan, err := p.PlanDestroy(ctx); err == nil && plan.HasChanges() {
+			p.Apply(ctx, plan)
+		}
+	})
 	plan, err := p.Plan(ctx, scenario, desired)
 	if err != nil || plan.Diagnostics.HasErrors() {
 		t.Fatalf("plan: %v %v", err, plan.Diagnostics)
@@ -315,4 +305,77 @@ func mustApply(t *testing.T, p *planner.Planner, scenario string, desired []prov
 		t.Fatalf("apply: %v %v", err, res.Diagnostics)
 	}
 	return res
+}
+
+// TestSudo: a machine reached as a user other than root with sudo = true
+// runs its agent through sudo -n as root: the agent installs itself in
+// that user's home, apply makes the lab there and destroy removes it. A
+// sudo that asks for a password is an error naming the machine, the user
+// and the sudoers rule that fixes it.
+func TestSudo(t *testing.T) {
+	s := remotetest.Start(t)
+	t.Run("nopasswd", func(t *testing.T) {
+		m := s.AddUser(t, "r1", true)
+		labID := netnstest.LabID(t)
+		l := writeLab(t, fmt.Sprintf("lab %q {}\nmachine \"r1\" { address = %q }\nhost \"rx\" { machine = machine.r1 }\nnic \"rx0\" {\n  host    = host.rx\n  address = \"10.9.3.1/24\"\n}\n", labID, s.Addr))
+		machines := remote.NewMachines(local.Providers(), map[string]remote.Machine{"r1": m}, remote.Options{Version: testVersion, Dial: s.Dial})
+		t.Cleanup(func() { machines.Close() }) // after mustApply's destroy
+		p := planner.New(planner.Options{Dir: l.dir, Lab: l.lab.Name, Providers: machines.Providers()})
+		ctx := context.Background()
+		mustApply(t, p, l.sc.Name, l.desired)
+		c, err := machines.Client(ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := user.Lookup(m.User)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Info.UID != 0 || !strings.HasPrefix(c.Path, u.HomeDir+"/.cache/tsolab/agent/") {
+			t.Errorf("agent at %s runs as uid %d: want root, installed in %s's home %s", c.Path, c.Info.UID, m.User, u.HomeDir)
+		}
+		ns := provider.NewNaming(l.lab.Name).HostNS("rx")
+		if a := s.Exec(t, "ip", "-n", ns, "addr", "show", "rx0"); !strings.Contains(a, "10.9.3.1/24") {
+			t.Errorf("on r1, rx0 lacks 10.9.3.1/24:\n%s", a)
+		}
+		mustDestroy(t, p, 2)
+		if left := s.Exec(t, "ip", "netns", "list"); strings.Contains(left, labID) {
+			t.Errorf("namespaces of the lab left on r1:\n%s", left)
+		}
+	})
+	t.Run("password", func(t *testing.T) {
+		m := s.AddUser(t, "r1", false)
+		_, err := connect(t, s, m)
+		t.Log(err)
+		for _, w := range []string{"machine r1 (" + m.User + "@" + s.Addr.String() + ")", "sudo -n asks for a password for user " + m.User,
+			"NOPASSWD", "/home/.cache/tsolab/agent/*/tsolab agent"} {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("error %v\nlacks %q", err, w)
+			}
+		}
+	})
+	t.Run("no sudo", func(t *testing.T) {
+		m := s.AddUser(t, "r1", true)
+		m.Sudo = false
+		_, err := connect(t, s, m)
+		t.Log(err)
+		for _, w := range []string{"machine r1 (" + m.User + "@", "not root", "set sudo = true"} {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("error %v\nlacks %q", err, w)
+			}
+		}
+	})
+}
+
+// mustDestroy destroys what p's state records, which must be n objects.
+func mustDestroy(t *testing.T, p *planner.Planner, n int) {
+	t.Helper()
+	ctx := context.Background()
+	plan, err := p.PlanDestroy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := p.Apply(ctx, plan); err != nil || res.Diagnostics.HasErrors() || res.Destroyed != n {
+		t.Fatalf("destroy: %v %v, destroyed %d of %d", err, res.Diagnostics, res.Destroyed, n)
+	}
 }

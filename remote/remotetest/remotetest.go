@@ -66,9 +66,10 @@ type Server struct {
 	// KnownHosts a known_hosts file that records HostKey for Addr.
 	IdentityFile, KnownHosts string
 
-	cmd  *exec.Cmd
-	log  *lockedBuffer
-	done chan struct{}
+	clientKey ssh.PublicKey
+	cmd       *exec.Cmd
+	log       *lockedBuffer
+	done      chan struct{}
 }
 
 var seq atomic.Int64
@@ -208,20 +209,24 @@ func (s *Server) writeConfig() (string, error) {
 	if err := os.WriteFile(filepath.Join(s.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600); err != nil {
 		return "", err
 	}
+	s.clientKey = clientKey
 	cfg := strings.Join([]string{
 		"ListenAddress " + s.Addr.String(),
 		"Port 22",
 		"HostKey " + filepath.Join(s.Dir, "host_ed25519"),
-		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
+		// Root's key is the test's file; a user's (see AddUser) its home's.
+		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys") + " .ssh/authorized_keys",
 		"PidFile none",
 		"StrictModes no",
 		"UsePAM no",
 		"PermitRootLogin prohibit-password",
 		"PasswordAuthentication no",
 		"KbdInteractiveAuthentication no",
-		// The agent installs itself under $HOME: the test's, not root's.
-		"SetEnv HOME=" + s.Home,
 		"LogLevel VERBOSE",
+		// The agent installs itself under $HOME: root's is the test's,
+		// not the real one. (Match blocks end the file.)
+		"Match User root",
+		"\tSetEnv HOME=" + s.Home,
 	}, "\n") + "\n"
 	cfgPath := filepath.Join(s.Dir, "sshd_config")
 	return cfgPath, os.WriteFile(cfgPath, []byte(cfg), 0o600)
@@ -248,6 +253,62 @@ func (s *Server) Pid() int { return s.cmd.Process.Pid }
 func (s *Server) Machine(name string) remote.Machine {
 	return remote.Machine{Name: name, Reach: config.Reach{Address: s.Addr.String(), User: "root",
 		IdentityFile: s.IdentityFile, KnownHosts: s.KnownHosts}}
+}
+
+// Sudo is the sudo the tests of `sudo = true` run.
+const Sudo = "/usr/bin/sudo"
+
+// AddUser makes a throwaway login user, which is a user of the machine
+// the test runs on and so of every server's "machine", and returns how to
+// reach the server as that user with sudo = true. Its home holds
+// .ssh/authorized_keys with the test's client key, and a file in
+// /etc/sudoers.d lets it run the agents installed in its home as root:
+// without a password when nopasswd, else asking for one (which sudo -n
+// refuses). The user, its home and the sudoers file are removed when t
+// ends, even when it fails. It skips without sudo, and fails instead
+// when TSOLAB_REQUIRE_NETNS=1.
+func (s *Server) AddUser(t testing.TB, name string, nopasswd bool) remote.Machine {
+	t.Helper()
+	if _, err := os.Stat(Sudo); err != nil {
+		if os.Getenv(netnstest.RequireEnv) == "1" {
+			t.Fatalf("%s=1 but %s is missing: install sudo (.ci/run does)", netnstest.RequireEnv, Sudo)
+		}
+		t.Skipf("%s is missing: install sudo", Sudo)
+	}
+	user := fmt.Sprintf("tsltest%d-%d", os.Getpid(), seq.Add(1))
+	base, err := os.MkdirTemp("", "tsolab-user-")
+	must(t, err)
+	sudoers := filepath.Join("/etc/sudoers.d", user) // no dot: sudo skips names with one
+	t.Cleanup(func() {
+		os.Remove(sudoers)
+		if out, err := exec.Command("userdel", "-f", user).CombinedOutput(); err != nil && !strings.Contains(string(out), "does not exist") {
+			t.Errorf("remove user %s: %v: %s", user, err, out)
+		}
+		os.RemoveAll(base)
+	})
+	must(t, os.Chmod(base, 0o755))
+	home := filepath.Join(base, "home")
+	// -p '*': no password, but not locked (sshd refuses a locked account).
+	if out, err := exec.Command("useradd", "-m", "-d", home, "-s", "/bin/sh", "-p", "*", user).CombinedOutput(); err != nil {
+		t.Fatalf("useradd %s: %v: %s", user, err, out)
+	}
+	must(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
+	must(t, os.WriteFile(filepath.Join(home, ".ssh", "authorized_keys"), ssh.MarshalAuthorizedKey(s.clientKey), 0o600))
+	if out, err := exec.Command("chown", "-R", user+":", home).CombinedOutput(); err != nil {
+		t.Fatalf("chown %s: %v: %s", home, err, out)
+	}
+	tag := ""
+	if nopasswd {
+		tag = "NOPASSWD: "
+	}
+	rule := fmt.Sprintf("%s ALL=(root) %s%s/.cache/tsolab/agent/*/tsolab agent\n", user, tag, home)
+	must(t, os.WriteFile(sudoers, []byte(rule), 0o440))
+	if out, err := exec.Command("visudo", "-cf", sudoers).CombinedOutput(); err != nil {
+		t.Fatalf("the sudoers rule %q: %v: %s", rule, err, out)
+	}
+	m := s.Machine(name)
+	m.User, m.Sudo = user, true
+	return m
 }
 
 // Dial connects from the controller's namespace, for remote.Options.Dial.
