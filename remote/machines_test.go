@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -378,4 +379,105 @@ func mustDestroy(t *testing.T, p *planner.Planner, n int) {
 	if res, err := p.Apply(ctx, plan); err != nil || res.Diagnostics.HasErrors() || res.Destroyed != n {
 		t.Fatalf("destroy: %v %v, destroyed %d of %d", err, res.Diagnostics, res.Destroyed, n)
 	}
+}
+
+// TestSessionsCutMidApply: the SSH server's sessions cut for real in the
+// middle of an apply (every process sshd started is killed just as
+// nic.rx0 is to be created, as when the server stops with its sessions)
+// make the apply fail with an error naming the machine; the state
+// records what was made and what was being made, and the next apply,
+// over a new connection, completes from it; destroy leaves nothing.
+func TestSessionsCutMidApply(t *testing.T) {
+	s := remotetest.Start(t)
+	labID := netnstest.LabID(t)
+	l := writeLab(t, fmt.Sprintf(`lab %q {}
+machine "r1" { address = %q }
+host "rx" { machine = machine.r1 }
+host "ry" { machine = machine.r1 }
+nic "rx0" {
+  host    = host.rx
+  peer    = nic.ry0
+  address = "10.9.4.1/24"
+}
+nic "ry0" {
+  host    = host.ry
+  address = "10.9.4.2/24"
+}
+`, labID, s.Addr))
+	ctx := context.Background()
+	m1, p1 := l.planner(s)
+	t.Cleanup(func() { m1.Close() })
+	var once sync.Once
+	killed := 0
+	gated := map[provider.Kind]provider.Interface{}
+	for k, prov := range m1.Providers() {
+		gated[k] = gate{Interface: prov, before: func(a provider.Addr) {
+			if a.String() == "nic.rx0" {
+				once.Do(func() { killed = s.CutSessions(t) })
+			}
+		}}
+	}
+	p1 = planner.New(planner.Options{Dir: l.dir, Lab: l.lab.Name, Providers: gated})
+	plan, err := p1.Plan(ctx, l.sc.Name, l.desired)
+	if err != nil || plan.Diagnostics.HasErrors() {
+		t.Fatalf("plan: %v %v", err, plan.Diagnostics)
+	}
+	res, err := p1.Apply(ctx, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cut %d processes; apply: %v", killed, res.Diagnostics)
+	if killed == 0 {
+		t.Fatal("no session of sshd was cut")
+	}
+	if msg := res.Diagnostics.Error(); !res.Diagnostics.HasErrors() || !strings.Contains(msg, "machine r1 (root@"+s.Addr.String()+")") ||
+		!strings.Contains(msg, "lost the connection to the agent during Create") {
+		t.Fatalf("apply with the sessions cut: got %v, want an error naming machine r1 and the lost connection", res.Diagnostics)
+	}
+	st, err := planner.ReadState(l.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]planner.Status{"host.rx": planner.StatusReady, "host.ry": planner.StatusReady, "nic.rx0": planner.StatusCreating} {
+		a, _ := provider.ParseAddr(addr)
+		if r := st.Resource(a); r == nil || r.Status != want {
+			t.Errorf("state after the cut: %s is %+v, want it %s", addr, r, want)
+		}
+	}
+
+	m2, p2 := l.planner(s)
+	t.Cleanup(func() { m2.Close() })
+	if res := mustApply(t, p2, l.sc.Name, l.desired); res.Added != 2 {
+		t.Errorf("apply after the cut added %d, want 2 (nic.rx0, nic.ry0)", res.Added)
+	}
+	ping := s.Exec(t, "ip", "netns", "exec", provider.NewNaming(l.lab.Name).HostNS("rx"), "ping", "-c", "1", "-W", "5", "10.9.4.2")
+	if !strings.Contains(ping, "1 received") {
+		t.Errorf("on r1, rx does not reach ry after the apply that completed:\n%s", ping)
+	}
+	mustDestroy(t, p2, 4)
+	if left := s.Exec(t, "ip", "netns", "list"); strings.Contains(left, labID) {
+		t.Errorf("namespaces of the lab left on r1:\n%s", left)
+	}
+}
+
+// gate calls before ahead of every Create, Update and Delete of its
+// provider.
+type gate struct {
+	provider.Interface
+	before func(provider.Addr)
+}
+
+func (g gate) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
+	g.before(req.Addr)
+	return g.Interface.Create(ctx, req)
+}
+
+func (g gate) Update(ctx context.Context, req provider.UpdateRequest) provider.UpdateResponse {
+	g.before(req.Addr)
+	return g.Interface.Update(ctx, req)
+}
+
+func (g gate) Delete(ctx context.Context, req provider.DeleteRequest) provider.DeleteResponse {
+	g.before(req.Addr)
+	return g.Interface.Delete(ctx, req)
 }

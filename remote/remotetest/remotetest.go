@@ -350,6 +350,53 @@ func (s *Server) Exec(t testing.TB, name string, args ...string) string {
 	return string(out)
 }
 
+// CutSessions cuts every connection to the server for real, as when the
+// machine's SSH server is stopped with its sessions or the machine
+// reboots: it kills (SIGKILL) every process the listening sshd started,
+// the per-connection sshd processes with their sessions and agents, so
+// the client's TCP connections end. The listener stays: the next
+// connection is served. It returns how many processes it killed; once it
+// returns, none of them runs any more code.
+func (s *Server) CutSessions(t testing.TB) int {
+	t.Helper()
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+		f := strings.Fields(rest)
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+	}
+	var tree []int
+	var walk func(pid int)
+	walk = func(pid int) {
+		for _, c := range children[pid] {
+			tree = append(tree, c)
+			walk(c)
+		}
+	}
+	walk(s.Pid())
+	// Stop them all first, so none starts another meanwhile, then kill.
+	for _, pid := range tree {
+		syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	for _, pid := range tree {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			t.Fatalf("kill %d of sshd's sessions: %v", pid, err)
+		}
+	}
+	return len(tree)
+}
+
 // Log is what sshd has logged so far.
 func (s *Server) Log() string { return s.log.String() }
 
