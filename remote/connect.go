@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -31,7 +32,17 @@ type Options struct {
 	// HandshakeTimeout bounds connecting, authenticating and the agent's
 	// hello; 0 means 30 s.
 	HandshakeTimeout time.Duration
+	// KeepAlive is how often the connection asks the machine's SSH
+	// server for an answer; after MissedKeepAlives in a row go
+	// unanswered, the connection is abandoned as lost (the network to
+	// the machine is down, or the machine hangs), so that no call waits
+	// forever. 0 means 10 s.
+	KeepAlive time.Duration
 }
+
+// MissedKeepAlives is how many keepalives in a row may go unanswered
+// before a connection is abandoned.
+const MissedKeepAlives = 3
 
 // Client is a connection to one machine's agent.
 type Client struct {
@@ -45,11 +56,16 @@ type Client struct {
 	Path string
 
 	conn   *ssh.Client
+	tcp    net.Conn // under conn
 	sess   *ssh.Session
 	rpc    *rpc.Client
 	stderr *tail
 	exited chan struct{} // closed when the agent's session ends
 	exit   error         // the session's end, valid after exited is closed
+
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
+	silent    atomic.Pointer[string] // why keepAlive abandoned the connection
 }
 
 // agentRoot is the directory, relative to the remote user's home, that
@@ -77,11 +93,16 @@ func Connect(ctx context.Context, m Machine, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("machine %s: %w", m, err)
 	}
-	conn, err := dialSSH(ctx, m, opts)
+	conn, tcp, err := dialSSH(ctx, m, opts)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{Machine: m, conn: conn}
+	c := &Client{Machine: m, conn: conn, tcp: tcp, closed: make(chan struct{})}
+	every := opts.KeepAlive
+	if every == 0 {
+		every = 10 * time.Second
+	}
+	go c.keepAlive(every)
 	ok := false
 	defer func() {
 		if !ok {
@@ -119,15 +140,55 @@ func (c *Client) hello(ctx context.Context, want HelloRequest) error {
 	return nil
 }
 
-// dialSSH opens the SSH connection: host key verified, authenticated.
-func dialSSH(ctx context.Context, m Machine, opts Options) (*ssh.Client, error) {
+// keepAlive asks the SSH server for an answer every interval, and
+// abandons the connection when none came for MissedKeepAlives intervals:
+// its calls then end as lost (see LostError) instead of waiting for TCP
+// to give up, which takes many minutes. It returns when the client
+// closes.
+func (c *Client) keepAlive(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var last atomic.Int64 // when the last answer came, in UnixNano
+	last.Store(time.Now().UnixNano())
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-t.C:
+		}
+		if quiet := time.Since(time.Unix(0, last.Load())); quiet > every*MissedKeepAlives {
+			why := fmt.Sprintf("the machine answered no keepalive for %s: the network to it is down, or it hangs", quiet.Round(time.Millisecond))
+			c.silent.Store(&why)
+			c.abandon()
+			return
+		}
+		go func() {
+			if _, _, err := c.conn.SendRequest("keepalive@openssh.com", true, nil); err == nil {
+				last.Store(time.Now().UnixNano())
+			}
+		}()
+	}
+}
+
+// abandon closes the connection at once: what was not sent yet is
+// dropped, never to reach the machine when the network comes back.
+func (c *Client) abandon() {
+	if tc, ok := c.tcp.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.conn.Close()
+}
+
+// dialSSH opens the SSH connection: host key verified, authenticated. It
+// returns the TCP connection under it too.
+func dialSSH(ctx context.Context, m Machine, opts Options) (*ssh.Client, net.Conn, error) {
 	check, algos, err := hostKeyCheck(m)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	auth, closeAuth, err := authMethod(m)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer closeAuth()
 	dial := opts.Dial
@@ -136,7 +197,7 @@ func dialSSH(ctx context.Context, m Machine, opts Options) (*ssh.Client, error) 
 	}
 	tcp, err := dial(ctx, "tcp", m.HostPort())
 	if err != nil {
-		return nil, fmt.Errorf("machine %s: connect: %w", m, err)
+		return nil, nil, fmt.Errorf("machine %s: connect: %w", m, err)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		tcp.SetDeadline(dl)
@@ -152,20 +213,20 @@ func dialSSH(ctx context.Context, m Machine, opts Options) (*ssh.Client, error) 
 		tcp.Close()
 		var hk *HostKeyError
 		if errors.As(err, &hk) {
-			return nil, hk
+			return nil, nil, hk
 		}
 		if strings.Contains(err.Error(), "unable to authenticate") {
 			how := "the SSH agent's keys ($SSH_AUTH_SOCK)"
 			if m.IdentityFile != "" {
 				how = "identity_file " + m.IdentityFile
 			}
-			return nil, fmt.Errorf("machine %s: the machine refused %s for user %s: add its public key to ~%s/.ssh/authorized_keys there, or set user or identity_file: %w",
+			return nil, nil, fmt.Errorf("machine %s: the machine refused %s for user %s: add its public key to ~%s/.ssh/authorized_keys there, or set user or identity_file: %w",
 				m, how, m.user(), m.user(), err)
 		}
-		return nil, fmt.Errorf("machine %s: SSH handshake: %w", m, err)
+		return nil, nil, fmt.Errorf("machine %s: SSH handshake: %w", m, err)
 	}
 	tcp.SetDeadline(time.Time{})
-	return ssh.NewClient(sc, chans, reqs), nil
+	return ssh.NewClient(sc, chans, reqs), tcp, nil
 }
 
 // authMethod is the identity file's key, or else the SSH agent's keys.
@@ -332,6 +393,7 @@ type LostError struct {
 	Stderr  string // the last of what the agent wrote to stderr
 	Sudo    bool   // the agent was started with sudo -n
 	Path    string // the agent's binary on the machine
+	Silent  string // why the connection was abandoned, when it was (keepalives unanswered)
 }
 
 // agentGlob is the sudoers pattern of every agent binary installed beside
@@ -346,6 +408,9 @@ func agentGlob(path string) string {
 
 func (e *LostError) Error() string {
 	msg := fmt.Sprintf("machine %s: lost the connection to the agent during %s: %v", e.Machine, e.Call, e.Err)
+	if e.Silent != "" {
+		msg = fmt.Sprintf("machine %s: lost the connection to the agent during %s: %s", e.Machine, e.Call, e.Silent)
+	}
 	if e.Exit != nil {
 		msg += fmt.Sprintf(" (the agent's session ended: %v)", e.Exit)
 	}
@@ -366,6 +431,9 @@ func (e *LostError) Error() string {
 
 func (c *Client) lost(method string, err error) error {
 	e := &LostError{Machine: c.Machine, Call: method, Err: err, Sudo: c.Machine.Sudo, Path: c.Path}
+	if why := c.silent.Load(); why != nil {
+		e.Silent = *why
+	}
 	select {
 	case <-c.exited:
 		e.Exit = c.exit
@@ -377,6 +445,11 @@ func (c *Client) lost(method string, err error) error {
 
 // Close ends the agent (its standard input closes) and the connection.
 func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		if c.closed != nil {
+			close(c.closed)
+		}
+	})
 	if c.rpc != nil {
 		c.rpc.Close()
 	}

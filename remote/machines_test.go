@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/hcl"
@@ -480,4 +481,59 @@ func (g gate) Update(ctx context.Context, req provider.UpdateRequest) provider.U
 func (g gate) Delete(ctx context.Context, req provider.DeleteRequest) provider.DeleteResponse {
 	g.before(req.Addr)
 	return g.Interface.Delete(ctx, req)
+}
+
+// TestLinkDownMidApply: the network to the machine goes down in the
+// middle of an apply (the veth that carries SSH is set down just as
+// nic.rx0 is to be created, so TCP alone would wait many minutes): the
+// unanswered keepalives abandon the connection, the apply fails with an
+// error naming the machine, and once the link is up again the next apply
+// completes from the state; destroy leaves nothing.
+func TestLinkDownMidApply(t *testing.T) {
+	s := remotetest.Start(t)
+	labID := netnstest.LabID(t)
+	l := writeLab(t, fmt.Sprintf("lab %q {}\nmachine \"r1\" { address = %q }\nhost \"rx\" { machine = machine.r1 }\nnic \"rx0\" {\n  host    = host.rx\n  address = \"10.9.5.1/24\"\n}\n", labID, s.Addr))
+	ctx := context.Background()
+	opts := remote.Options{Version: testVersion, Dial: s.Dial, KeepAlive: 500 * time.Millisecond}
+	m1 := remote.NewMachines(local.Providers(), map[string]remote.Machine{"r1": s.Machine("r1")}, opts)
+	t.Cleanup(func() { m1.Close() })
+	var once sync.Once
+	gated := map[provider.Kind]provider.Interface{}
+	for k, prov := range m1.Providers() {
+		gated[k] = gate{Interface: prov, before: func(a provider.Addr) {
+			if a.String() == "nic.rx0" {
+				once.Do(func() { s.SetLink(t, false) })
+			}
+		}}
+	}
+	p1 := planner.New(planner.Options{Dir: l.dir, Lab: l.lab.Name, Providers: gated})
+	plan, err := p1.Plan(ctx, l.sc.Name, l.desired)
+	if err != nil || plan.Diagnostics.HasErrors() {
+		t.Fatalf("plan: %v %v", err, plan.Diagnostics)
+	}
+	start := time.Now()
+	res, err := p1.Apply(ctx, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply ended after %s: %v", time.Since(start).Round(time.Millisecond), res.Diagnostics)
+	if msg := res.Diagnostics.Error(); !res.Diagnostics.HasErrors() || !strings.Contains(msg, "machine r1 (root@"+s.Addr.String()+")") ||
+		!strings.Contains(msg, "answered no keepalive") {
+		t.Fatalf("apply with the link down: got %v, want an error naming machine r1 and the unanswered keepalives", res.Diagnostics)
+	}
+
+	s.SetLink(t, true)
+	m2 := remote.NewMachines(local.Providers(), map[string]remote.Machine{"r1": s.Machine("r1")}, opts)
+	t.Cleanup(func() { m2.Close() })
+	p2 := planner.New(planner.Options{Dir: l.dir, Lab: l.lab.Name, Providers: m2.Providers()})
+	if res := mustApply(t, p2, l.sc.Name, l.desired); res.Added != 1 {
+		t.Errorf("apply after the link came back added %d, want 1 (nic.rx0)", res.Added)
+	}
+	if a := s.Exec(t, "ip", "-n", provider.NewNaming(l.lab.Name).HostNS("rx"), "addr", "show", "rx0"); !strings.Contains(a, "10.9.5.1/24") {
+		t.Errorf("on r1, rx0 lacks 10.9.5.1/24:\n%s", a)
+	}
+	mustDestroy(t, p2, 2)
+	if left := s.Exec(t, "ip", "netns", "list"); strings.Contains(left, labID) {
+		t.Errorf("namespaces of the lab left on r1:\n%s", left)
+	}
 }

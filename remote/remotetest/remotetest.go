@@ -397,6 +397,21 @@ func (s *Server) CutSessions(t testing.TB) int {
 	return len(tree)
 }
 
+// SetLink takes the network between the controller and the server down
+// (up false) or up again: the controller's end of the veth that carries
+// SSH (eth0), as when a cable is pulled. Connections are not closed; no
+// packet passes until it is up again. The link is up again when t ends.
+func (s *Server) SetLink(t testing.TB, up bool) {
+	t.Helper()
+	state := map[bool]string{true: "up", false: "down"}[up]
+	if out, err := exec.Command("ip", "-n", s.ClientNS, "link", "set", "eth0", state).CombinedOutput(); err != nil {
+		t.Fatalf("ip link set eth0 %s: %v: %s", state, err, out)
+	}
+	if !up {
+		t.Cleanup(func() { exec.Command("ip", "-n", s.ClientNS, "link", "set", "eth0", "up").Run() })
+	}
+}
+
 // Log is what sshd has logged so far.
 func (s *Server) Log() string { return s.log.String() }
 
