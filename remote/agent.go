@@ -22,6 +22,7 @@ type Agent struct {
 	version   string
 	hash      string
 	providers map[provider.Kind]provider.Interface
+	workers   agentWorkers // the kernel engine's (engine.go)
 }
 
 // NewAgent returns the agent of this binary: version is tsolab's version,
@@ -43,6 +44,7 @@ func (a *Agent) Serve(rw io.ReadWriteCloser) error {
 		panic(err) // a method of Agent that net/rpc cannot serve is a bug
 	}
 	srv.ServeConn(rw)
+	a.closeWorkers()
 	return nil
 }
 

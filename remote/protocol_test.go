@@ -48,7 +48,7 @@ func TestHelloMismatch(t *testing.T) {
 		{"other binary", HelloRequest{ProtocolVersion: ProtocolVersion, Version: "1.2.4", Hash: "ffff"},
 			[]string{"machine m1 (root@192.0.2.1): the agent is tsolab 1.2.3 (binary abcdef0123456789)", "not this tsolab 1.2.4 (binary ffff)", "remove the agent's directory"}},
 		{"other protocol", HelloRequest{ProtocolVersion: ProtocolVersion + 1, Version: "9", Hash: "abcdef0123456789abcdef"},
-			[]string{"speaks protocol version 1 (tsolab 1.2.3)", "this tsolab speaks 2 (tsolab 9)"}},
+			[]string{"speaks protocol version 2 (tsolab 1.2.3)", "this tsolab speaks 3 (tsolab 9)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := pipeClient(t, &Agent{version: "1.2.3", hash: "abcdef0123456789abcdef"})

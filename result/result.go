@@ -13,6 +13,12 @@ type WorkloadResult struct {
 	Stack  string `json:"stack,omitempty"`
 	MSS    int    `json:"mss"`
 
+	// Sides says where each end of the run ran (kernel engine): the
+	// client host, then every server host, each with its machine (the
+	// lab's machine block; "" = the machine tsolab ran on) and that
+	// machine's kernel.
+	Sides []Side `json:"sides,omitempty"`
+
 	// Offloads in force per NIC, read back from the device (kernel) or as
 	// the model resolved them after the feature fix-ups (sim).
 	Offloads map[string]map[string]bool `json:"offloads"`
@@ -45,6 +51,14 @@ type WorkloadResult struct {
 	// Captures lists the packet capture files this run wrote (kernel
 	// engine with -capture), one per captured NIC and direction.
 	Captures []CaptureFile `json:"captures,omitempty"`
+}
+
+// Side is one end of a run and the machine it ran on.
+type Side struct {
+	Side    string `json:"side"` // "client" or "server"
+	Host    string `json:"host"`
+	Machine string `json:"machine,omitempty"` // the lab's machine block; omitted for the machine tsolab ran on
+	Kernel  string `json:"kernel,omitempty"`  // uname -r of that machine
 }
 
 // CaptureFile is one pcapng file of a run and what it holds.

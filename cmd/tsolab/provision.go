@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine/kernel"
 	"github.com/tsolab/tsolab/hcl"
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
@@ -66,6 +67,18 @@ func (c *cli) declaredMachines(dir string) map[string]config.Reach {
 		return lab.Scenarios[0].Reaches()
 	}
 	return nil
+}
+
+// kernelWorkers is the kernel engine's way to the lab's other machines
+// (its workers there run in their agents), connected on first use and
+// closed when the command ends; nil when the lab declares none.
+func (c *cli) kernelWorkers(lab *config.Lab) kernel.WorkerFactory {
+	if len(lab.Scenarios) == 0 || len(lab.Scenarios[0].Machines) == 0 {
+		return nil
+	}
+	m := remote.NewMachines(providers(), remote.MachinesOf(lab.Scenarios[0].Reaches()), remote.Options{Version: version})
+	c.machines = append(c.machines, m)
+	return remote.KernelWorkers(m)
 }
 
 // closeMachines ends the connections to the machines the command reached.

@@ -259,12 +259,7 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 		}
 		return kind, sim.New(opts)
 	case config.EngineKernel, "":
-		if hosts := remoteHosts(lab); hosts != "" {
-			c.errorf("the kernel engine does not run workloads on other machines yet: %s. "+
-				"tsolab apply and destroy make and remove them there; run the workloads with -engine sim, or keep their hosts on this machine", hosts)
-			return kind, nil
-		}
-		opts := kernel.Options{DisableCapture: f.noCapture}
+		opts := kernel.Options{DisableCapture: f.noCapture, Remote: c.kernelWorkers(lab)}
 		if f.capture != "" {
 			if f.noCapture {
 				c.errorf("-capture writes what the capture sees and -no-capture turns it off: drop one of them")
@@ -571,20 +566,4 @@ func appendFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
-}
-
-// remoteHosts names the hosts of lab that live on another machine
-// ("host.rx on machine r1"), or "" when there are none.
-func remoteHosts(lab *config.Lab) string {
-	var out []string
-	seen := map[string]bool{}
-	for _, sc := range lab.Scenarios {
-		for _, h := range sc.Hosts {
-			if h.Machine != "" && !seen[h.Name] {
-				seen[h.Name] = true
-				out = append(out, fmt.Sprintf("host.%s is on machine %s", h.Name, h.Machine))
-			}
-		}
-	}
-	return strings.Join(out, ", ")
 }

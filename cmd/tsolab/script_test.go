@@ -92,11 +92,12 @@ func TestScript(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"standin-pair":   standinPair,
-			"hold-lock":      holdLock,
-			"jsonlines":      jsonLines,
-			"handmade-netns": handmadeNetns,
-			"sshd":           startSSHD,
+			"standin-pair":       standinPair,
+			"hold-lock":          holdLock,
+			"jsonlines":          jsonLines,
+			"handmade-netns":     handmadeNetns,
+			"sshd":               startSSHD,
+			"kill-agent-mid-run": killAgentMidRun,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", wd+"/../../examples")

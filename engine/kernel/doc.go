@@ -17,6 +17,20 @@
 // the pool in a foreign namespace. A socket keeps the namespace it was
 // created in, so the data path then runs on ordinary locked threads.
 //
+// Machines. A run drives one Worker per machine its hosts live on: a
+// LocalWorker in this process for this machine (holding both ends of
+// every connection when client and servers share it), and for a host
+// on another machine the Worker Options.Remote gives (package remote's,
+// whose agent runs a LocalWorker there). The engine listens on the
+// servers' machines, dials from the client's, accepts, starts the
+// servers' machines and then the client's (t0), samples each machine's
+// progress every second, and merges what each reports: thread CPU by
+// side, each kernel's softirq time split between the sides it holds
+// (Workers on one kernel, by boot ID, count it once), TCP_INFO, the
+// taps (the send-unit counter on the sender's machine), capture files
+// (copied back), offloads and provenance. The duration is the latest
+// machine's end, each measured on its own clock from its start.
+//
 // CPU. cpu_tx_pct and cpu_rx_pct are in % of one core over the measured
 // wall time. Each worker thread reads its own CLOCK_THREAD_CPUTIME_ID
 // (the scheduler's sum_exec_runtime, ns resolution) when it starts and

@@ -85,6 +85,10 @@ type Options struct {
 	CaptureRingBytes int
 	// TempDir holds the files sendfile workloads send; "" = os.TempDir().
 	TempDir string
+	// Remote gives the Worker of each other machine a workload's hosts
+	// live on (package remote's, through the machine's agent); nil = a
+	// workload with a host on another machine is an error.
+	Remote WorkerFactory
 	// Capture, when not nil, writes pcapng files, headers only: one file
 	// per run and captured NIC, the sender's NIC (its TCP as handed to the
 	// device, recorded by the eBPF counter before software GSO; from the
@@ -94,7 +98,9 @@ type Options struct {
 	// cannot load under CounterAuto or the counter is CounterRing; not on
 	// loopback, where the sender's file holds both directions). It is called as the counters open and
 	// returns where to write the file and its name for
-	// WorkloadResult.Captures; the engine closes the writer. A run that
+	// WorkloadResult.Captures; the engine closes the writer. (A file of
+	// another machine's NIC is written there and copied into the writer
+	// when the run ends: Options.Remote gets this function.) A run that
 	// fails finishes the files that hold packets (their statistics block
 	// names the failure, and the run's error names the files) and
 	// discards the others (CaptureDiscarder). It cannot be combined with
@@ -163,25 +169,24 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*result.Worklo
 	if err != nil {
 		return nil, fmt.Errorf("workload %q (%s): %w", w.Name, w.Range, err)
 	}
-	r := &run{eng: e, req: req, w: w, eps: eps}
-	res, err := r.execute(ctx)
+	x := &execution{eng: e, req: req, w: w, job: Job{
+		Scenario: req.Scenario.Name, Repetition: req.Repetition, Workload: w, Endpoints: eps,
+		DisableCapture: e.opts.DisableCapture, Counter: e.opts.Counter, Capture: e.opts.Capture != nil,
+		CaptureRingBytes: e.opts.CaptureRingBytes, CaptureMaxBytes: e.opts.CaptureMaxBytes,
+	}}
+	res, err := x.execute(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("workload %q in scenario %s: %w", w.Name, req.Scenario.Name, err)
 	}
 	return res, nil
 }
 
-// endpoint is one server of a workload and where its client and capture
-// live.
-type endpoint struct {
-	Server    string     // the NIC (or, on loopback, host) named in servers
-	ServerNS  string     // namespace of the server host ("" = the process's)
-	ClientNS  string     // namespace of the client host
-	Addr      netip.Addr // address the server listens on
-	CaptureNS string     // namespace of the sender NIC
-	CaptureIf string     // the sender NIC's interface name
-	SenderNIC string     // offload key of the sender NIC
-	RecvIf    string     // the server NIC's interface name; "" on loopback
+// hostMachine is the machine block a host lives on; "" = this machine.
+func hostMachine(req engine.RunRequest, host string) string {
+	if h := req.Scenario.Host(host); h != nil {
+		return h.Machine
+	}
+	return ""
 }
 
 // hostNS is the namespace a host lives in.
@@ -215,7 +220,7 @@ func loopbackNIC(sc *config.Scenario, host string) *config.NIC {
 func loopbackKey(host string) string { return "lo@" + host }
 
 // resolve maps a workload's servers to endpoints.
-func resolve(req engine.RunRequest) ([]endpoint, error) {
+func resolve(req engine.RunRequest) ([]Endpoint, error) {
 	sc, w := req.Scenario, req.Workload
 	if sc.Host(w.Client) == nil {
 		return nil, fmt.Errorf("client host %q is not in the scenario", w.Client)
@@ -223,7 +228,7 @@ func resolve(req engine.RunRequest) ([]endpoint, error) {
 	if len(w.Servers) == 0 {
 		return nil, fmt.Errorf("no servers: list at least one NIC in servers")
 	}
-	var eps []endpoint
+	var eps []Endpoint
 	for _, s := range w.Servers {
 		if w.Loopback {
 			if s != w.Client {
@@ -234,8 +239,9 @@ func resolve(req engine.RunRequest) ([]endpoint, error) {
 			if n := loopbackNIC(sc, s); n != nil {
 				key = n.Name
 			}
-			eps = append(eps, endpoint{
-				Server: s, ServerNS: ns, ClientNS: ns,
+			m := hostMachine(req, s)
+			eps = append(eps, Endpoint{
+				Server: s, ServerNS: ns, ClientNS: ns, ClientMachine: m, ServerMachine: m,
 				Addr:      netip.MustParseAddr("127.0.0.1"),
 				CaptureNS: ns, CaptureIf: "lo", SenderNIC: key,
 			})
@@ -253,8 +259,9 @@ func resolve(req engine.RunRequest) ([]endpoint, error) {
 		if snd == nil {
 			return nil, fmt.Errorf("client host %q has no NIC with an address to reach %s", w.Client, addr)
 		}
-		eps = append(eps, endpoint{
+		eps = append(eps, Endpoint{
 			Server: s, ServerNS: hostNS(req, nic.Host), ClientNS: hostNS(req, w.Client),
+			ServerMachine: hostMachine(req, nic.Host), ClientMachine: hostMachine(req, w.Client),
 			Addr: addr, CaptureNS: hostNS(req, w.Client), CaptureIf: ifName(snd), SenderNIC: snd.Name,
 			RecvIf: ifName(nic),
 		})

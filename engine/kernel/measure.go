@@ -23,6 +23,15 @@ type tcpTotals struct {
 	Retrans     uint64 // tcpi_total_retrans
 }
 
+// merge adds another machine's totals.
+func (t *tcpTotals) merge(o tcpTotals) {
+	t.Sockets += o.Sockets
+	t.SegsIn += o.SegsIn
+	t.SegsOut += o.SegsOut
+	t.DataSegsOut += o.DataSegsOut
+	t.Retrans += o.Retrans
+}
+
 func (t *tcpTotals) add(i *unix.TCPInfo) {
 	t.Sockets++
 	t.SegsIn += uint64(i.Segs_in)
@@ -47,6 +56,7 @@ type tapResult struct {
 	// File is the capture file ("" = none): the eBPF counter's record of
 	// the send units (FileBPF) or the ring's frames.
 	File    string
+	Target  CaptureTarget // what the file holds, as Options.Capture was told
 	FileBPF bool
 	Cut     int64 // packets the file's size cap kept out (Options.CaptureMaxBytes)
 }
@@ -72,9 +82,14 @@ type measurement struct {
 	// CPUs); Softirqd the runtime of the ksoftirqd threads. Both are
 	// split between the sides by the segments each sent and received.
 	Outside, Softirqd time.Duration
-	TCP               [2]tcpTotals // by side
-	Latencies         []time.Duration
-	Taps              []tapResult // the sender NICs
+	// Shares, when set, is that time per kernel the run used (one per
+	// machine), with the segments its sides' sockets there handled: each
+	// machine's softirq time is split between the sides it hosts. Nil
+	// means one kernel and TCP's segments.
+	Shares    []softShare
+	TCP       [2]tcpTotals // by side
+	Latencies []time.Duration
+	Taps      []tapResult // the sender NICs
 	// Recv are the server NICs' captures (incoming, with capture files
 	// only: eBPF at TCX ingress or the ring); they count nothing.
 	Recv []tapResult
@@ -96,10 +111,26 @@ func (m measurement) cpuNote() string {
 		pct(m.CPUThreads[sideTx]), pct(m.CPUThreads[sideRx]), pct(other), pct(soft), pct(softTx), pct(softRx))
 }
 
-// softirqSplit divides the softirq time no thread ran between the sides.
+// softShare is the softirq time no thread ran on one kernel and the
+// segments each side's sockets there sent and received.
+type softShare struct {
+	Time time.Duration
+	Segs [2]uint64
+}
+
+// softirqSplit divides the softirq time no thread ran between the sides,
+// on each kernel by the segments of the sides it hosts.
 func (m measurement) softirqSplit() (tx, rx time.Duration) {
-	return splitSoftirq(m.Outside+m.Softirqd,
-		m.TCP[sideTx].SegsIn+m.TCP[sideTx].SegsOut, m.TCP[sideRx].SegsIn+m.TCP[sideRx].SegsOut)
+	shares := m.Shares
+	if shares == nil {
+		shares = []softShare{{Time: m.Outside + m.Softirqd, Segs: [2]uint64{
+			m.TCP[sideTx].SegsIn + m.TCP[sideTx].SegsOut, m.TCP[sideRx].SegsIn + m.TCP[sideRx].SegsOut}}}
+	}
+	for _, s := range shares {
+		t, r := splitSoftirq(s.Time, s.Segs[sideTx], s.Segs[sideRx])
+		tx, rx = tx+t, rx+r
+	}
+	return tx, rx
 }
 
 // tolerance is how far two counts of the same packets may differ before a

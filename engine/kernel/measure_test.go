@@ -333,7 +333,7 @@ func TestDefaultStall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &run{
+			r := &execution{
 				w:   &config.Workload{Rate: tt.pacing},
 				req: engine.RunRequest{Scenario: &config.Scenario{NICs: []*config.NIC{{Name: "tx0", Rate: tt.nicRate}, {Name: "rx0"}}}},
 			}

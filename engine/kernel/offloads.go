@@ -14,49 +14,21 @@ import (
 // offloadsOf reads the offloads in force on an interface in a namespace.
 func offloadsOf(ns, ifname string) (map[string]bool, error) { return nic.ReadOffloads(ns, ifname) }
 
-// readOffloads reads back the offloads in force on every NIC of the
-// scenario and on the loopback device of every loopback server host.
-// NICs it cannot read are named in a note.
-func readOffloads(req engine.RunRequest, eps []endpoint) (map[string]map[string]bool, []string) {
-	out := map[string]map[string]bool{}
-	var notes []string
-	for _, n := range req.Scenario.NICs {
-		got, err := offloadsOf(hostNS(req, n.Host), ifName(n))
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("nic.%s: %v", n.Name, err))
-			continue
-		}
-		out[n.Name] = got
-	}
-	for _, ep := range eps {
-		if _, ok := out[ep.SenderNIC]; ok {
-			continue
-		}
-		got, err := offloadsOf(ep.CaptureNS, ep.CaptureIf)
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("%s: %v", ep.SenderNIC, err))
-			continue
-		}
-		out[ep.SenderNIC] = got
-	}
-	return out, notes
-}
-
 // gsoNotes explains what the AF_PACKET ring could see on sender NICs
 // that cut super-packets in software, when the ring counted the send
 // units (the eBPF counter sees them before the cut).
-func (r *run) gsoNotes(offloads map[string]map[string]bool) []string {
-	if r.eng.opts.DisableCapture {
+func gsoNotes(job Job, taps []tapResult, offloads map[string]map[string]bool) []string {
+	if job.DisableCapture {
 		return nil
 	}
-	for _, t := range r.taps {
-		if t.units != nil {
+	for _, t := range taps {
+		if t.Units != nil {
 			return nil
 		}
 	}
 	var notes []string
 	seen := map[string]bool{}
-	for _, ep := range r.eps {
+	for _, ep := range job.Endpoints {
 		o, ok := offloads[ep.SenderNIC]
 		if !ok || seen[ep.SenderNIC] {
 			continue

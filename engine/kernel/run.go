@@ -1,11 +1,9 @@
 package kernel
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"runtime"
 	"sort"
@@ -17,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/config"
-	"github.com/tsolab/tsolab/engine"
 	"github.com/tsolab/tsolab/engine/kernel/capture"
 	"github.com/tsolab/tsolab/engine/kernel/devqueue"
 	"github.com/tsolab/tsolab/result"
@@ -40,7 +37,7 @@ func (s side) String() string {
 
 // conn is one TCP connection of a workload.
 type conn struct {
-	ep     *endpoint
+	ep     *Endpoint
 	client int // fd on the client host
 	server int // fd on the server host
 	// received counts payload bytes read by either end; the workers add
@@ -70,6 +67,7 @@ type tap struct {
 	fileBPF   bool
 	out       io.WriteCloser
 	file      string
+	target    CaptureTarget
 	pcapStart time.Time
 	cut       int64 // packets the file's size cap kept out
 }
@@ -97,21 +95,29 @@ func (t *tap) what() string {
 	return "eBPF send-unit counter on " + t.key
 }
 
-// run is one execution of one workload.
+// run is one machine's part of one execution of one workload (the
+// LocalWorker's state): the sockets of the hosts on the machine, the
+// threads working on them, the taps of their NICs and the machine's CPU
+// accounting. When client and servers share the machine, one run holds
+// both ends of every connection.
 type run struct {
-	eng *Engine
-	req engine.RunRequest
-	w   *config.Workload
-	eps []endpoint
+	job     Job
+	w       *config.Workload
+	eps     []Endpoint
+	open    CaptureFunc // capture files; nil = none
+	tempDir string
+	// noBPF (tests only) fails the eBPF programs of a direction.
+	noBPF func(capture.Direction) error
 
-	listeners []int
+	listeners map[int]int // by endpoint index
 	conns     []*conn
 	taps      []*tap   // the sender NICs
-	recv      []*tap   // the server NICs, captured with Options.Capture only
+	recv      []*tap   // the server NICs, captured with capture files only
 	file      *os.File // sendfile source
 
-	startc chan struct{}
-	wg     sync.WaitGroup
+	startc  chan struct{}
+	wg      sync.WaitGroup
+	release func() // gives back what holdProcs raised
 	// stopped is set at the deadline of a stream or sendfile workload,
 	// just before the run shuts the clients' sending side: a sender's
 	// write that then fails has finished, not failed.
@@ -122,129 +128,20 @@ type run struct {
 	// is the same for the server NICs' capture programs.
 	bpfErr, recvBPFErr error
 
+	// t0 is when the workers were let go; cpu0, proc0 the CPU
+	// accounting then, cpu1, proc1 when the last worker ended (done
+	// closes then).
+	t0           time.Time
+	cpu0, cpu1   cpuSnapshot
+	cpuErr       error
+	proc0, proc1 time.Duration
+	done         chan struct{}
+
 	mu      sync.Mutex // guards the fields below, written by worker threads
 	cpu     [2]time.Duration
 	lastEnd time.Time
 	lat     []time.Duration
 	werr    error
-}
-
-func (r *run) execute(ctx context.Context) (*result.WorkloadResult, error) {
-	defer r.closeAll()
-	if err := r.connect(); err != nil {
-		return nil, err
-	}
-	mss, err := r.mss()
-	if err != nil {
-		return nil, err
-	}
-	if r.w.Kind == config.Sendfile {
-		if err := r.makeFile(); err != nil {
-			return nil, err
-		}
-	}
-	// An idle P beside every worker, so that the runtime does not take
-	// a P back from a worker in a system call (see yielder).
-	defer holdProcs(2*len(r.conns) + 1)()
-	r.startc = make(chan struct{})
-	if err := r.spawnWorkers(); err != nil {
-		return nil, err
-	}
-	t0 := time.Now()
-	if err := r.startCaptures(t0, mss); err != nil {
-		close(r.startc)
-		r.abort()
-		r.wg.Wait()
-		return nil, r.fail(err)
-	}
-	cpu0, err := takeCPUSnapshot()
-	if err != nil {
-		close(r.startc)
-		r.abort()
-		r.wg.Wait()
-		return nil, r.fail(fmt.Errorf("CPU accounting: %w", err))
-	}
-	proc0 := processCPU()
-	t0 = time.Now()
-	close(r.startc)
-
-	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
-	series := r.sample(ctx, t0, done)
-
-	t1 := r.lastEnd
-	proc1 := processCPU()
-	cpu1, cpuErr := takeCPUSnapshot()
-	if ctx.Err() != nil {
-		return nil, r.fail(ctx.Err())
-	}
-	if r.werr != nil {
-		return nil, r.fail(r.werr)
-	}
-	infos, err := r.tcpInfos()
-	if err != nil {
-		return nil, r.fail(err)
-	}
-	if err := r.stopCaptures(""); err != nil {
-		return nil, r.fail(err)
-	}
-	if cpuErr != nil {
-		return nil, fmt.Errorf("CPU accounting: %w", cpuErr)
-	}
-	outside, softirqd := outsideTasks(cpu0, cpu1)
-	if t1.Before(t0) {
-		t1 = time.Now()
-	}
-
-	m := measurement{
-		Kind:       r.w.Kind,
-		Duration:   t1.Sub(t0),
-		MSS:        mss,
-		Captured:   !r.eng.opts.DisableCapture,
-		BPFErr:     r.bpfErr,
-		RecvBPFErr: r.recvBPFErr,
-		CPUThreads: r.cpu,
-		Process:    proc1 - proc0,
-		Outside:    outside,
-		Softirqd:   softirqd,
-		Latencies:  r.lat,
-	}
-	return r.finish(m, infos, series), nil
-}
-
-// finish makes the run's result from what it measured: the connections'
-// bytes, TCP_INFO of each side (infos), the taps, the samples (series),
-// and what it reads back after the run (offloads, provenance) with the
-// notes that go with them.
-func (r *run) finish(m measurement, infos []sideInfo, series []result.Sample) *result.WorkloadResult {
-	for _, c := range r.conns {
-		m.Bytes += c.received.Load()
-	}
-	for _, in := range infos {
-		m.TCP[in.side].add(in.info)
-	}
-	for _, t := range r.taps {
-		m.Taps = append(m.Taps, t.result())
-	}
-	for _, t := range r.recv {
-		m.Recv = append(m.Recv, t.result())
-	}
-	res := m.result()
-	res.Scenario = r.req.Scenario.Name
-	res.Workload = r.w.Name
-	res.Repetition = r.req.Repetition
-	res.Engine = r.eng.Name()
-	res.Kernel = kernelRelease()
-	res.Series = fillSeries(series, m.Taps)
-	offloads, notes := readOffloads(r.req, r.eps)
-	res.Offloads = offloads
-	res.Notes = append(res.Notes, m.cpuNote())
-	res.Notes = append(res.Notes, notes...)
-	res.Notes = append(res.Notes, r.gsoNotes(offloads)...)
-	res.Notes = append(res.Notes, hostNotes(r.req)...)
-	res.Provenance, notes = readProvenance(r.req)
-	res.Notes = append(res.Notes, notes...)
-	return res
 }
 
 // result is what a stopped tap measured.
@@ -259,6 +156,7 @@ func (t *tap) result() tapResult {
 		Result:    t.res,
 		TxPackets: t.txAfter - t.txBefore,
 		File:      t.file,
+		Target:    t.target,
 		FileBPF:   t.fileBPF,
 		Cut:       t.cut,
 	}
@@ -285,83 +183,13 @@ func (r *run) perServer() int {
 	return n
 }
 
-// connect opens the listeners in the server namespaces and every
-// connection from the client namespace.
-func (r *run) connect() error {
-	o := r.options()
-	n := r.perServer()
-	for i := range r.eps {
-		ep := &r.eps[i]
-		var lfd int
-		var port uint16
-		err := inNamespace(ep.ServerNS, func() error {
-			var err error
-			lfd, port, err = listenTCP(ep.Addr, sockOptions{SndBuf: o.SndBuf, RcvBuf: o.RcvBuf, NoDelay: o.NoDelay, CC: o.CC}, n+16)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("server %s: %w", ep.Server, err)
-		}
-		r.listeners = append(r.listeners, lfd)
-		ap := netip.AddrPortFrom(ep.Addr, port)
-		r.addPort(ep, port)
-		if r.eng.opts.Capture != nil {
-			r.addRecvPort(ep, port)
-		}
-		for range n {
-			c := &conn{ep: ep, client: -1, server: -1}
-			r.conns = append(r.conns, c)
-			err := inNamespace(ep.ClientNS, func() error {
-				var err error
-				c.client, err = dialTCP(ap, o)
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("client %s to server %s: %w", r.w.Client, ep.Server, err)
-			}
-			if c.server, err = acceptTCP(lfd); err != nil {
-				return fmt.Errorf("server %s: %w", ep.Server, err)
-			}
-		}
-	}
-	return nil
-}
-
-// addPort records a server port on the tap of the endpoint's sender NIC.
-func (r *run) addPort(ep *endpoint, port uint16) {
-	for _, t := range r.taps {
-		if t.ns == ep.CaptureNS && t.ifname == ep.CaptureIf {
-			t.ports = append(t.ports, port)
-			return
-		}
-	}
-	r.taps = append(r.taps, &tap{ns: ep.CaptureNS, ifname: ep.CaptureIf, key: ep.SenderNIC, ports: []uint16{port}})
-}
-
-// addRecvPort records a server port on the receiving tap of the
-// endpoint's server NIC, unless that is loopback or a sender NIC (whose
-// file holds the packets already).
-func (r *run) addRecvPort(ep *endpoint, port uint16) {
-	if ep.RecvIf == "" {
-		return
-	}
-	for _, t := range r.taps {
-		if t.ns == ep.ServerNS && t.ifname == ep.RecvIf {
-			return
-		}
-	}
-	for _, t := range r.recv {
-		if t.ns == ep.ServerNS && t.ifname == ep.RecvIf {
-			t.ports = append(t.ports, port)
-			return
-		}
-	}
-	r.recv = append(r.recv, &tap{ns: ep.ServerNS, ifname: ep.RecvIf, key: ep.Server, dir: capture.Incoming, ports: []uint16{port}})
-}
-
-// mss is the sender's MSS (tcpi_snd_mss of the first connection).
+// mss is the sender's MSS (tcpi_snd_mss of the first client socket).
 func (r *run) mss() (int, error) {
-	info, err := tcpInfo(r.conns[0].client)
+	i := 0
+	for i < len(r.conns)-1 && r.conns[i].client < 0 {
+		i++
+	}
+	info, err := tcpInfo(r.conns[i].client)
 	if err != nil {
 		return 0, fmt.Errorf("TCP_INFO: %w", err)
 	}
@@ -384,17 +212,17 @@ func (r *run) startCaptures(t0 time.Time, mss int) error {
 		}
 		t.txBefore = st
 	}
-	if r.eng.opts.DisableCapture {
+	if r.job.DisableCapture {
 		return nil
 	}
-	if r.eng.opts.Capture != nil {
+	if r.open != nil {
 		for _, t := range append(append([]*tap(nil), r.taps...), r.recv...) {
 			if err := r.openFile(t); err != nil {
 				return err
 			}
 		}
 	}
-	mode := r.eng.opts.Counter
+	mode := r.job.Counter
 	// The sender NICs' capture files come from the eBPF counter's record
 	// when it runs, the servers' from the eBPF program at their TCX
 	// ingress; each from the ring when its program cannot run.
@@ -412,7 +240,7 @@ func (r *run) startCaptures(t0 time.Time, mss int) error {
 	if senderRing {
 		rings = append(rings, r.taps...)
 	}
-	if r.eng.opts.Capture != nil && len(r.recv) > 0 {
+	if r.open != nil && len(r.recv) > 0 {
 		recvRing := !mode.bpf()
 		switch {
 		case recvRing:
@@ -441,14 +269,15 @@ func (r *run) startCaptures(t0 time.Time, mss int) error {
 // openFile opens a tap's capture file (Options.Capture); what writes it
 // is chosen when its source starts.
 func (r *run) openFile(t *tap) error {
-	w, name, err := r.eng.opts.Capture(CaptureTarget{
-		Scenario: r.req.Scenario.Name, Workload: r.w.Name, Repetition: r.req.Repetition,
+	target := CaptureTarget{
+		Scenario: r.job.Scenario, Workload: r.w.Name, Repetition: r.job.Repetition,
 		NIC: t.key, Interface: t.ifname, Namespace: t.ns, Direction: t.dir,
-	})
+	}
+	w, name, err := r.open(target)
 	if err != nil {
 		return fmt.Errorf("capture file for %s (%s): %w", t.key, t.dir, err)
 	}
-	t.out, t.file = w, name
+	t.out, t.file, t.target = w, name, target
 	return nil
 }
 
@@ -461,12 +290,12 @@ func (r *run) startFile(t *tap, source string) error {
 		ns = "the host's namespace"
 	}
 	comment := fmt.Sprintf("tsolab: scenario %s, workload %s, run %d: NIC %s (%s) in %s, %s",
-		r.req.Scenario.Name, r.w.Name, r.req.Repetition+1, t.key, t.ifname, ns, t.dir)
+		r.job.Scenario, r.w.Name, r.job.Repetition+1, t.key, t.ifname, ns, t.dir)
 	var err error
 	if t.pcap, err = capture.NewPcapng(t.out, t.ifname, comment, t.dir, source); err != nil {
 		return fmt.Errorf("capture file %s: %w", t.file, err)
 	}
-	t.pcap.SetLimit(r.eng.opts.CaptureMaxBytes)
+	t.pcap.SetLimit(r.job.CaptureMaxBytes)
 	t.pcapStart = time.Now()
 	return nil
 }
@@ -495,7 +324,7 @@ func (t *tap) finishFile(seen, dropped int64, failed string) error {
 func (r *run) openRing(t *tap, t0 time.Time) error {
 	t.ring = true
 	opts := capture.Options{
-		Interface: t.ifname, DstPorts: t.ports, Start: t0, RingBytes: r.eng.opts.CaptureRingBytes,
+		Interface: t.ifname, DstPorts: t.ports, Start: t0, RingBytes: r.job.CaptureRingBytes,
 		Direction: t.dir,
 	}
 	if t.out != nil && !t.fileBPF {
@@ -538,8 +367,8 @@ func (r *run) startBPF(taps []*tap, mss int) error {
 			return err
 		})
 		opts := devqueue.Options{Ifindex: ifindex, NetNS: inode, DstPorts: t.ports, MSS: mss, Ingress: t.dir == capture.Incoming}
-		if err == nil && r.eng.opts.noBPF != nil {
-			err = r.eng.opts.noBPF(t.dir)
+		if err == nil && r.noBPF != nil {
+			err = r.noBPF(t.dir)
 		}
 		if err == nil && t.out != nil {
 			if err = r.startFile(t, t.bpfSource()); err == nil {
@@ -633,25 +462,25 @@ func (t *tap) stop(failed string) error {
 	return first
 }
 
-// fail ends a run that failed with err: it stops the counters and rings,
-// finishes the capture files that hold packets (their statistics block
-// says the run failed, and why), discards the ones never started, and
-// returns err naming the files kept.
-func (r *run) fail(err error) error {
-	r.stopCaptures(err.Error())
-	var kept []string
+// fail ends a run that failed (failed says why): it stops the counters
+// and rings, finishes the capture files that hold packets (their
+// statistics block says the run failed, and why) and discards the ones
+// never started.
+func (r *run) fail(failed string) {
+	r.stopCaptures(failed)
 	for _, t := range append(append([]*tap(nil), r.taps...), r.recv...) {
-		switch {
-		case t.out == nil && t.file != "":
-			kept = append(kept, t.file)
-		case t.out != nil:
+		if t.out != nil {
 			t.discardFile()
 		}
 	}
-	if len(kept) == 0 {
+}
+
+// keptFiles names the capture files a failed run kept, in err.
+func keptFiles(err error, files []string) error {
+	if len(files) == 0 {
 		return err
 	}
-	return fmt.Errorf("%w (the capture files hold what was seen up to the failure: %s)", err, strings.Join(kept, ", "))
+	return fmt.Errorf("%w (the capture files hold what was seen up to the failure: %s)", err, strings.Join(files, ", "))
 }
 
 // discardFile closes a capture file no source wrote, and removes it when
@@ -721,42 +550,15 @@ func (r *run) spawn(s side, fn func() error) {
 	}()
 }
 
-// defaultStall is DefaultStallTimeout, or longer for a lab shaped or
-// paced so slowly that ten full segments take more than that.
-func (r *run) defaultStall() time.Duration {
-	slowest := r.w.Rate
-	for _, n := range r.req.Scenario.NICs {
-		if n.Rate > 0 && (slowest == 0 || n.Rate < slowest) {
-			slowest = n.Rate
-		}
-	}
-	d := DefaultStallTimeout
-	if slowest > 0 {
-		if t := time.Duration(10 * 65536 * 8 * float64(time.Second) / float64(slowest)); t > d {
-			d = t
-		}
-	}
-	return d
-}
-
-// stalled ends a run that received nothing for d: the workers' error
-// says so, and every connection is shut down so that they return.
-func (r *run) stalled(d time.Duration) {
-	r.mu.Lock()
-	if r.werr == nil {
-		r.werr = fmt.Errorf("nothing received for %s (the path between client and servers broke: a namespace, link or peer went away during the run?); stopped the run", d.Round(time.Second))
-	}
-	r.mu.Unlock()
-	r.abort()
-}
-
 // stopSending ends stream and sendfile senders at the deadline: it shuts
 // the sending side of every client socket, which sends the FIN after
 // what is queued and makes a write blocked on a full send buffer return.
 func (r *run) stopSending() {
 	r.stopped.Store(true)
 	for _, c := range r.conns {
-		unix.Shutdown(c.client, unix.SHUT_WR)
+		if c.client >= 0 {
+			unix.Shutdown(c.client, unix.SHUT_WR)
+		}
 	}
 }
 
@@ -810,82 +612,22 @@ type sideInfo struct {
 func (r *run) tcpInfos() ([]sideInfo, error) {
 	var out []sideInfo
 	for _, c := range r.conns {
-		ci, err := tcpInfo(c.client)
-		if err != nil {
-			return nil, fmt.Errorf("TCP_INFO of client socket: %w", err)
+		if c.client >= 0 {
+			ci, err := tcpInfo(c.client)
+			if err != nil {
+				return nil, fmt.Errorf("TCP_INFO of client socket: %w", err)
+			}
+			out = append(out, sideInfo{sideTx, ci})
 		}
-		si, err := tcpInfo(c.server)
-		if err != nil {
-			return nil, fmt.Errorf("TCP_INFO of server socket: %w", err)
+		if c.server >= 0 {
+			si, err := tcpInfo(c.server)
+			if err != nil {
+				return nil, fmt.Errorf("TCP_INFO of server socket: %w", err)
+			}
+			out = append(out, sideInfo{sideRx, si})
 		}
-		out = append(out, sideInfo{sideTx, ci}, sideInfo{sideRx, si})
 	}
 	return out, nil
-}
-
-// sample records one Sample per second until done, reports progress and,
-// for stream and sendfile, stops the senders at the deadline. It returns
-// when every worker has ended (or ctx is cancelled, after aborting the
-// connections). Progress comes from TCP_INFO (tcpi_bytes_received), so
-// the workers share nothing with it while they run.
-func (r *run) sample(ctx context.Context, t0 time.Time, done <-chan struct{}) []result.Sample {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var deadline <-chan time.Time
-	if r.w.Duration > 0 && (r.w.Kind == config.Stream || r.w.Kind == config.Sendfile) {
-		t := time.NewTimer(time.Until(t0.Add(r.w.Duration)))
-		defer t.Stop()
-		deadline = t.C
-	}
-	var series []result.Sample
-	var last int64
-	lastT := t0
-	lastUnits, lastUnitBytes, _ := r.sendTotals()
-	stall := r.eng.opts.StallTimeout
-	if stall <= 0 {
-		stall = r.defaultStall()
-	}
-	lastProgress := t0
-	for {
-		select {
-		case <-done:
-			return series
-		case <-ctx.Done():
-			r.abort()
-			<-done
-			return series
-		case <-deadline:
-			r.stopSending()
-		case now := <-tick.C:
-			total := r.bytesReceived()
-			if total != last {
-				lastProgress = now
-			} else if now.Sub(lastProgress) >= stall {
-				r.stalled(now.Sub(lastProgress))
-				<-done
-				return series
-			}
-			dt := now.Sub(lastT).Seconds()
-			s := result.Sample{T: now.Sub(t0).Seconds(), ThroughputBps: float64(total-last) * 8 / dt}
-			if info, err := tcpInfo(r.conns[0].client); err == nil {
-				s.CwndSegments = float64(info.Snd_cwnd)
-			}
-			if units, bytes, ok := r.sendTotals(); ok {
-				if units > lastUnits {
-					s.SendUnitBytes = float64(bytes-lastUnitBytes) / float64(units-lastUnits)
-				}
-				lastUnits, lastUnitBytes = units, bytes
-			}
-			series = append(series, s)
-			last, lastT = total, now
-			if r.req.Progress != nil {
-				r.req.Progress(engine.Progress{
-					Scenario: r.req.Scenario.Name, Workload: r.w.Name,
-					Elapsed: now.Sub(t0), Planned: r.w.Duration, ThroughputBps: s.ThroughputBps,
-				})
-			}
-		}
-	}
 }
 
 // bytesReceived is the payload the kernel has received so far on every
@@ -895,7 +637,7 @@ func (r *run) bytesReceived() int64 {
 	var total int64
 	for _, c := range r.conns {
 		for _, fd := range []int{c.client, c.server} {
-			if info, err := tcpInfo(fd); err == nil {
+			if info, err := tcpInfo(fd); fd >= 0 && err == nil {
 				total += int64(info.Bytes_received)
 			}
 		}

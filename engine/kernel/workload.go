@@ -84,22 +84,22 @@ func (r *run) spawnWorkers() error {
 		c := c
 		switch r.w.Kind {
 		case config.Stream:
-			r.spawn(sideTx, func() error { return streamSend(c.client, ws, r.byteLimit(), &r.stopped) })
-			r.spawn(sideRx, func() error { return drain(c.server, c) })
+			r.spawnFor(c, sideTx, func() error { return streamSend(c.client, ws, r.byteLimit(), &r.stopped) })
+			r.spawnFor(c, sideRx, func() error { return drain(c.server, c) })
 		case config.Sendfile:
 			size := r.w.FileSize
-			r.spawn(sideTx, func() error { return sendFile(c.client, r.file, size, r.byteLimit(), &r.stopped) })
-			r.spawn(sideRx, func() error { return drain(c.server, c) })
+			r.spawnFor(c, sideTx, func() error { return sendFile(c.client, r.file, size, r.byteLimit(), &r.stopped) })
+			r.spawnFor(c, sideRx, func() error { return drain(c.server, c) })
 		case config.RR:
 			req, resp := r.w.RequestSize, r.w.ResponseSize
-			r.spawn(sideTx, func() error {
+			r.spawnFor(c, sideTx, func() error {
 				lat, err := rrClient(c.client, req, resp, r.limits(), c)
 				r.mu.Lock()
 				r.lat = append(r.lat, lat...)
 				r.mu.Unlock()
 				return err
 			})
-			r.spawn(sideRx, func() error { return rrServer(c.server, req, resp, c) })
+			r.spawnFor(c, sideRx, func() error { return rrServer(c.server, req, resp, c) })
 		}
 	}
 	return nil
@@ -313,7 +313,7 @@ func (r *run) makeFile() error {
 	if size <= 0 {
 		return errors.New("sendfile needs file_size > 0")
 	}
-	f, err := os.CreateTemp(r.eng.opts.TempDir, "tsolab-sendfile-*")
+	f, err := os.CreateTemp(r.tempDir, "tsolab-sendfile-*")
 	if err != nil {
 		return fmt.Errorf("sendfile source: %w", err)
 	}
