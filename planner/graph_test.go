@@ -35,8 +35,9 @@ func TestDOT(t *testing.T) {
 func TestDOTGroupsByMachine(t *testing.T) {
 	sc := twoReceivers(true)
 	sc.Machines = []*config.Machine{{Name: "r1", Reach: config.Reach{Address: "192.0.2.1"}}}
-	sc.Hosts[1].Machine = "r1" // rx1
-	sc.NICs = []*config.NIC{sc.NICs[0], {Name: "rx10", Host: sc.Hosts[1].Name}}
+	sc.Hosts[1].Machine = "r1"                                                    // rx1
+	sc.Switches = append(sc.Switches, &config.Switch{Name: "sw1", Machine: "r1"}) // its ports' machine
+	sc.NICs = []*config.NIC{sc.NICs[0], {Name: "rx10", Host: sc.Hosts[1].Name, Connect: "sw1"}}
 	sc.Hosts = sc.Hosts[:2]
 	want := `digraph tsolab {
   compound = "true"
@@ -49,8 +50,10 @@ func TestDOTGroupsByMachine(t *testing.T) {
     label = "machine r1"
     "host.rx1" [label = "host.rx1", shape = "box"]
     "nic.rx10" [label = "nic.rx10", shape = "ellipse"]
+    "switch.sw1" [label = "switch.sw1", shape = "diamond"]
   }
   "nic.rx10" -> "host.rx1"
+  "nic.rx10" -> "switch.sw1"
   "nic.tx0" -> "host.tx"
   "nic.tx0" -> "switch.sw"
 }

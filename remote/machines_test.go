@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -535,5 +536,83 @@ func TestLinkDownMidApply(t *testing.T) {
 	mustDestroy(t, p2, 2)
 	if left := s.Exec(t, "ip", "netns", "list"); strings.Contains(left, labID) {
 		t.Errorf("namespaces of the lab left on r1:\n%s", left)
+	}
+}
+
+// TestMachinesInParallel: two machines, each a real sshd, are connected
+// and provisioned in parallel: each one's connection waits at a barrier
+// until the other's has begun (made one after the other, they would never
+// meet, and the guard fails the test), and so does each one's first
+// Create.
+func TestMachinesInParallel(t *testing.T) {
+	s1, s2 := remotetest.Start(t), remotetest.Start(t)
+	labID := netnstest.LabID(t)
+	l := writeLab(t, fmt.Sprintf(`lab %q {}
+machine "r1" { address = %q }
+machine "r2" { address = %q }
+host "rx" { machine = machine.r1 }
+host "ry" { machine = machine.r2 }
+`, labID, s1.Addr, s2.Addr))
+	dials := newBarrier(t, 2)
+	creates := newBarrier(t, 2)
+	byAddr := map[string]*remotetest.Server{s1.Addr.String(): s1, s2.Addr.String(): s2}
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, _, _ := net.SplitHostPort(address)
+		dials.arrive(host)
+		return byAddr[host].Dial(ctx, network, address)
+	}
+	machines := remote.NewMachines(local.Providers(),
+		map[string]remote.Machine{"r1": s1.Machine("r1"), "r2": s2.Machine("r2")}, remote.Options{Version: testVersion, Dial: dial})
+	t.Cleanup(func() { machines.Close() })
+	gated := map[provider.Kind]provider.Interface{}
+	for k, prov := range machines.Providers() {
+		gated[k] = gate{Interface: prov, before: func(a provider.Addr) {
+			if a.Kind == provider.KindHost {
+				creates.arrive(a.String())
+			}
+		}}
+	}
+	p := planner.New(planner.Options{Dir: l.dir, Lab: l.lab.Name, Providers: gated})
+	mustApply(t, p, l.sc.Name, l.desired)
+	for _, s := range []*remotetest.Server{s1, s2} {
+		if left := s.Exec(t, "ip", "netns", "list"); !strings.Contains(left, labID) {
+			t.Errorf("no namespace of the lab on %s:\n%s", s.NS, left)
+		}
+	}
+	mustDestroy(t, p, 2)
+}
+
+// barrier lets n callers through once all n have arrived; one that waits
+// a minute fails the test (the others never came: they were not in
+// parallel with it).
+type barrier struct {
+	t    *testing.T
+	n    int
+	mu   sync.Mutex
+	seen map[string]bool
+	all  chan struct{}
+}
+
+func newBarrier(t *testing.T, n int) *barrier {
+	return &barrier{t: t, n: n, seen: map[string]bool{}, all: make(chan struct{})}
+}
+
+// arrive waits at the barrier the first time who comes, and lets who
+// through at once after.
+func (b *barrier) arrive(who string) {
+	b.mu.Lock()
+	if b.seen[who] {
+		b.mu.Unlock()
+		return
+	}
+	b.seen[who] = true
+	if len(b.seen) == b.n {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.all:
+	case <-time.After(time.Minute):
+		b.t.Errorf("%s waited a minute at the barrier for %d others: they did not run in parallel with it", who, b.n-1)
 	}
 }
