@@ -1,0 +1,220 @@
+// Command remote-throughput compares a stream between two namespaces run
+// through a machine's agent with the same stream run locally (issue 10:
+// the control path must not slow the data path). See run.sh.
+//
+// It starts a real OpenSSH server in a namespace of its own that stands
+// for machine r1 (package remotetest), and applies two labs from the
+// controller's namespace: "remote", a sender tx here and a receiver rx on
+// r1 joined by the cable (a veth pair, one end moved into each host), and
+// "local", the same two hosts both here joined by a veth pair tsolab
+// makes. Both data paths are one veth pair between two namespaces of this
+// kernel, at the same MTU and offloads; only where each side's threads
+// run differs (the receiver in r1's agent, driven over SSH). Each round
+// runs `tsolab run` on both, the order alternating by round, and the
+// ratio remote/local of that round's throughput is one pair; the median
+// over the rounds is printed with the target.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/remote/remotetest"
+)
+
+// target is the least median ratio remote/local the issue accepts.
+const target = 0.95
+
+const labCommon = `
+host "tx" {}
+
+workload "bulk" {
+  kind        = "stream"
+  client      = host.tx
+  servers     = [nic.rx0]
+  connections = %d
+  duration    = "%s"
+}
+`
+
+const remoteLab = `
+lab "rthru-remote" {}
+
+variable "r1_address" { type = string }
+variable "r1_identity" { type = string }
+variable "r1_known_hosts" { type = string }
+
+machine "r1" {
+  address       = var.r1_address
+  user          = "root"
+  identity_file = var.r1_identity
+  known_hosts   = var.r1_known_hosts
+}
+
+host "rx" {
+  machine = machine.r1
+}
+
+nic "tx0" {
+  host    = host.tx
+  device  = "cable0"
+  address = "10.79.0.1/24"
+  mtu     = %d
+  offload = { tso = true, sg = true, tx_csum = true }
+}
+
+nic "rx0" {
+  host    = host.rx
+  device  = "cable0"
+  address = "10.79.0.2/24"
+  mtu     = %d
+}
+`
+
+const localLab = `
+lab "rthru-local" {}
+
+host "rx" {}
+
+nic "tx0" {
+  host    = host.tx
+  peer    = nic.rx0
+  address = "10.79.1.1/24"
+  mtu     = %d
+  offload = { tso = true, sg = true, tx_csum = true }
+}
+
+nic "rx0" {
+  host    = host.rx
+  address = "10.79.1.2/24"
+  mtu     = %d
+}
+`
+
+func main() {
+	rounds := flag.Int("r", 10, "rounds (pairs of runs)")
+	mtu := flag.Int("mtu", 9000, "MTU of both labs' veth")
+	conns := flag.Int("c", 1, "connections of the stream")
+	dur := flag.String("d", "3s", "duration of each run")
+	bin := flag.String("tsolab", "", "the tsolab binary (built by run.sh)")
+	flag.Parse()
+	if err := bench(*bin, *rounds, *mtu, *conns, *dur); err != nil {
+		fmt.Fprintln(os.Stderr, "remote-throughput:", err)
+		os.Exit(1)
+	}
+}
+
+func bench(bin string, rounds, mtu, conns int, dur string) (err error) {
+	work, err := os.MkdirTemp("", "rthru-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	s, err := remotetest.StartIn(filepath.Join(work, "sshd"))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	env := append(os.Environ(),
+		"TSOLAB_VAR_r1_address="+s.Addr.String(),
+		"TSOLAB_VAR_r1_identity="+s.IdentityFile,
+		"TSOLAB_VAR_r1_known_hosts="+s.KnownHosts)
+	labs := map[string]string{
+		"remote": fmt.Sprintf(remoteLab, mtu, mtu) + fmt.Sprintf(labCommon, conns, dur),
+		"local":  fmt.Sprintf(localLab, mtu, mtu) + fmt.Sprintf(labCommon, conns, dur),
+	}
+	tsolab := func(args ...string) ([]byte, error) {
+		cmd := exec.Command("nsenter", append([]string{"--net=" + netnsfs.Path(s.ClientNS), "--", bin}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return out, fmt.Errorf("tsolab %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out, nil
+	}
+	for name, src := range labs {
+		dir := filepath.Join(work, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "lab.tsolab.hcl"), []byte(src), 0o644); err != nil {
+			return err
+		}
+		if _, err := tsolab("apply", "-auto-approve", dir); err != nil {
+			return err
+		}
+		defer func() {
+			if _, derr := tsolab("destroy", "-auto-approve", dir); derr != nil && err == nil {
+				err = derr
+			}
+		}()
+	}
+	run := func(name string, round int) (float64, error) {
+		out := filepath.Join(work, fmt.Sprintf("%s-%d.json", name, round))
+		if _, err := tsolab("run", "-engine", "kernel", "-json", out, filepath.Join(work, name)); err != nil {
+			return 0, err
+		}
+		return throughput(out)
+	}
+	fmt.Printf("# stream tx -> rx, %d connection(s), %s, MTU %d, TSO on; %d rounds, order alternating\n", conns, dur, mtu, rounds)
+	fmt.Printf("%-6s %12s %12s %8s\n", "round", "local Gb/s", "remote Gb/s", "ratio")
+	var ratios []float64
+	for r := range rounds {
+		order := []string{"local", "remote"}
+		if r%2 == 1 {
+			order = []string{"remote", "local"}
+		}
+		got := map[string]float64{}
+		for _, name := range order {
+			bps, err := run(name, r)
+			if err != nil {
+				return err
+			}
+			got[name] = bps
+		}
+		ratio := got["remote"] / got["local"]
+		ratios = append(ratios, ratio)
+		fmt.Printf("%-6d %12.2f %12.2f %8.3f\n", r+1, got["local"]/1e9, got["remote"]/1e9, ratio)
+	}
+	sort.Float64s(ratios)
+	med := ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		med = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
+	}
+	verdict := "met"
+	if med < target {
+		verdict = "MISSED"
+	}
+	fmt.Printf("median ratio remote/local %.3f (min %.3f, max %.3f): target >= %.2f %s\n", med, ratios[0], ratios[len(ratios)-1], target, verdict)
+	if med < target {
+		return fmt.Errorf("target missed")
+	}
+	return nil
+}
+
+// throughput reads the one run's throughput from a results file.
+func throughput(path string) (float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var res struct {
+		Runs []struct {
+			Metrics map[string]float64 `json:"metrics"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		return 0, err
+	}
+	if len(res.Runs) != 1 {
+		return 0, fmt.Errorf("%s: %d runs, want 1", path, len(res.Runs))
+	}
+	return res.Runs[0].Metrics["throughput_bps"], nil
+}
