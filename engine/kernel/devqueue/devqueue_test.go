@@ -160,7 +160,7 @@ func openIn(ns *testNS, opts Options) (*Counter, error) {
 
 // skipUnlessRequired skips t for a missing kernel feature, or fails it
 // under TSOLAB_REQUIRE_NETNS=1: CI's kernel has what the counter needs.
-func skipUnlessRequired(t *testing.T, reason string) {
+func skipUnlessRequired(t testing.TB, reason string) {
 	t.Helper()
 	if os.Getenv(netnstest.RequireEnv) == "1" {
 		t.Fatalf("%s=1 but %s", netnstest.RequireEnv, reason)

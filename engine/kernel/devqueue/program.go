@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/cilium/ebpf/asm"
 )
@@ -53,16 +54,19 @@ const (
 	stackHdr  = -48  // 8 bytes: header bytes from skb->data to the end of TCP
 	stackRec  = -56  // 8 bytes: the record's slot
 	stackFlag = -64  // 4 bytes: 1 = a packet to a watched port (counted)
-	stackIP   = -80  // ipPrefix bytes: the start of the IP header
+	stackIP   = -176 // ipRead bytes: the IP header and what follows
 	stackMAC  = -88  // 8 bytes: MAC header bytes before skb->data
 	stackCPU  = -96  // u32: this CPU, the key of its record head
 	stackIdx  = -100 // u32: the key of the record's slot
 	stackHead = -112 // 8 bytes: this CPU's record head
 )
 
-// ipPrefix is how much of the IP header the program reads: IPv4's
-// version/IHL byte and protocol (byte 9), IPv6's next header (byte 6).
-const ipPrefix = 10
+// ipRead is how much the program reads from the IP header on: an IPv6
+// header or an IPv4 one without options, and the 16 bytes of TCP
+// header it needs (ports, data offset), in one read; IPv4 with options
+// takes a second read for the TCP header. Bytes past a short packet's
+// end are read from the rest of its buffer and never used.
+const ipRead = 40 + 16
 
 // maxMAC bounds the MAC header bytes before skb->data a record keeps
 // (0 at egress, where skb->data is the MAC header; 14 for Ethernet at
@@ -204,7 +208,7 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.Add.Reg(asm.R3, asm.R7),
 		asm.Mov.Reg(asm.R1, asm.R10),
 		asm.Add.Imm(asm.R1, stackIP),
-		asm.Mov.Imm(asm.R2, ipPrefix),
+		asm.Mov.Imm(asm.R2, ipRead),
 		asm.FnProbeReadKernel.Call(),
 		asm.JNE.Imm(asm.R0, 0, "unread"),
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbProtocol), asm.Half),
@@ -214,25 +218,33 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.LoadMem(asm.R5, asm.R10, stackIP, asm.Byte),
 		asm.And.Imm(asm.R5, 0x0f),
 		asm.LSh.Imm(asm.R5, 2),
-		asm.Ja.Label("l4"),
-		asm.LoadMem(asm.R4, asm.R10, stackIP+6, asm.Byte).WithSymbol("ipv6"),
-		asm.Mov.Imm(asm.R5, 40),
-		asm.JNE.Imm(asm.R4, 6, "other").WithSymbol("l4"), // IPPROTO_TCP
+		asm.JNE.Imm(asm.R4, 6, "other"), // IPPROTO_TCP
 		// R8 = the TCP header's offset from skb->head.
 		asm.Add.Reg(asm.R8, asm.R5),
-		// The TCP header: ports and data offset.
-		asm.Mov.Reg(asm.R3, asm.R7),
+		asm.JNE.Imm(asm.R5, 20, "read_tcp"),
+	}...)
+	// IPv4 without options: the TCP header was read with it.
+	insns = append(insns, copyStack(stackTCP, stackIP+20, 16)...)
+	insns = append(insns,
+		asm.Ja.Label("tcp"),
+		// IPv4 with options: the TCP header is further on.
+		asm.Mov.Reg(asm.R3, asm.R7).WithSymbol("read_tcp"),
 		asm.Add.Reg(asm.R3, asm.R8),
 		asm.Mov.Reg(asm.R1, asm.R10),
 		asm.Add.Imm(asm.R1, stackTCP),
 		asm.Mov.Imm(asm.R2, 16),
 		asm.FnProbeReadKernel.Call(),
 		asm.JNE.Imm(asm.R0, 0, "unread"),
-	}...)
+		asm.Ja.Label("tcp"),
+		asm.LoadMem(asm.R4, asm.R10, stackIP+6, asm.Byte).WithSymbol("ipv6"),
+		asm.JNE.Imm(asm.R4, 6, "other"), // IPPROTO_TCP
+		asm.Add.Imm(asm.R8, 40),
+	)
+	insns = append(insns, copyStack(stackTCP, stackIP+40, 16)...)
 	insns = append(insns,
 		// Header bytes up to the end of TCP: (head + transport_header -
 		// data) + doff*4; the payload is skb->len minus that.
-		asm.LoadMem(asm.R3, asm.R10, stackTCP+12, asm.Byte),
+		asm.LoadMem(asm.R3, asm.R10, stackTCP+12, asm.Byte).WithSymbol("tcp"),
 		asm.RSh.Imm(asm.R3, 4),
 		asm.LSh.Imm(asm.R3, 2),
 		asm.LoadMem(asm.R4, asm.R6, off(o.SkbData), asm.DWord),
@@ -347,6 +359,38 @@ func tail(ret int32, inc func(int, asm.Register) asm.Instruction) asm.Instructio
 	}
 }
 
+// publish adds 1 to the head R1 points at, ordered after the record's
+// stores, for a CPU of architecture goarch: on x86 (TSO: stores are not
+// reordered with earlier stores) a plain store, which the reader's load
+// orders; elsewhere an atomic fetch-add, fully ordered. The head has one
+// writer, the program on its CPU.
+func publish(goarch string) asm.Instructions {
+	if goarch == "amd64" || goarch == "386" {
+		return asm.Instructions{
+			asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord),
+			asm.Add.Imm(asm.R2, 1),
+			asm.StoreMem(asm.R1, 0, asm.R2, asm.DWord),
+		}
+	}
+	return asm.Instructions{
+		asm.Mov.Imm(asm.R2, 1),
+		asm.FetchAdd.Mem(asm.R1, asm.R2, asm.DWord, 0),
+	}
+}
+
+// copyStack copies n bytes (a multiple of 4) between 4-aligned stack
+// offsets, through R1.
+func copyStack(dst, src int16, n int16) asm.Instructions {
+	var insns asm.Instructions
+	for i := int16(0); i < n; i += 4 {
+		insns = append(insns,
+			asm.LoadMem(asm.R1, asm.R10, src+i, asm.Word),
+			asm.StoreMem(asm.R10, dst+i, asm.R1, asm.Word),
+		)
+	}
+	return insns
+}
+
 // record writes one record of the packet into this CPU's record ring
 // (label "record", then on to "recorded"); it expects R2 = the header
 // bytes from skb->data to the end of TCP and R8 = the payload, and keeps
@@ -378,8 +422,11 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 		asm.Sub.Reg(asm.R4, asm.R3),
 		asm.JGT.Imm(asm.R4, maxMAC, "unread"), // no MAC header set: not recorded, not counted
 		asm.StoreMem(asm.R10, stackMAC, asm.R4, asm.DWord),
-		asm.Mov.Imm(asm.R3, 1),
-		inc(slotRecTried, asm.R3),
+		// A plain increment: the program does not nest on a CPU, and
+		// Stop reads the map after the program is detached.
+		asm.LoadMem(asm.R3, asm.R9, int16(slotRecTried*8), asm.DWord),
+		asm.Add.Imm(asm.R3, 1),
+		asm.StoreMem(asm.R9, int16(slotRecTried*8), asm.R3, asm.DWord),
 		// This CPU's head, and the slot it points at.
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, stackCPU, asm.R0, asm.Word),
@@ -394,7 +441,7 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 		asm.StoreMem(asm.R10, stackIdx, asm.R4, asm.Word),
 	)
 	insns = append(insns, lookup(rec.Recs, stackIdx, stackRec)...)
-	return append(insns,
+	insns = append(insns,
 		asm.FnKtimeGetNs.Call(),
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
 		asm.StoreMem(asm.R1, recTime, asm.R0, asm.DWord),
@@ -419,10 +466,10 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 		// Unreadable headers: keep the record, with none of them.
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
 		asm.StoreImm(asm.R1, recCapLen, 0, asm.Word),
-		// Publish: head + 1, fully ordered after the record's stores.
 		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord).WithSymbol("rec_publish"),
-		asm.Mov.Imm(asm.R2, 1),
-		asm.FetchAdd.Mem(asm.R1, asm.R2, asm.DWord, 0),
+	)
+	insns = append(insns, publish(runtime.GOARCH)...)
+	return append(insns,
 		asm.Ja.Label("recorded"),
 		asm.Mov.Imm(asm.R3, 1).WithSymbol("rec_lost"),
 		inc(slotRecLost, asm.R3),

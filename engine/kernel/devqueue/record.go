@@ -22,7 +22,8 @@ import (
 // cache line a CPU): the program, which runs at most once at a time on a
 // CPU (TCX in softirq or with bottom halves off, the tracepoint likewise),
 // writes the record into slot head mod slots and then publishes it by
-// adding 1 to head (an atomic fetch-add: fully ordered). The reader maps
+// adding 1 to head (a plain store on x86, whose stores are not reordered
+// with earlier ones; an atomic fetch-add, fully ordered, elsewhere). The reader maps
 // both arrays and keeps a tail per CPU; a producer that laps the reader
 // overwrites the oldest records, which the reader counts as lost.
 
