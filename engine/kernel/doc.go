@@ -57,8 +57,8 @@
 // Data path. A worker's loop is its system call and a byte count: a
 // stream sender writes one reused buffer, a sendfile sender calls
 // sendfile, a receiver reads into one reused buffer and adds what it read
-// to the run's total once, when it ends. No loop reads the clock or
-// shares memory with the sampler: at the deadline the sampler shuts the
+// to the run's total once, when it ends. No loop reads the clock per
+// call or shares memory with the sampler: at the deadline the sampler shuts the
 // clients' sending side (shutdown SHUT_WR: the FIN follows what is
 // queued, and a write blocked on a full buffer returns), and it reads
 // progress once a second from TCP_INFO (tcpi_bytes_received). The
@@ -67,9 +67,10 @@
 // wakes any blocked worker). rr clients read the clock once per
 // transaction, which they time anyway. What remains of the process on
 // the data path's cores is the Go runtime: a worker passes through its
-// scheduler every 4 MiB, and a run keeps GOMAXPROCS above its workers'
-// count, so that the sysmon thread finds no P to take back from a worker
-// in a system call and sleeps instead of waking every 20 us
+// scheduler about every 5 ms (a step in bytes from its rate, one clock
+// read a pass), and a run keeps GOMAXPROCS above its workers' count, so
+// that the sysmon thread finds no P to take back from a worker in a
+// system call and sleeps instead of waking every 20 us
 // (bench/iperf-compare measures the whole against iperf3).
 //
 // Send units. By default (Options.Counter = CounterAuto) they are

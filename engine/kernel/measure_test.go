@@ -383,3 +383,38 @@ func TestHoldProcs(t *testing.T) {
 		t.Errorf("GOMAXPROCS after the last run = %d, want %d as before", got, before)
 	}
 }
+
+// A worker's yielder passes about every yieldEvery whatever its rate: at
+// 20 Gbit/s and at 1 Gbit/s each step it plans takes yieldEvery at the
+// rate of the step before, and after the rate falls tenfold the next
+// step is planned at the new rate, not at an average.
+func TestYielderStep(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rates []float64 // bytes per second in each step, in turn
+	}{
+		{"20 Gbit/s", []float64{2.5e9, 2.5e9, 2.5e9}},
+		{"1 Gbit/s", []float64{1.25e8, 1.25e8, 1.25e8}},
+		{"slows down 10x", []float64{2.5e9, 2.5e8, 2.5e8}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var y yielder
+			now := time.Unix(1000, 0)
+			y.plan(0, now)
+			if y.next != firstYieldBytes {
+				t.Fatalf("first step = %d bytes, want %d before the rate is known", y.next, firstYieldBytes)
+			}
+			moved := y.next
+			for i, rate := range tc.rates {
+				now = now.Add(time.Duration(float64(moved-y.moved) / rate * float64(time.Second)))
+				y.plan(moved, now)
+				step := y.next - moved
+				took := time.Duration(float64(step) / rate * float64(time.Second))
+				if d := took - yieldEvery; d < -time.Microsecond || d > time.Microsecond {
+					t.Errorf("step %d at %.3g bytes/s: %d bytes take %v, want %v", i, rate, step, took, yieldEvery)
+				}
+				moved = y.next
+			}
+		})
+	}
+}

@@ -105,26 +105,51 @@ func (r *run) spawnWorkers() error {
 	return nil
 }
 
-// yieldBytes is how much a stream or sendfile worker moves between two
-// passes through the Go scheduler: about 3 ms at 10 Gbit/s.
-const yieldBytes = 4 << 20
+// yieldEvery is how often a stream or sendfile worker passes through the
+// Go scheduler: half of sysmon's longest sleep (10 ms), so that every
+// look of sysmon's finds the worker's P has scheduled since the last.
+const yieldEvery = 5 * time.Millisecond
+
+// firstYieldBytes is the worker's first step, before it knows its rate.
+const firstYieldBytes = 1 << 20
 
 // yielder makes a worker pass through the Go scheduler (runtime.Gosched)
-// every yieldBytes. A locked goroutine that only ever makes system calls
-// never does, and the runtime's sysmon thread then takes its P back at
-// every look once it has run one goroutine for 10 ms: sysmon polls every
-// 20 us and the worker reacquires a P after every call, thousands of
-// wake-ups a second on the data path's cores (13-15% of a core at 10
-// Gbit/s here). With a pass every few milliseconds and an idle P
-// (holdProcs), sysmon finds nothing to take and sleeps up to 10 ms.
-type yielder struct{ next int64 }
+// about every yieldEvery. A locked goroutine that only ever makes system
+// calls never does, and the runtime's sysmon thread then takes its P
+// back at every look once it has run one goroutine for 10 ms: sysmon
+// polls every 20 us and the worker reacquires a P after every call,
+// thousands of wake-ups a second on the data path's cores (13-15% of a
+// core at 10 Gbit/s here). With a pass every few milliseconds and an
+// idle P (holdProcs), sysmon finds nothing to take and sleeps up to 10
+// ms. A pass costs a locked goroutine a hand-off between three threads
+// (the runtime's wakep and stoplockedm wake two other Ms, the second
+// hands the P back; ~80 us of CPU on this VM, and the wake-ups preempt
+// the other data thread), so a worker passes as seldom as that allows:
+// the step in bytes is what it moved in the last yieldEvery, which needs
+// the clock once a pass and never per call. A fixed step in bytes passes
+// too often on a fast flow (4 MiB: 600 times a second at 20 Gbit/s) and
+// too seldom on a slow one (below 3.3 Gbit/s, more than 10 ms apart).
+type yielder struct {
+	next  int64     // bytes moved at which to pass next
+	at    time.Time // when it last passed; zero before the first pass
+	moved int64     // bytes moved then
+}
 
 // after is called with the bytes moved so far.
 func (y *yielder) after(moved int64) {
 	if moved >= y.next {
-		y.next = moved + yieldBytes
+		y.plan(moved, time.Now())
 		runtime.Gosched()
 	}
+}
+
+// plan sets the next step from the rate since the last pass.
+func (y *yielder) plan(moved int64, now time.Time) {
+	step := int64(firstYieldBytes)
+	if dt := now.Sub(y.at); !y.at.IsZero() && dt > 0 {
+		step = int64(float64(moved-y.moved) * float64(yieldEvery) / float64(dt))
+	}
+	y.next, y.at, y.moved = moved+step, now, moved
 }
 
 // streamSend writes ws-byte buffers until it has sent limit bytes, then
