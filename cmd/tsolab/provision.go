@@ -44,9 +44,9 @@ func (c *cli) providersFor(declared, recorded map[string]config.Reach) map[provi
 	if len(all) == 0 {
 		return providers()
 	}
-	m := remote.NewMachines(providers(), remote.MachinesOf(all), remote.Options{Version: version})
+	m := remote.NewMachines(local.Providers(), remote.MachinesOf(all), remote.Options{Version: version})
 	c.machines = append(c.machines, m)
-	return m.Providers()
+	return withFaults(m.Providers()) // a kill point counts remote calls too
 }
 
 // recordedMachines is how the state of the lab in dir says to reach its
