@@ -1,6 +1,7 @@
 package devqueue
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"runtime"
@@ -9,6 +10,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/engine/kernel/capture"
 )
 
 // loaded is the program for one hook, loaded but attached nowhere, with
@@ -211,5 +214,36 @@ func BenchmarkProgram(b *testing.B) {
 			}
 			b.ReportMetric(float64(per.Nanoseconds()), "ns/packet")
 		})
+	}
+}
+
+// BenchmarkReader is what the reader costs a record: the rings filled by
+// the program (BPF_PROG_TEST_RUN on one CPU, an MSS segment each time)
+// are drained, merged and handed to a pcapng file in memory, as a
+// receiver's capture does every pollInterval.
+func BenchmarkReader(b *testing.B) {
+	l := loadForTest(b, HookTCXIngress)
+	pkt, _ := packet(false, 0, testPort, testMSS)
+	per := 1 << l.ring.log2 / 2
+	var file bytes.Buffer
+	sink, err := capture.NewPcapng(&file, "rx0", "bench", capture.Incoming, "eBPF")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &recorder{ring: l.ring, sink: sink}
+	var st readState
+	b.ResetTimer()
+	for done := 0; done < b.N; done += per {
+		b.StopTimer()
+		if _, _, err := l.prog.Benchmark(pkt, per, nil); err != nil {
+			b.Fatal(err)
+		}
+		file.Reset()
+		b.StartTimer()
+		r.drain(&st)
+	}
+	b.StopTimer()
+	if r.err != nil || r.lost != 0 || r.recorded == 0 {
+		b.Fatalf("recorded %d, lost %d, error %v", r.recorded, r.lost, r.err)
 	}
 }

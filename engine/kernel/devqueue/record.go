@@ -202,31 +202,9 @@ func (r *recorder) read() {
 	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), readerNice)
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	var buf []byte
-	var starts, next []int
+	var st readState
 	for stopping := false; ; {
-		var lost int64
-		buf, starts, lost = r.ring.take(buf, starts)
-		r.lost += lost
-		next = append(next[:0], starts[:len(starts)-1]...)
-		// Each CPU's records are in time order: merge them.
-		for {
-			best := -1
-			var bestTS int64
-			for cpu, i := range next {
-				if i == starts[cpu+1] {
-					continue
-				}
-				if ts := recTS(buf, i); best < 0 || ts < bestTS {
-					best, bestTS = cpu, ts
-				}
-			}
-			if best < 0 {
-				break
-			}
-			r.hand(buf[next[best]*slotSize : (next[best]+1)*slotSize])
-			next[best]++
-		}
+		r.drain(&st)
 		if stopping {
 			return
 		}
@@ -235,6 +213,41 @@ func (r *recorder) read() {
 			stopping = true
 		case <-tick.C:
 		}
+	}
+}
+
+// readState is the reader's buffers, kept from one drain to the next.
+type readState struct {
+	buf          []byte
+	starts, next []int
+}
+
+// drain takes the records published since the last drain and hands them
+// to the sink in time order (each CPU's records are in time order: they
+// are merged).
+func (r *recorder) drain(st *readState) {
+	var lost int64
+	st.buf, st.starts, lost = r.ring.take(st.buf, st.starts)
+	r.lost += lost
+	buf, starts := st.buf, st.starts
+	st.next = append(st.next[:0], starts[:len(starts)-1]...)
+	next := st.next
+	for {
+		best := -1
+		var bestTS int64
+		for cpu, i := range next {
+			if i == starts[cpu+1] {
+				continue
+			}
+			if ts := recTS(buf, i); best < 0 || ts < bestTS {
+				best, bestTS = cpu, ts
+			}
+		}
+		if best < 0 {
+			return
+		}
+		r.hand(buf[next[best]*slotSize : (next[best]+1)*slotSize])
+		next[best]++
 	}
 }
 
