@@ -267,6 +267,9 @@ type Worker struct {
 	id   int
 	open kernel.CaptureFunc
 	once sync.Once
+
+	mu   sync.Mutex
+	lost error // the connection's loss, returned by every later call
 }
 
 var _ kernel.Worker = (*Worker)(nil)
@@ -293,10 +296,24 @@ func KernelWorkers(m *Machines) kernel.WorkerFactory {
 	}
 }
 
+// do makes one call; once the connection is lost, every call fails at
+// once with that loss (a lost connection does not come back).
 func (w *Worker) do(ctx context.Context, method string, c WorkerCall) (WorkerReply, error) {
 	c.ID = w.id
 	var r WorkerReply
+	w.mu.Lock()
+	lost := w.lost
+	w.mu.Unlock()
+	if lost != nil {
+		return r, lost
+	}
 	err := w.c.call(ctx, method, c, &r)
+	var le *LostError
+	if errors.As(err, &le) {
+		w.mu.Lock()
+		w.lost = err
+		w.mu.Unlock()
+	}
 	return r, err
 }
 

@@ -60,7 +60,7 @@ func (x *execution) execute(ctx context.Context) (*result.WorkloadResult, error)
 	for _, m := range x.machines {
 		rep, err := x.workers[m].Finish(ctx, x.finishRequest(m))
 		if err != nil {
-			errs = append(errs, x.on(m, err))
+			errs = append(errs, err)
 		}
 		reports[m] = rep
 	}
@@ -105,15 +105,6 @@ func (x *execution) open(ctx context.Context) error {
 	return nil
 }
 
-// on names the machine of an error from another machine's Worker, unless
-// it does already.
-func (x *execution) on(m string, err error) error {
-	if m == "" || err == nil {
-		return err
-	}
-	return fmt.Errorf("on machine %s: %w", m, err)
-}
-
 // connect opens every endpoint's listener on the server's machine, the
 // connections from the client's, and accepts them.
 func (x *execution) connect(ctx context.Context) error {
@@ -122,17 +113,17 @@ func (x *execution) connect(ctx context.Context) error {
 		srv, cli := x.workers[ep.ServerMachine], x.workers[ep.ClientMachine]
 		port, err := srv.Listen(ctx, i)
 		if err != nil {
-			return x.on(ep.ServerMachine, err)
+			return err
 		}
 		mss, err := cli.Dial(ctx, i, port, n)
 		if err != nil {
-			return x.on(ep.ClientMachine, err)
+			return err
 		}
 		if x.mss == 0 {
 			x.mss = mss
 		}
 		if err := srv.Accept(ctx, i, n); err != nil {
-			return x.on(ep.ServerMachine, err)
+			return err
 		}
 		x.addPort(ep, port)
 		if x.job.Capture {
@@ -193,7 +184,7 @@ func (x *execution) start(ctx context.Context) (t0 time.Time, started map[string
 	order := append(append([]string(nil), x.machines[1:]...), x.machines[0])
 	for _, m := range order {
 		if err := x.workers[m].Start(ctx, StartRequest{MSS: x.mss, Taps: x.taps[m], Recv: x.recv[m]}); err != nil {
-			return t0, nil, x.on(m, err)
+			return t0, nil, err
 		}
 		started[m] = time.Now()
 	}
@@ -214,7 +205,7 @@ func (x *execution) failure(ctx context.Context, waits map[string]WaitReply) err
 	}
 	for _, m := range x.machines {
 		if e := waits[m].Err; e != "" {
-			return x.on(m, errors.New(e))
+			return errors.New(e)
 		}
 	}
 	return nil
@@ -276,7 +267,7 @@ func (x *execution) wait(ctx context.Context) (map[string]WaitReply, <-chan stru
 			defer wg.Done()
 			rep, err := x.workers[m].Wait(ctx)
 			if err != nil {
-				x.setLost(ctx, x.on(m, err))
+				x.setLost(ctx, err)
 			}
 			mu.Lock()
 			waits[m] = rep
@@ -313,7 +304,7 @@ func (x *execution) progress(ctx context.Context) (Progress, bool) {
 	for i, m := range x.machines {
 		p, err := x.workers[m].Progress(ctx)
 		if err != nil {
-			x.setLost(ctx, x.on(m, err))
+			x.setLost(ctx, err)
 			return sum, false
 		}
 		sum.Received += p.Received
@@ -364,7 +355,7 @@ func (x *execution) sample(ctx context.Context, t0 time.Time) ([]result.Sample, 
 		case <-deadline:
 			for _, m := range x.machines {
 				if err := x.workers[m].Stop(ctx, StopSending); err != nil {
-					x.setLost(ctx, x.on(m, err))
+					x.setLost(ctx, err)
 				}
 			}
 		case now := <-tick.C:
@@ -498,7 +489,11 @@ func (x *execution) result(dur time.Duration, reports map[string]Report, series 
 	res.Notes = append(res.Notes, m.cpuNote())
 	res.Notes = append(res.Notes, notes...)
 	res.Notes = append(res.Notes, gsoNotes(x.job, m.Taps, offloads)...)
-	res.Notes = append(res.Notes, hostNotes(x.req)...)
+	kernels := map[string]string{}
+	for m, rep := range reports {
+		kernels[m] = rep.Kernel
+	}
+	res.Notes = append(res.Notes, hostNotes(x.req, kernels)...)
 	res.Provenance = prov
 	return res
 }

@@ -21,7 +21,7 @@ func TestHostNotesNameSimOnlyAttributes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		h := tt.host
-		notes := hostNotes(engine.RunRequest{Scenario: &config.Scenario{Hosts: []*config.Host{&h}}})
+		notes := hostNotes(engine.RunRequest{Scenario: &config.Scenario{Hosts: []*config.Host{&h}}}, nil)
 		switch {
 		case tt.want == "" && len(notes) != 0:
 			t.Errorf("host %s: got notes %q, want none", h.Name, notes)

@@ -41,8 +41,9 @@ func gsoNotes(job Job, taps []tapResult, offloads map[string]map[string]bool) []
 	return notes
 }
 
-// hostNotes names host attributes that only the sim engine applies.
-func hostNotes(req engine.RunRequest) []string {
+// hostNotes names host attributes that only the sim engine applies;
+// kernels are the release of each machine's kernel ("" = this one's).
+func hostNotes(req engine.RunRequest, kernels map[string]string) []string {
 	var notes []string
 	for _, h := range req.Scenario.Hosts {
 		var attrs []string
@@ -70,7 +71,11 @@ func hostNotes(req engine.RunRequest) []string {
 		}
 		if len(attrs) > 0 {
 			sort.Strings(attrs)
-			notes = append(notes, fmt.Sprintf("host.%s: %s describe the sim engine's model; the kernel engine runs this machine's kernel %s", h.Name, strings.Join(attrs, ", "), kernelRelease()))
+			where, release := "this machine's", kernelRelease()
+			if h.Machine != "" {
+				where, release = "machine "+h.Machine+"'s", kernels[h.Machine]
+			}
+			notes = append(notes, strings.TrimSpace(fmt.Sprintf("host.%s: %s describe the sim engine's model; the kernel engine runs %s kernel %s", h.Name, strings.Join(attrs, ", "), where, release)))
 		}
 	}
 	return notes
