@@ -11,22 +11,37 @@
 # HOSTS=N changes the lab's size (targets are checked for 1000 only).
 # PROFILE=DIR writes a CPU profile of each command to DIR/{apply,plan,destroy}.pprof
 # (TSOLAB_CPUPROFILE); read one with `go tool pprof -top DIR/apply.pprof`.
+# TRACE=DIR writes an execution trace of each command to
+# DIR/{apply,plan,destroy}.trace (TSOLAB_TRACE), for the time spent
+# waiting: `go tool trace -pprof=syscall DIR/apply.trace > s.pprof`.
+# BASE=REV also builds tsolab at git revision REV and runs the two trees
+# alternately, ROUNDS=N times each (default 3; new first in odd rounds,
+# base first in even ones), so a noisy machine loads both alike; it
+# prints every run and each tree's median.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 hosts=${HOSTS:-1000}
 work=$(mktemp -d)
-bin=$work/tsolab
-go build -o "$bin" ./cmd/tsolab
-lab=$work/lab
-mkdir -p "$lab"
+go build -o "$work/new" ./cmd/tsolab
+trees="new"
+if [ -n "${BASE:-}" ]; then
+	git worktree add -q --detach "$work/base-src" "$BASE"
+	(cd "$work/base-src" && go build -o "$work/base" ./cmd/tsolab)
+	trees="new base"
+fi
+rounds=${ROUNDS:-1}
+[ -n "${BASE:-}" ] && rounds=${ROUNDS:-3}
 floor=tslfloor$$
 cleanup() {
-	"$bin" destroy -auto-approve "$lab" >/dev/null 2>&1 || true
+	for t in $trees; do "$work/$t" destroy -auto-approve "$work/lab-$t" >/dev/null 2>&1 || true; done
 	for i in $(seq 1 "$hosts"); do echo "netns delete $floor.$i"; done | ip -force -batch - >/dev/null 2>&1 || true
 	ip netns delete "$floor.sw" >/dev/null 2>&1 || true
+	[ -n "${BASE:-}" ] && git worktree remove --force "$work/base-src" >/dev/null 2>&1
 	rm -rf "$work"
 }
 trap cleanup EXIT
+lab=$work/lab-new
+mkdir -p "$lab"
 {
 	echo "lab \"bench$hosts\" {}"
 	echo 'switch "sw" {}'
@@ -37,6 +52,8 @@ trap cleanup EXIT
 	done
 } >"$lab/lab.tsolab.hcl"
 
+[ -n "${BASE:-}" ] && mkdir -p "$work/lab-base" && cp "$lab/lab.tsolab.hcl" "$work/lab-base/"
+
 # timed NAME CMD...: runs CMD, records "NAME wall_s peak_rss_kb cpu_s" in
 # $work/times (cpu: user + system time, which other load on a shared
 # machine inflates less than wall time).
@@ -45,15 +62,36 @@ timed() {
 	shift
 	/usr/bin/time -f "$name %e %M %U %S" -a -o "$work/times" "$@"
 }
-prof() { [ -n "${PROFILE:-}" ] && mkdir -p "$PROFILE" && echo "TSOLAB_CPUPROFILE=$PROFILE/$1.pprof" || echo "TSOLAB_CPUPROFILE="; }
-
-timed apply env "$(prof apply)" "$bin" apply -auto-approve "$lab" >"$work/apply.log"
-tail -1 "$work/apply.log"
-timed plan env "$(prof plan)" "$bin" plan -detailed-exitcode "$lab" >"$work/plan.log"
-tail -1 "$work/plan.log"
-timed destroy env "$(prof destroy)" "$bin" destroy -auto-approve "$lab" >"$work/destroy.log"
-tail -1 "$work/destroy.log"
-left=$(ip netns list | grep -c "^tsl.bench$hosts[.]" || true)
+# prof TREE CMD: the environment that asks for CMD's profile and trace.
+prof() {
+	local p="" t=""
+	[ -n "${PROFILE:-}" ] && mkdir -p "$PROFILE" && p=$PROFILE/$1-$2.pprof
+	[ -n "${TRACE:-}" ] && mkdir -p "$TRACE" && t=$TRACE/$1-$2.trace
+	echo "TSOLAB_CPUPROFILE=$p TSOLAB_TRACE=$t"
+}
+# cycle TREE: apply, plan (no changes) and destroy the lab with TREE's
+# binary.
+cycle() {
+	local t=$1 l=$work/lab-$1 b=$work/$1
+	# shellcheck disable=SC2046
+	timed "$t:apply" env $(prof "$t" apply) "$b" apply -auto-approve "$l" >"$work/apply.log"
+	echo "$t: $(tail -1 "$work/apply.log")"
+	# shellcheck disable=SC2046
+	timed "$t:plan" env $(prof "$t" plan) "$b" plan -detailed-exitcode "$l" >"$work/plan.log"
+	echo "$t: $(tail -1 "$work/plan.log")"
+	# shellcheck disable=SC2046
+	timed "$t:destroy" env $(prof "$t" destroy) "$b" destroy -auto-approve "$l" >"$work/destroy.log"
+	echo "$t: $(tail -1 "$work/destroy.log")"
+}
+left=0
+for r in $(seq 1 "$rounds"); do
+	order=$trees
+	[ $((r % 2)) = 0 ] && [ -n "${BASE:-}" ] && order="base new"
+	for t in $order; do
+		cycle "$t"
+		left=$((left + $(ip netns list | grep -c "^tsl.bench$hosts[.]" || true)))
+	done
+done
 
 # The kernel's floor: the same namespaces and veths made by iproute2 in
 # one process each (no addresses, no MTU, no ownership marks, no state),
@@ -80,27 +118,39 @@ if [ -n "${LINKDEL:-}" ]; then
 fi
 timed floor-delete ip -batch "$work/del.batch"
 
-awk -v n="$hosts" -v left="$left" '
-	{ wall[$1] = $2; rss[$1] = $3; cpu[$1] = $4 + $5 }
+awk -v n="$hosts" -v left="$left" -v trees="$trees" '
+	function median(key, what,    k, m, v, i, j, x) {
+		m = 0
+		for (k = 1; k <= runs[key]; k++) v[++m] = val[key, k, what]
+		for (i = 2; i <= m; i++) for (j = i; j > 1 && v[j] < v[j-1]; j--) { x = v[j]; v[j] = v[j-1]; v[j-1] = x }
+		return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+	}
+	{
+		k = ++runs[$1]
+		val[$1, k, "wall"] = $2; val[$1, k, "rss"] = $3; val[$1, k, "cpu"] = $4 + $5
+		printf "%-16s wall=%6.3fs cpu=%6.3fs peak_rss=%5.1fMB\n", $1, $2, $4 + $5, $3 / 1024
+	}
 	END {
-		split("apply plan destroy floor-netns floor-veth floor-linkdel floor-delete", order)
-		for (i = 1; i <= 7; i++) {
-			c = order[i]
-			if (!(c in wall)) continue
-			printf "%-13s wall=%6.3fs cpu=%6.3fs peak_rss=%5.1fMB\n", c, wall[c], cpu[c], rss[c] / 1024
+		fl = median("floor-netns", "wall") + median("floor-veth", "wall")
+		fd = median("floor-delete", "wall")
+		nt = split(trees, tr, " ")
+		for (t = 1; t <= nt; t++) {
+			x = tr[t]
+			a = median(x ":apply", "wall"); p = median(x ":plan", "wall"); d = median(x ":destroy", "wall")
+			max = 0
+			for (c in runs) if (index(c, x ":") == 1) for (k = 1; k <= runs[c]; k++) if (val[c, k, "rss"] > max) max = val[c, k, "rss"]
+			printf "%s (median of %d): hosts=%d apply=%.3fs cpu=%.3fs (%.1fx the floor %.3fs) plan(no changes)=%.3fs cpu=%.3fs destroy=%.3fs cpu=%.3fs (%.1fx the floor %.3fs) peak_rss=%.1fMB\n",
+				x, runs[x ":apply"], n, a, median(x ":apply", "cpu"), (fl > 0 ? a / fl : 0), fl, p, median(x ":plan", "cpu"), d, median(x ":destroy", "cpu"), (fd > 0 ? d / fd : 0), fd, max / 1024
+			if (x == "new") { na = a; np = p; nd = d; nmax = max }
 		}
-		fl = wall["floor-netns"] + wall["floor-veth"]
-		fd = wall["floor-delete"]
-		printf "hosts=%d apply=%.3fs (%.1fx the floor %.3fs) plan(no changes)=%.3fs destroy=%.3fs (%.1fx the floor %.3fs) namespaces_left=%d\n",
-			n, wall["apply"], wall["apply"] / fl, fl, wall["plan"], wall["destroy"], wall["destroy"] / fd, fd, left
-		max = rss["apply"]; if (rss["plan"] > max) max = rss["plan"]; if (rss["destroy"] > max) max = rss["destroy"]
+		printf "namespaces_left=%d\n", left
 		if (left > 0) { print "FAIL: namespaces left"; exit 1 }
 		if (n == 100) {
-			if (wall["apply"] >= 2 || wall["destroy"] >= 2) { print "FAIL: target is under 2 s each"; exit 1 }
+			if (na >= 2 || nd >= 2) { print "FAIL: target is under 2 s each"; exit 1 }
 			print "OK: under 2 s each"
 		}
 		if (n != 1000) exit 0
-		if (wall["apply"] > 1.5 || wall["destroy"] > 1.5 || wall["plan"] > 0.5 || max >= 200 * 1024) {
+		if (na > 1.5 || nd > 1.5 || np > 0.5 || nmax >= 200 * 1024) {
 			print "FAIL: targets are apply <= 1.5 s, destroy <= 1.5 s, plan <= 0.5 s, peak RSS < 200 MB"; exit 1
 		}
 		print "OK: apply <= 1.5 s, destroy <= 1.5 s, plan <= 0.5 s, peak RSS < 200 MB"

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
 // cpuProfileEnv names a file to write a CPU profile of the whole command
@@ -11,25 +13,43 @@ import (
 // bench/provision-1000 sets it. Empty or unset: no profile.
 const cpuProfileEnv = "TSOLAB_CPUPROFILE"
 
-// startProfile starts the CPU profile asked for by cpuProfileEnv, and
-// returns the function that writes it out.
+// traceEnv names a file to write an execution trace of the whole command
+// to (runtime/trace), for the time a CPU profile does not see: waits in
+// syscalls (fsync, the kernel's locks), on locks and on channels. Read
+// it with `go tool trace -pprof=syscall FILE` (or sync, net, sched).
+// Empty or unset: no trace.
+const traceEnv = "TSOLAB_TRACE"
+
+// startProfile starts the CPU profile and the execution trace asked for
+// by cpuProfileEnv and traceEnv, and returns the function that writes
+// them out.
 func startProfile() (stop func()) {
-	path := os.Getenv(cpuProfileEnv)
+	stopCPU := startOne(cpuProfileEnv, pprof.StartCPUProfile, pprof.StopCPUProfile)
+	stopTrace := startOne(traceEnv, trace.Start, trace.Stop)
+	return func() {
+		stopTrace()
+		stopCPU()
+	}
+}
+
+// startOne starts one profile into the file env names, if it names one.
+func startOne(env string, start func(io.Writer) error, stop func()) func() {
+	path := os.Getenv(env)
 	if path == "" {
 		return func() {}
 	}
 	f, err := os.Create(path)
 	if err == nil {
-		err = pprof.StartCPUProfile(f)
+		err = start(f)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "tsolab: %s: %v\n", cpuProfileEnv, err)
+		fmt.Fprintf(os.Stderr, "tsolab: %s: %v\n", env, err)
 		return func() {}
 	}
 	return func() {
-		pprof.StopCPUProfile()
+		stop()
 		if err := f.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "tsolab: %s: %v\n", cpuProfileEnv, err)
+			fmt.Fprintf(os.Stderr, "tsolab: %s: %v\n", env, err)
 		}
 	}
 }
