@@ -109,6 +109,12 @@ type op struct {
 	change    *Change
 	after     []int // ops that must succeed before this one
 	before    []int // ops waiting for this one
+	// prior is what the state recorded at op's address before the walk
+	// recorded it "creating" (nil: nothing), put back when the op never
+	// starts; set only for the creates recorded together at the start of
+	// the walk (recordCreates).
+	prior    *ResourceState
+	recorded bool
 }
 
 // buildOps turns the plan's changes into provider calls and their order:
@@ -183,6 +189,7 @@ func (p *Planner) walk(ctx context.Context, plan *Plan, lineage string, w *state
 	if parallelism < 1 {
 		parallelism = DefaultParallelism
 	}
+	k.recordCreates()
 	for k.finished < len(k.ops) {
 		k.startReady(ctx, parallelism)
 		if k.running == 0 {
@@ -196,6 +203,7 @@ func (p *Planner) walk(ctx context.Context, plan *Plan, lineage string, w *state
 		}
 		k.finish(<-k.done)
 	}
+	k.unrecordUnstarted()
 	if err := context.Cause(ctx); err != nil && (len(res.Skipped) > 0) {
 		res.Interrupted = true
 		res.Diagnostics = append(res.Diagnostics, &hcl.Diagnostic{
@@ -246,6 +254,65 @@ func newWalker(p *Planner, plan *Plan, lineage string, w *stateWriter, res *Appl
 		}
 	}
 	return k
+}
+
+// recordCreates records every create of the walk "creating" (but the
+// create half of a replace, which follows its delete) in one state
+// write, before any provider call: what an op is about to make is on
+// disk before it starts, as each op would otherwise wait for on its own,
+// and the ops wait for no state write at all (they note their outcomes:
+// stateWriter.Note). A record of an op that never starts (a dependency
+// failed, the apply was cancelled) is put back as it was
+// (unrecordUnstarted); after a crash, a "creating" record of what was
+// never made reads as gone, and the next apply creates it. When the
+// state cannot be written nothing starts.
+func (k *walker) recordCreates() {
+	var recs []ResourceState
+	for _, o := range k.ops {
+		if o.action != Create || o.replacing {
+			continue
+		}
+		o.prior = k.w.Lookup(o.addr)
+		recs = append(recs, creatingRecord(o))
+		o.recorded = true
+	}
+	if len(recs) == 0 {
+		return
+	}
+	if err := k.w.RecordAll(recs); err != nil {
+		k.res.Diagnostics = append(k.res.Diagnostics, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "The state could not be written",
+			Detail:   fmt.Sprintf("%v. tsolab started no change.", err),
+		})
+		k.stop = true
+	}
+}
+
+// unrecordUnstarted puts back the prior record of every create recorded
+// at the start that never started.
+func (k *walker) unrecordUnstarted() {
+	for id, o := range k.ops {
+		if !o.recorded || k.started[id] {
+			continue
+		}
+		if o.prior == nil {
+			k.w.NoteForget(o.addr)
+		} else {
+			k.w.Note(*o.prior)
+		}
+	}
+}
+
+// creatingRecord is the record of create o before its provider call: the
+// desired attributes, keeping what an earlier record has to restore.
+func creatingRecord(o *op) ResourceState {
+	c := o.change
+	rec := ResourceState{Addr: o.addr, Status: StatusCreating, Attrs: c.After.Clone(), DependsOn: c.DependsOn}
+	if o.prior != nil {
+		rec.Attrs = mergeRestore(rec.Attrs, o.prior.Attrs)
+	}
+	return rec
 }
 
 // emit passes ev to the OnEvent hook, one event at a time.
@@ -363,17 +430,22 @@ func (p *Planner) runOp(ctx context.Context, naming provider.Naming, o *op, w *s
 			Detail:   fmt.Sprintf("%v. tsolab stopped starting changes; what was made may not be recorded in %s.", err, StatePath(p.opts.Dir)),
 		}), true
 	}
+	// The outcome of a call is noted, not waited for: if tsolab dies
+	// before a later write carries it, the state holds what it held
+	// before the call ("creating", the attributes before an update, the
+	// record of what was deleted), which the next refresh reads as it is.
 	switch o.action {
 	case Create:
-		rec := ResourceState{Addr: o.addr, Status: StatusCreating, Attrs: c.After.Clone(), DependsOn: c.DependsOn}
-		if old := w.Lookup(o.addr); old != nil {
-			rec.Attrs = mergeRestore(rec.Attrs, old.Attrs)
+		if !o.recorded {
+			o.prior = w.Lookup(o.addr)
+			// Recorded before the call: if tsolab dies during Create, the
+			// next refresh finds the half-made object and destroy removes
+			// it.
+			if err := w.Record(creatingRecord(o)); err != nil {
+				return stateErr(err)
+			}
 		}
-		// Recorded before the call: if tsolab dies during Create, the next
-		// refresh finds the half-made object and destroy removes it.
-		if err := w.Record(rec); err != nil {
-			return stateErr(err)
-		}
+		rec := creatingRecord(o)
 		resp := prov.Create(ctx, provider.CreateRequest{Naming: naming, Addr: o.addr, Desired: c.After.Clone()})
 		diags = resp.Diagnostics
 		if resp.New != nil {
@@ -382,9 +454,7 @@ func (p *Planner) runOp(ctx context.Context, naming provider.Naming, o *op, w *s
 		if !diags.HasErrors() {
 			rec.Status = StatusReady
 		}
-		if err := w.Record(rec); err != nil {
-			return stateErr(err)
-		}
+		w.Note(rec)
 	case Update:
 		old := w.Lookup(o.addr)
 		resp := prov.Update(ctx, provider.UpdateRequest{Naming: naming, Addr: o.addr, Prior: c.Before.Clone(), Desired: c.After.Clone()})
@@ -394,9 +464,7 @@ func (p *Planner) runOp(ctx context.Context, naming provider.Naming, o *op, w *s
 			if old != nil {
 				rec.Attrs = mergeRestore(rec.Attrs, old.Attrs)
 			}
-			if err := w.Record(rec); err != nil {
-				return stateErr(err)
-			}
+			w.Note(rec)
 		}
 	case Delete:
 		old := w.Lookup(o.addr)
@@ -406,9 +474,7 @@ func (p *Planner) runOp(ctx context.Context, naming provider.Naming, o *op, w *s
 		resp := prov.Delete(ctx, provider.DeleteRequest{Naming: naming, Addr: o.addr, Recorded: old.Attrs.Clone()})
 		diags = resp.Diagnostics
 		if !diags.HasErrors() {
-			if err := w.Forget(o.addr); err != nil {
-				return stateErr(err)
-			}
+			w.NoteForget(o.addr)
 		}
 	default:
 		panic(fmt.Sprintf("planner: op with action %v", o.action))

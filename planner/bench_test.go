@@ -29,7 +29,8 @@ func hostsOnSwitch(n int) *config.Scenario {
 
 // BenchmarkApplyDestroy100Hosts measures the planner's own cost of
 // applying and destroying a 100-host lab against the in-memory World:
-// graph walk, state files written and fsynced after every change.
+// graph walk, the state's creates recorded in one write before the walk,
+// the outcomes written at the end.
 func BenchmarkApplyDestroy100Hosts(b *testing.B) { benchApplyDestroy(b, 100) }
 
 // BenchmarkApplyDestroy1000Hosts is BenchmarkApplyDestroy100Hosts with

@@ -201,7 +201,9 @@ var ErrPlanHasErrors = errors.New("the plan has errors: fix them and run tsolab 
 // when another process holds it), refuses a plan made against another
 // state than the current one (a *StaleError), records the refreshed state,
 // then walks the changes in dependency order, independent ones in
-// parallel, writing the state after every change. Failures of individual
+// parallel. Every create is recorded "creating" in one state write before
+// the walk starts; the outcomes of the calls are written with the next
+// write, at the latest at the end (stateWriter). Failures of individual
 // changes are in the result's Diagnostics, not err.
 func (p *Planner) Apply(ctx context.Context, plan *Plan) (*ApplyResult, error) {
 	if plan.Diagnostics.HasErrors() {
@@ -245,7 +247,14 @@ func (p *Planner) Apply(ctx context.Context, plan *Plan) (*ApplyResult, error) {
 		w.st = base
 	}
 	p.walk(ctx, plan, base.Lineage, w, res)
-	res.State, res.StateWrites = w.Close()
+	res.State, res.StateWrites, err = w.Close()
+	if err != nil {
+		res.Diagnostics = append(res.Diagnostics, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "The state could not be written",
+			Detail:   fmt.Sprintf("%v. What this apply made or deleted since the last write may not be recorded in %s: the next apply or destroy reads the lab and finishes from there.", err, StatePath(p.opts.Dir)),
+		})
+	}
 	return res, nil
 }
 

@@ -11,13 +11,16 @@ import (
 )
 
 // stateWriter owns the state during an apply. Workers record every change
-// through it; each call returns once a state file holding the change is on
-// disk. Its first write keeps the state file it replaces as
-// BackupPath, as Terraform keeps terraform.tfstate.backup. Changes that finish while a write is in flight are written
-// together by the next write (group commit), so parallel changes do not
-// queue behind one fsync each. Each record is encoded once per change
-// and kept (encodedState), so a write of a large lab's state costs the
-// records that changed, not all of them. After close it refuses writes.
+// through it: Record, RecordAll, Forget and Replace return once a state
+// file holding the change is on disk; Note and NoteForget return at once,
+// and their change goes to disk with the next of those writes, or Close.
+// Its first write keeps the state file it replaces as BackupPath, as
+// Terraform keeps terraform.tfstate.backup. Changes that finish while a
+// write is in flight are written together by the next write (group
+// commit), so parallel changes do not queue behind one fsync each. Each
+// record is encoded once per change and kept (encodedState), so a write
+// of a large lab's state costs the records that changed, not all of them.
+// After close it refuses writes.
 type stateWriter struct {
 	dir string
 
@@ -52,6 +55,41 @@ func (w *stateWriter) Record(r ResourceState) error {
 	w.enc.set(w.st, r)
 	w.version++
 	return w.flushLocked()
+}
+
+// RecordAll stores every record of rs, as Record does, and writes the
+// state once.
+func (w *stateWriter) RecordAll(rs []ResourceState) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checkOpenLocked()
+	for _, r := range rs {
+		w.enc.set(w.st, r)
+	}
+	w.version++
+	return w.flushLocked()
+}
+
+// Note stores r, replacing the earlier record of its address, without
+// waiting for a write: r reaches the disk with the next write (Record,
+// RecordAll, Forget, Replace) or Close. For a change whose loss in a
+// crash the next refresh repairs.
+func (w *stateWriter) Note(r ResourceState) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checkOpenLocked()
+	w.enc.set(w.st, r)
+	w.version++
+}
+
+// NoteForget drops the record of addr without waiting for a write, as
+// Note stores one.
+func (w *stateWriter) NoteForget(addr provider.Addr) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checkOpenLocked()
+	w.enc.remove(w.st, addr)
+	w.version++
 }
 
 // Forget drops the record of addr and writes the state.
@@ -89,18 +127,21 @@ func (w *stateWriter) Lookup(addr provider.Addr) *ResourceState {
 	return &c
 }
 
-// Close stops further writes and returns a copy of the final state and the
-// number of state files written.
-func (w *stateWriter) Close() (*State, int) {
+// Close writes what was noted and not yet written, stops further writes
+// and returns a copy of the final state and the number of state files
+// written; err is the final write's failure.
+func (w *stateWriter) Close() (st *State, writes int, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.checkOpenLocked()
+	err = w.flushLocked()
 	for w.writing {
 		w.cond.Wait()
 	}
 	w.closed = true
-	st := w.st.Clone()
+	st = w.st.Clone()
 	st.sortResources()
-	return st, w.writes
+	return st, w.writes, err
 }
 
 // checkOpenLocked panics when the writer was closed: a change recorded

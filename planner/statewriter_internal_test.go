@@ -76,3 +76,44 @@ func TestStateWriterWritesWhatWriteStateWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestStateWriterNotes: Note and NoteForget write nothing; the next
+// waiting write carries them, and Close writes what is left.
+func TestStateWriterNotes(t *testing.T) {
+	dir := t.TempDir()
+	w := newStateWriter(dir, &State{FormatVersion: StateFormatVersion, Lineage: "l", Lab: "lab"})
+	host := provider.Addr{Kind: provider.KindHost, Name: "h"}
+	nic := provider.Addr{Kind: provider.KindNIC, Name: "n"}
+	onDisk := func() []provider.Addr {
+		t.Helper()
+		st, err := ReadState(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []provider.Addr
+		if st != nil {
+			for _, r := range st.Resources {
+				out = append(out, r.Addr)
+			}
+		}
+		return out
+	}
+	if err := w.RecordAll([]ResourceState{{Addr: host, Status: StatusCreating}, {Addr: nic, Status: StatusCreating}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Note(ResourceState{Addr: host, Status: StatusReady})
+	w.NoteForget(nic)
+	if got := onDisk(); len(got) != 2 {
+		t.Errorf("after the notes the state file holds %v, want both records as RecordAll wrote them", got)
+	}
+	if _, writes, err := w.Close(); err != nil || writes != 2 {
+		t.Errorf("Close: %d writes, %v; want 2 (RecordAll and Close's), nil", writes, err)
+	}
+	st, err := ReadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Resources) != 1 || st.Resources[0].Addr != host || st.Resources[0].Status != StatusReady {
+		t.Errorf("after Close the state holds %+v, want only %s ready", st.Resources, host)
+	}
+}
