@@ -14,6 +14,8 @@ import (
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/provider/local"
+	"github.com/tsolab/tsolab/remote"
 )
 
 // execCmd is `tsolab exec [DIR] HOST -- COMMAND [ARGS...]`: it runs the
@@ -46,12 +48,22 @@ func (c *cli) execCmd(args []string) int {
 		c.errorf("give the command after --: tsolab exec %s -- ip -br addr", strings.Join(pos, " "))
 		return exitError
 	}
-	ns, ok := c.hostNamespace(dir, hostName)
+	ns, machine, ok := c.hostNamespace(dir, hostName)
 	if !ok {
 		return exitError
 	}
+	if machine != "" {
+		return c.execOn(dir, machine, hostName, ns, command)
+	}
+	return c.execIn(hostName, ns, command)
+}
+
+// execIn runs command in the namespace ns of this machine ("" = its
+// own), and returns its exit status (128+N when signal N ended it).
+func (c *cli) execIn(hostName, ns string, command []string) int {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = c.stdin, c.stdout, c.stderr, c.env
+	var err error
 	if ns == "" {
 		err = cmd.Start() // a local host: the machine's own namespace
 	} else {
@@ -76,15 +88,35 @@ func (c *cli) execCmd(args []string) int {
 	return exitError
 }
 
+// execOn runs command in the namespace ns of another machine, through
+// its agent (tsolab agent exec), reached as the lab or its state says.
+func (c *cli) execOn(dir, machine, hostName, ns string, command []string) int {
+	ctx, cancel := c.signalContext()
+	defer cancel()
+	m := remote.NewMachines(local.Providers(), remote.MachinesOf(c.reaches(dir)), remote.Options{Version: version})
+	c.machines = append(c.machines, m)
+	client, err := m.Client(ctx, machine)
+	if err != nil {
+		c.errorf("host %s lives on machine %s: %v", hostName, machine, err)
+		return exitError
+	}
+	code, err := client.Exec(ctx, ns, command, c.stdin, c.stdout, c.stderr)
+	if err != nil {
+		c.errorf("host %s: %v", hostName, err)
+		return exitError
+	}
+	return code
+}
+
 // hostNamespace returns the namespace the state of dir records for host
 // name, or for the host or switch it names by address (host.tx,
-// switch.sw); "" for a local host; false after printing why there is
-// none.
-func (c *cli) hostNamespace(dir, name string) (string, bool) {
+// switch.sw), "" for a local host, and the machine it lives on ("" =
+// this one); false after printing why there is none.
+func (c *cli) hostNamespace(dir, name string) (ns, machine string, ok bool) {
 	st, err := planner.ReadState(dir)
 	if err != nil {
 		c.fail(err)
-		return "", false
+		return "", "", false
 	}
 	var hosts []string
 	if st != nil {
@@ -96,7 +128,7 @@ func (c *cli) hostNamespace(dir, name string) (string, bool) {
 	}
 	if len(hosts) == 0 {
 		c.errorf("the lab in %s is not applied: nothing to run in. Run tsolab apply %s first.", dir, dir)
-		return "", false
+		return "", "", false
 	}
 	addr := provider.Addr{Kind: provider.KindHost, Name: name}
 	if a, err := provider.ParseAddr(name); err == nil && a.Kind != provider.KindNIC {
@@ -106,9 +138,9 @@ func (c *cli) hostNamespace(dir, name string) (string, bool) {
 	if rec == nil {
 		sort.Strings(hosts)
 		c.errorf("the lab in %s has no applied host %q%s; its hosts are %s.", dir, name, didYouMeanHost(name, hosts), strings.Join(hosts, ", "))
-		return "", false
+		return "", "", false
 	}
-	return rec.Attrs[provider.AttrNetNS], true
+	return rec.Attrs[provider.AttrNetNS], rec.Attrs[provider.AttrMachine], true
 }
 
 // didYouMeanHost suggests the host nearest to name, if one is close.

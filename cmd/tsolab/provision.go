@@ -69,6 +69,17 @@ func (c *cli) declaredMachines(dir string) map[string]config.Reach {
 	return nil
 }
 
+// reaches is how to reach the machines of the lab in dir: its machine
+// blocks, and the state's record of those it no longer declares.
+func (c *cli) reaches(dir string) map[string]config.Reach {
+	all := maps.Clone(recordedMachines(dir))
+	if all == nil {
+		all = map[string]config.Reach{}
+	}
+	maps.Copy(all, c.declaredMachines(dir))
+	return all
+}
+
 // kernelWorkers is the kernel engine's way to the lab's other machines
 // (its workers there run in their agents), connected on first use and
 // closed when the command ends; nil when the lab declares none.
