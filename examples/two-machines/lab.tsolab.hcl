@@ -78,6 +78,15 @@ workload "bulk" {
   duration = "2s"
 }
 
+# The other way: rx on r1 sends, in its agent there, where the eBPF
+# counter counts its send units; tx here receives.
+workload "bulk_back" {
+  kind     = "stream"
+  client   = host.rx
+  servers  = [nic.tx0]
+  duration = "2s"
+}
+
 workload "ping_pong" {
   kind          = "rr"
   client        = host.tx
@@ -105,6 +114,13 @@ expect "tcp_builds_super_packets" {
   when      = engine == "kernel"
   condition = result.data_packets >= 4 * result.send_units
   message   = "TCP on tx should hand the device layer super-packets several MSS long"
+}
+
+expect "r1_builds_super_packets" {
+  workload  = workload.bulk_back
+  when      = engine == "kernel"
+  condition = result.data_packets >= 4 * result.send_units
+  message   = "TCP on rx (machine r1) should hand the device layer super-packets several MSS long"
 }
 
 expect "stream_crosses" {
