@@ -7,7 +7,7 @@ import (
 // ProtocolVersion is the version of the calls and types below. The
 // controller and the agent must speak the same one; a change of any
 // request or response type, or of a call's meaning, bumps it.
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // Service is the name under which the agent registers its calls with
 // net/rpc.

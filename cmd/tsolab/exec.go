@@ -14,8 +14,6 @@ import (
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
-	"github.com/tsolab/tsolab/provider/local"
-	"github.com/tsolab/tsolab/remote"
 )
 
 // execCmd is `tsolab exec [DIR] HOST -- COMMAND [ARGS...]`: it runs the
@@ -93,9 +91,7 @@ func (c *cli) execIn(hostName, ns string, command []string) int {
 func (c *cli) execOn(dir, machine, hostName, ns string, command []string) int {
 	ctx, cancel := c.signalContext()
 	defer cancel()
-	m := remote.NewMachines(local.Providers(), remote.MachinesOf(c.reaches(dir)), remote.Options{Version: version})
-	c.machines = append(c.machines, m)
-	client, err := m.Client(ctx, machine)
+	client, err := c.machinesOf(dir).Client(ctx, machine)
 	if err != nil {
 		c.errorf("host %s lives on machine %s: %v", hostName, machine, err)
 		return exitError

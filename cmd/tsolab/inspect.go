@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
 	"github.com/tsolab/tsolab/provider/inspect"
+	"github.com/tsolab/tsolab/remote"
 )
 
 // inspectCmd is `tsolab inspect [-json] [DIR]`: the applied lab's hosts
@@ -37,7 +41,10 @@ func (c *cli) inspectCmd(args []string) int {
 		c.errorf("the lab in %s is not applied: nothing to inspect. Run tsolab apply %s first.", dir, dir)
 		return exitError
 	}
-	seen := inspect.Observe(recorded)
+	seen, ok := c.observe(dir, recorded)
+	if !ok {
+		return exitError
+	}
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
@@ -55,6 +62,9 @@ func (c *cli) inspectCmd(args []string) int {
 		if netns == "" {
 			netns = "(the machine's)"
 		}
+		if ns.Machine != "" {
+			netns += " on " + ns.Machine
+		}
 		if ns.Error != "" {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\t\t\t\n", ns.Resource, netns, ns.Error)
 			continue
@@ -66,6 +76,72 @@ func (c *cli) inspectCmd(args []string) int {
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// observe reads the namespaces of recorded where each lives: on this
+// machine, or through the agent of its machine (the machines read in
+// parallel), in recorded's order. It returns false after printing why a
+// machine could not be reached.
+func (c *cli) observe(dir string, recorded []provider.Resource) ([]inspect.Namespace, bool) {
+	byMachine := map[string][]provider.Resource{}
+	for _, r := range recorded {
+		m := r.Attrs[provider.AttrMachine]
+		byMachine[m] = append(byMachine[m], r)
+	}
+	seen := map[string][]inspect.Namespace{"": inspect.Observe(byMachine[""])}
+	delete(byMachine, "")
+	if len(byMachine) > 0 {
+		ctx, cancel := c.signalContext()
+		defer cancel()
+		machines := c.machinesOf(dir)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var errs []error
+		for m, rs := range byMachine {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ns, err := observeOn(ctx, machines, m, rs)
+				mu.Lock()
+				defer mu.Unlock()
+				seen[m] = ns
+				if err != nil {
+					errs = append(errs, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			c.fail(err)
+			return nil, false
+		}
+	}
+	// recorded's order: each machine's answer is in its own order.
+	var out []inspect.Namespace
+	next := map[string]int{}
+	for _, r := range recorded {
+		if r.Addr.Kind != provider.KindHost && r.Addr.Kind != provider.KindSwitch {
+			continue
+		}
+		m := r.Attrs[provider.AttrMachine]
+		out = append(out, seen[m][next[m]])
+		next[m]++
+	}
+	return out, true
+}
+
+// observeOn reads the namespaces of recorded on machine m, through its
+// agent.
+func observeOn(ctx context.Context, machines *remote.Machines, m string, recorded []provider.Resource) ([]inspect.Namespace, error) {
+	client, err := machines.Client(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := client.Observe(ctx, recorded)
+	for i := range ns {
+		ns[i].Machine = m
+	}
+	return ns, err
 }
 
 func dash(s string) string {

@@ -80,6 +80,14 @@ func (c *cli) reaches(dir string) map[string]config.Reach {
 	return all
 }
 
+// machinesOf connects to the machines of the lab in dir (see reaches) on
+// first use; the connections close when the command ends.
+func (c *cli) machinesOf(dir string) *remote.Machines {
+	m := remote.NewMachines(local.Providers(), remote.MachinesOf(c.reaches(dir)), remote.Options{Version: version})
+	c.machines = append(c.machines, m)
+	return m
+}
+
 // kernelWorkers is the kernel engine's way to the lab's other machines
 // (its workers there run in their agents), connected on first use and
 // closed when the command ends; nil when the lab declares none.

@@ -17,7 +17,10 @@ type Namespace struct {
 	// Resource is the lab's host or switch ("host.tx", "switch.sw").
 	Resource string `json:"resource"`
 	// NetNS is the namespace's name; "" for a local host.
-	NetNS      string      `json:"netns"`
+	NetNS string `json:"netns"`
+	// Machine is the lab's machine the namespace is on, read there by
+	// its agent; "" for the machine tsolab runs on.
+	Machine    string      `json:"machine,omitempty"`
 	Interfaces []Interface `json:"interfaces"`
 	// Error says why the namespace could not be read (it is gone).
 	Error string `json:"error,omitempty"`
