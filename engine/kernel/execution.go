@@ -443,6 +443,9 @@ func (x *execution) result(dur time.Duration, reports map[string]Report, series 
 		m.CPUThreads[sideTx] += rep.CPU[sideTx]
 		m.CPUThreads[sideRx] += rep.CPU[sideRx]
 		m.Process += rep.Process
+		if name != "" {
+			m.Agents++
+		}
 		m.TCP[sideTx].merge(rep.TCP[sideTx])
 		m.TCP[sideRx].merge(rep.TCP[sideRx])
 		i, ok := boots[rep.Boot]

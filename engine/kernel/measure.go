@@ -76,8 +76,10 @@ type measurement struct {
 	RecvBPFErr error
 	CPUThreads [2]time.Duration
 	// Process is the CPU time of every thread of this process over the
-	// run: the workers, the Go runtime, the sampler, capture readers.
+	// run: the workers, the Go runtime, the sampler, capture readers (and
+	// of the Agents on other machines that ran a side).
 	Process time.Duration
+	Agents  int
 	// Outside is CPU time no thread ran (interrupts and softirqs on idle
 	// CPUs); Softirqd the runtime of the ksoftirqd threads. Both are
 	// split between the sides by the segments each sent and received.
@@ -107,8 +109,12 @@ func (m measurement) cpuNote() string {
 	soft := m.Outside + m.Softirqd
 	softTx, softRx := m.softirqSplit()
 	other := max(m.Process-m.CPUThreads[sideTx]-m.CPUThreads[sideRx], 0)
-	return fmt.Sprintf("CPU in %% of one core: sender threads %.1f, receiver threads %.1f, the process's other threads %.1f (Go runtime, sampler, capture readers; in neither cpu_tx_pct nor cpu_rx_pct), softirq no thread ran %.1f (%.1f in cpu_tx_pct, %.1f in cpu_rx_pct, split by segments)",
-		pct(m.CPUThreads[sideTx]), pct(m.CPUThreads[sideRx]), pct(other), pct(soft), pct(softTx), pct(softRx))
+	procs := "the process's"
+	if m.Agents > 0 {
+		procs = fmt.Sprintf("tsolab's and %d agent(s)'", m.Agents)
+	}
+	return fmt.Sprintf("CPU in %% of one core: sender threads %.1f, receiver threads %.1f, %s other threads %.1f (Go runtime, sampler, capture readers; in neither cpu_tx_pct nor cpu_rx_pct), softirq no thread ran %.1f (%.1f in cpu_tx_pct, %.1f in cpu_rx_pct, split by segments)",
+		pct(m.CPUThreads[sideTx]), pct(m.CPUThreads[sideRx]), procs, pct(other), pct(soft), pct(softTx), pct(softRx))
 }
 
 // softShare is the softirq time no thread ran on one kernel and the
