@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/rpc"
 	"os"
@@ -48,7 +49,7 @@ func TestHelloMismatch(t *testing.T) {
 		{"other binary", HelloRequest{ProtocolVersion: ProtocolVersion, Version: "1.2.4", Hash: "ffff"},
 			[]string{"machine m1 (root@192.0.2.1): the agent is tsolab 1.2.3 (binary abcdef0123456789)", "not this tsolab 1.2.4 (binary ffff)", "remove the agent's directory"}},
 		{"other protocol", HelloRequest{ProtocolVersion: ProtocolVersion + 1, Version: "9", Hash: "abcdef0123456789abcdef"},
-			[]string{"speaks protocol version 2 (tsolab 1.2.3)", "this tsolab speaks 3 (tsolab 9)"}},
+			[]string{fmt.Sprintf("speaks protocol version %d (tsolab 1.2.3)", ProtocolVersion), fmt.Sprintf("this tsolab speaks %d (tsolab 9)", ProtocolVersion+1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := pipeClient(t, &Agent{version: "1.2.3", hash: "abcdef0123456789abcdef"})
