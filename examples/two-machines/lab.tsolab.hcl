@@ -3,6 +3,12 @@ lab "two-machines" {
   engine      = "sim"
 }
 
+# The model runs it as it is (tsolab test examples/two-machines). On the
+# real machines, `sudo tsolab test -engine kernel examples/two-machines`
+# applies each scenario on both, runs every workload with each side on
+# its host's machine (rx's in r1's agent) and destroys the lab; the
+# results name each side's machine (runs[].sides).
+#
 # Set these to reach your receiver machine: TSOLAB_VAR_r1_address=10.1.2.3
 # (or -var r1_address=10.1.2.3), and the same for the others. The default
 # address is this machine's loopback, which reaches nothing unless an SSH
