@@ -86,6 +86,26 @@ func TestKernelWorkerOverThePipe(t *testing.T) {
 	}
 }
 
+// A workload whose client and server both live on machine m1 runs
+// wholly in its agent: one Worker there holds both ends.
+func TestKernelWorkerBothSidesRemote(t *testing.T) {
+	eng, _ := pipeEngine(t)
+	sc, w := loopbackLab(config.RR)
+	sc.Hosts[0].Machine = "m1"
+	res, err := eng.Run(context.Background(), engine.RunRequest{Scenario: sc, Workload: w, Naming: provider.NewNaming("pipe")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metrics[result.MetricTransactionsPerS] <= 0 {
+		t.Errorf("transactions_per_s = %v, want the agent's client's transactions", res.Metrics[result.MetricTransactionsPerS])
+	}
+	for _, s := range res.Sides {
+		if s.Machine != "m1" {
+			t.Errorf("side %+v: want machine m1", s)
+		}
+	}
+}
+
 // A connection to the agent lost mid-run fails the run with an error
 // naming the machine; the local side's workers end.
 func TestKernelWorkerLostMidRun(t *testing.T) {

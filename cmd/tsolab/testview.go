@@ -120,6 +120,7 @@ func (h humanTest) judged(j judgement) error {
 	c := h.c
 	fmt.Fprintln(c.stdout)
 	writeProvenance(c.stdout, j.results.Provenance)
+	writeSides(c.stdout, j.results)
 	if err := outcome.WriteTable(c.stdout, j.lab, j.results, j.verdicts); err != nil {
 		return err
 	}
