@@ -98,6 +98,10 @@ type Model struct {
 	Hash string `json:"hash"`
 	// Files are calibration or profile files the lab loaded, with hashes.
 	Files []File `json:"files,omitempty"`
+	// Seed is the seed of the model's random source (sim.Options.Seed,
+	// tsolab -seed) when the run drew from it (a host's CPU profile has a
+	// scheduler); absent when nothing in the run was random.
+	Seed *uint64 `json:"seed,omitempty"`
 }
 
 // Property is one name=value pair of a flat view of a provenance (JUnit

@@ -46,6 +46,10 @@ func (c *cli) testEngines(lab *config.Lab, dir, name string, args []string, f *r
 			// Capturing packets is the kernel run's: the model sends none.
 			fk.noCapture, fk.capture, fk.captureMax = false, "", ""
 		}
+		if kind == config.EngineKernel {
+			// -seed is the model's; the kernel draws nothing.
+			fk.seed = nil
+		}
 		if i > 0 {
 			fmt.Fprintln(c.stdout)
 		}

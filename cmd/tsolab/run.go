@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/tsolab/tsolab/config"
@@ -46,6 +48,7 @@ type runFlags struct {
 	noCapture  bool
 	capture    string
 	captureMax string
+	seed       *uint64 // -seed: the model's random source; nil = not given (sim.Options.Seed 0)
 	// set holds the flags given on the command line: they win over the
 	// lab's and workloads' repeat, confidence and strict.
 	set map[string]bool
@@ -75,6 +78,14 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.BoolVar(&f.strict, "strict", false, "count inconclusive comparisons (no significant difference) as failures")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "kernel engine: do not capture packets (send-unit metrics are then 0)")
 	fs.StringVar(&f.capture, "capture", "", "kernel engine: write the captured TCP headers of every run to pcapng files `DIR`/SCENARIO/WORKLOAD[-rN]/NIC.pcapng (docs/report.md)")
+	fs.Func("seed", "sim engine: seed `N` of the model's random source, which draws the wake-up latencies of CPU profiles with a scheduler (default 0); the results' provenance reports it", func(v string) error {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number from 0 to %d", v, uint64(math.MaxUint64))
+		}
+		f.seed = &n
+		return nil
+	})
 	fs.StringVar(&f.captureMax, "capture-max", "", "with -capture: stop writing a capture file's packets once it holds `SIZE` (\"500MB\"); the counts stay whole and the file says how many it left out")
 	if test {
 		fs.BoolVar(&f.keep, "keep", false, "keep the lab applied after the test instead of destroying it")
@@ -249,6 +260,9 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 			return kind, nil
 		}
 		opts := sim.Options{}
+		if f.seed != nil {
+			opts.Seed = *f.seed
+		}
 		if len(lab.Calibrations) > 0 {
 			profiles, files, err := sim.ProfilesFor(lab)
 			if err != nil {
@@ -259,6 +273,10 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 		}
 		return kind, sim.New(opts)
 	case config.EngineKernel, "":
+		if f.seed != nil {
+			c.errorf("-seed applies to the sim engine only: the kernel engine draws nothing (use -engine sim)")
+			return kind, nil
+		}
 		opts := kernel.Options{DisableCapture: f.noCapture, Remote: c.kernelWorkers(lab)}
 		if f.capture != "" {
 			if f.noCapture {

@@ -20,8 +20,11 @@ func TestRunJSONStream(t *testing.T) {
 	var out, errb bytes.Buffer
 	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
 	code := c.main([]string{"test", "-engine", "sim", "-json", "-", "../../examples/freebsd-tso-trim"})
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	// The lab fails one expectation on the model (after_no_single_mss:
+	// node-2016's scheduler, docs/engine.md seed 003), so the stream ends
+	// with a failure and its exit code.
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d (one expectation fails), stderr:\n%s", code, exitFailed, errb.String())
 	}
 	if errb.Len() != 0 {
 		t.Errorf("stderr is not empty with -json -:\n%s", errb.String())
@@ -92,7 +95,7 @@ func TestRunJSONStream(t *testing.T) {
 	if verdicts != 5 {
 		t.Errorf("got %d verdict messages, want 5", verdicts)
 	}
-	if last.Summary == nil || last.Summary.Pass != 5 || last.Summary.ExitCode != 0 {
-		t.Errorf("summary = %+v, want 5 passed and exit code 0", last.Summary)
+	if last.Summary == nil || last.Summary.Pass != 4 || last.Summary.Fail != 1 || last.Summary.ExitCode != exitFailed {
+		t.Errorf("summary = %+v, want 4 passed, 1 failed and exit code %d", last.Summary, exitFailed)
 	}
 }

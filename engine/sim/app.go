@@ -9,13 +9,14 @@ import (
 // app is the application on one endpoint: a writer feeding tcp_sendmsg
 // (or sendfile) and a reader draining tcp_recvmsg.
 type app struct {
-	writeSize  int64 // bytes per write/sendfile call
-	pending    int64 // bytes the application still wants to write
-	callRemain int64 // bytes left in the current call
-	blocked    bool  // waiting for send-buffer space (sk_stream_wait_memory)
-	ev         bool  // an evAppRun is queued
-	sendfile   bool  // zero-copy: pages, no copy cost
-	bytesMode  bool  // the stream ends after pending bytes (FIN on the tail)
+	writeSize  int64     // bytes per write/sendfile call
+	pending    int64     // bytes the application still wants to write
+	callRemain int64     // bytes left in the current call
+	blocked    bool      // waiting for send-buffer space (sk_stream_wait_memory)
+	ev         bool      // an evAppRun is queued
+	woken      wokeState // where a wake-up from sleep is (hosts with a scheduler)
+	sendfile   bool      // zero-copy: pages, no copy cost
+	bytesMode  bool      // the stream ends after pending bytes (FIN on the tail)
 
 	readSize int64 // bytes per read call (stream)
 	msg      int64 // rr: bytes of one message (request or response)
@@ -30,6 +31,7 @@ type app struct {
 func (a *app) wakeReader(ep *endpoint, now int64) {
 	if !a.ev {
 		a.ev = true
+		a.woken = ep.onWake
 		ep.w.q.push(now, evAppRun, ep.idx)
 	}
 }
@@ -40,6 +42,9 @@ func (ep *endpoint) runApp(now int64) {
 	a := &ep.app
 	w := ep.w
 	a.ev = false
+	if a.woken != wokeNone && ep.waking(now) {
+		return
+	}
 	c := &ep.host.cores[ep.core]
 	if c.free > now {
 		a.ev = true

@@ -8,9 +8,11 @@ import (
 	"github.com/tsolab/tsolab/config"
 )
 
-// build resolves the scenario into hosts, NICs and connections.
-func (e *Engine) build(sc *config.Scenario, wl *config.Workload) (*world, error) {
-	w := &world{e: e}
+// build resolves the scenario into hosts, NICs and connections, for
+// repetition rep of the run (which seeds the random source with the
+// engine's seed).
+func (e *Engine) build(sc *config.Scenario, wl *config.Workload, rep int) (*world, error) {
+	w := &world{e: e, rep: rep}
 	if e.checks {
 		w.checks = &checker{}
 	}
@@ -88,6 +90,12 @@ func (b *builder) host(name string) (*host, error) {
 		cores = max(cp.Cores, 1)
 	}
 	h := &host{name: name, cpu: cp, prof: prof, cores: make([]core, cores), queues: make([]int32, cores), delayedAck: hc.DelayedAck}
+	if cp.Sched != nil {
+		h.sched = &sched{Scheduler: *cp.Sched, rnd: b.w.random()}
+		if prof.ithreads {
+			h.ithread = h.sched
+		}
+	}
 	for i := range h.queues {
 		h.queues[i] = -1
 	}

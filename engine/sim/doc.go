@@ -14,7 +14,11 @@
 // describes them and the calibration of the CPU
 // profiles against the seeds.
 //
+// A CPU profile may have a scheduler (sched.go): wake-up latencies of
+// sleeping threads drawn from a random source seeded by Options.Seed and
+// the run's repetition; the provenance reports the seed of a run that drew.
+//
 // It must not touch the system: no sockets, no namespaces, no wall clock,
 // no goroutines, no map iteration where order reaches an output. Identical
-// inputs give byte-identical results.
+// inputs, the seed among them, give byte-identical results.
 package sim

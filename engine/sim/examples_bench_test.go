@@ -79,7 +79,7 @@ func cpuTime(b *testing.B) time.Duration {
 // runWorld runs req on e as Run does, without the result, and returns the
 // world with its counters.
 func runWorld(tb testing.TB, e *Engine, req engine.RunRequest) *world {
-	w, err := e.build(req.Scenario, req.Workload)
+	w, err := e.build(req.Scenario, req.Workload, req.Repetition)
 	if err != nil {
 		tb.Fatal(err)
 	}

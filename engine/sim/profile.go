@@ -59,6 +59,12 @@ type profile struct {
 	rtoMin    int64 // minimum RTO, ns (TCP_RTO_MIN, FreeBSD tcp_rexmit_min)
 	loMTU     int   // MTU of the loopback device
 	divides   bool  // tcp_current_mss divides by the MSS (charged as CPUProfile.Divide)
+	// ithreads: the NIC's interrupt handler runs in a kernel thread
+	// that the interrupt wakes (FreeBSD's ithreads: ixgbe's queue
+	// handler is not a filter), so a host's scheduler delays and charges
+	// it as any woken thread; Linux runs NAPI in softirq context on the
+	// interrupted core, which no scheduler wakes.
+	ithreads bool
 }
 
 // holds reports whether the stack has offload f at all. A device flag
@@ -428,6 +434,7 @@ func freebsd(name string, set map[string]int64) (*profile, error) {
 		wake:   freebsdWake{lowat: 2048},
 		bufs:   bufs,
 		initCw: freebsdInitCwnd, rtoMin: 30e6, loMTU: 16384,
+		ithreads: true,
 	}, nil
 }
 

@@ -23,7 +23,7 @@ func (w *world) provenance(sc *config.Scenario) *result.Run {
 			opts = hc.StackOptions
 		}
 		// fmt prints maps sorted by key and CPUProfile as plain data.
-		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%+v\x00", hst.name, hst.prof.name, opts, hst.cpu)
+		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%s\x00", hst.name, hst.prof.name, opts, hst.cpu.hashText())
 		m.Stacks = append(m.Stacks, hst.prof.name)
 		m.CPUs = append(m.CPUs, hst.cpu.Name)
 	}
@@ -33,5 +33,9 @@ func (w *world) provenance(sc *config.Scenario) *result.Run {
 	m.CPUs = slices.Compact(m.CPUs)
 	m.Hash = hex.EncodeToString(h.Sum(nil))
 	m.Files = w.e.files
+	if w.rnd != nil {
+		seed := w.e.seed
+		m.Seed = &seed
+	}
 	return &result.Run{Model: m}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 	"time"
 
@@ -28,6 +29,11 @@ type Options struct {
 	// MaxSimTime bounds a run in virtual time; 0 means one hour. A run
 	// that reaches it reports what it measured with a note.
 	MaxSimTime time.Duration
+	// Seed seeds the random source of every run (with the run's
+	// repetition): the draws of the hosts' schedulers (Scheduler). A run
+	// whose hosts have no scheduler draws nothing and does not depend on
+	// it; one that draws reports it in its provenance.
+	Seed uint64
 }
 
 // Engine runs workloads on the model. It holds no state between runs and
@@ -38,6 +44,7 @@ type Engine struct {
 	lineRate     config.Rate
 	cpus         []CPUProfile
 	maxSim       int64
+	seed         uint64        // Options.Seed
 	files        []result.File // ProfileFiles with their hashes
 	checks       bool          // tests: verify the invariants after every step
 	lastCheck    *checker      // tests: the checker of the last run
@@ -50,7 +57,7 @@ var _ engine.Engine = (*Engine)(nil)
 
 // New returns the model engine.
 func New(o Options) *Engine {
-	e := &Engine{defaultStack: o.DefaultStack, lineRate: o.LineRate, cpus: o.CPUProfiles, maxSim: int64(o.MaxSimTime), files: provenance.HashFiles(o.ProfileFiles)}
+	e := &Engine{defaultStack: o.DefaultStack, lineRate: o.LineRate, cpus: o.CPUProfiles, maxSim: int64(o.MaxSimTime), seed: o.Seed, files: provenance.HashFiles(o.ProfileFiles)}
 	if e.defaultStack == "" {
 		e.defaultStack = "linux-6"
 	}
@@ -92,6 +99,8 @@ type world struct {
 	stopping bool  // the duration is over: no new transactions
 	stats    stats
 	checks   *checker
+	rep      int        // the run's repetition (engine.RunRequest)
+	rnd      *rand.Rand // the run's random source; nil until a scheduler needs it
 	notes    []string
 	// limit and progressAt are the loop's: the time past which it stops,
 	// and when it next reports progress (MaxInt64: never).
@@ -103,7 +112,7 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*result.Worklo
 	if req.Scenario == nil || req.Workload == nil {
 		return nil, fmt.Errorf("sim: a run needs a scenario and a workload")
 	}
-	w, err := e.build(req.Scenario, req.Workload)
+	w, err := e.build(req.Scenario, req.Workload, req.Repetition)
 	if err != nil {
 		return nil, fmt.Errorf("sim: scenario %s, workload %s: %w", req.Scenario.Name, req.Workload.Name, err)
 	}
@@ -237,6 +246,9 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		}
 		s.cc = cc
 		s.cc.init(ep)
+		if ep.host.sched != nil {
+			ep.onWake = wokeUp
+		}
 		ep.coalesce = ep.prof.coalesces(ep.nic.off)
 		if ep.nic.loopback {
 			ep.coalesce = false

@@ -36,6 +36,10 @@ type endpoint struct {
 	// coalesce: frames for it are merged on receive (GRO in the stack
 	// profile and on the NIC, or hardware LRO).
 	coalesce bool
+	// onWake is what a wake-up from sleep makes of its application:
+	// wokeUp when its host has a scheduler (the turn comes a wake-up
+	// latency later, sched.go), else wokeNone (at once).
+	onWake wokeState
 
 	snd sender
 	rcv receiver

@@ -36,6 +36,8 @@ type host struct {
 	nEps    int     // endpoints placed so far (for core assignment)
 	queues  []int32 // receive queue index per core, -1 = none yet
 	lo      *nicState
+	sched   *sched // the CPU profile's scheduler in this run; nil = none
+	ithread *sched // sched when the stack runs interrupt handlers in threads (profile.ithreads), else nil
 	// delayedAck: the receiver may delay ACKs (config.Host.DelayedAck);
 	// without it every data segment is ACKed at once.
 	delayedAck bool
@@ -142,7 +144,7 @@ func (w *world) pushFrame(qi int32, at, seq, ack, wnd int64, ep, n int32, fin bo
 	if !q.pollEv {
 		q.pollEv = true
 		q.cont = false
-		w.q.push(at+int64(q.host.cpu.IRQDelay), evRxPoll, qi)
+		w.q.push(q.host.irqWake(at+int64(q.host.cpu.IRQDelay)), evRxPoll, qi)
 	}
 }
 
@@ -217,6 +219,10 @@ func (w *world) poll(qi int32, now int64) {
 	p := &h.cpu
 	if !q.cont {
 		c.charge(now, p.Interrupt)
+		if h.ithread != nil {
+			// The interrupt thread is switched in (irqWake).
+			c.charge(now, h.ithread.ContextSwitch)
+		}
 	}
 	if q.budget <= 0 {
 		q.budget = 64
@@ -237,7 +243,7 @@ func (w *world) poll(qi int32, now int64) {
 		} else {
 			q.cont = false
 			q.budget = 0
-			w.q.push(max(next+int64(p.IRQDelay), c.free), evRxPoll, qi)
+			w.q.push(max(h.irqWake(next+int64(p.IRQDelay)), c.free), evRxPoll, qi)
 		}
 	} else {
 		q.budget = 0
@@ -300,6 +306,7 @@ func (ep *endpoint) afterAck(now, before int64, cpu *core) {
 		ep.w.sampleCwnd(ep, now)
 		if a := &ep.app; a.blocked && !a.ev && ep.prof.wake.canWrite(ep, true) {
 			a.ev = true
+			a.woken = ep.onWake
 			ep.w.q.push(now, evAppRun, ep.idx)
 		}
 	}

@@ -1,0 +1,137 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Scheduler is how a machine runs the threads of the model when they
+// sleep and wake: the application's reader and writer (one thread per
+// endpoint, on its core) and, where the stack runs interrupts in a thread
+// (FreeBSD's ithreads), the receive queue's interrupt thread (on its
+// core). A CPU profile without one keeps the model as it was before
+// schedulers existed: a woken thread runs at once, for free.
+//
+// With one, a thread woken from sleep (a reader by arriving data, a
+// writer by an ACK that freed send-buffer space, an interrupt thread by
+// an interrupt that found it idle) runs WakeLatency later, a draw from
+// the run's random source, and its core is charged ContextSwitch when it
+// runs. A thread that yields with work left, or waits for a busy core,
+// is not asleep and draws nothing.
+type Scheduler struct {
+	// Source says where the figures come from, or that they are assumed.
+	Source string
+	// WakeLatency is the time from a wake-up (wakeup(9), try_to_wake_up)
+	// to the woken thread running on its idle core, ns.
+	WakeLatency LogNormal
+	// ContextSwitch is the CPU a woken thread's core spends switching to
+	// it (mi_switch, cpu_switch; __schedule, switch_to), ns.
+	ContextSwitch float64
+}
+
+// LogNormal is a distribution of durations whose logarithm is normal,
+// cut to [Min, Max]: the usual shape of scheduling latency (a floor, a
+// mode a little above it, a long right tail).
+type LogNormal struct {
+	Median float64 // ns
+	Sigma  float64 // standard deviation of the natural logarithm
+	Min    float64 // ns; a draw below it is Min
+	Max    float64 // ns; a draw above it is Max
+}
+
+// draw takes one duration from the distribution, ns.
+func (d LogNormal) draw(r *rand.Rand) int64 {
+	v := d.Median * math.Exp(d.Sigma*r.NormFloat64())
+	return int64(math.Round(min(max(v, d.Min), d.Max)))
+}
+
+func (d LogNormal) String() string {
+	return fmt.Sprintf("lognormal(median %.0f ns, sigma %.2f, [%.0f, %.0f] ns)", d.Median, d.Sigma, d.Min, d.Max)
+}
+
+// hashText is the text of a CPU profile the provenance hash covers: the
+// profile as %+v prints it without its scheduler, then the scheduler if it
+// has one. A profile without a scheduler hashes as it did before
+// schedulers existed, so its runs keep their hash.
+func (p CPUProfile) hashText() string {
+	q := p
+	q.Sched = nil
+	s := strings.TrimSuffix(fmt.Sprintf("%+v", q), " Sched:<nil>}") + "}"
+	if p.Sched != nil {
+		s += fmt.Sprintf("%+v", *p.Sched)
+	}
+	return s
+}
+
+// sched is a host's scheduler in a run, nil when its profile has none.
+type sched struct {
+	Scheduler
+	rnd *rand.Rand // the run's random source (world.rnd)
+}
+
+// newRand is the random source of one run: the engine's seed and the
+// repetition, so repetitions of a cell draw differently and the same seed
+// gives the same run.
+func newRand(seed uint64, repetition int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(repetition)))
+}
+
+// random is the run's random source, made on first use.
+func (w *world) random() *rand.Rand {
+	if w.rnd == nil {
+		w.rnd = newRand(w.e.seed, w.rep)
+	}
+	return w.rnd
+}
+
+// wokeState is where an application's wake-up from sleep is, on a host
+// with a scheduler.
+type wokeState uint8
+
+const (
+	wokeNone   wokeState = iota // not woken from sleep (or no scheduler)
+	wokeUp                      // woken (sowakeup, sk_data_ready, sk_stream_write_space): its turn is queued for the wake-up time
+	wokeSwitch                  // the latency is served: its core pays a context switch when it runs
+)
+
+// waking is the start of a turn of an application woken from sleep on
+// a host with a scheduler, true when it queued the turn again: for the
+// wake-up latency (wokeUp), then, once the core is free, for the end of
+// the context switch the core pays; false while the core is busy (runApp
+// waits for it as for any turn).
+func (ep *endpoint) waking(now int64) bool {
+	a := &ep.app
+	sc := ep.host.sched
+	if a.woken == wokeUp {
+		a.woken = wokeSwitch
+		a.ev = true
+		ep.w.q.push(now+sc.latency(), evAppRun, ep.idx)
+		return true
+	}
+	c := &ep.host.cores[ep.core]
+	if c.free > now {
+		return false // runApp queues the turn for its core; it comes back here
+	}
+	// The thread acts once switched in.
+	a.woken = wokeNone
+	a.ev = true
+	ep.w.q.push(c.charge(now, sc.ContextSwitch), evAppRun, ep.idx)
+	return true
+}
+
+// latency is one draw of the wake-up latency, ns.
+//
+//go:noinline
+func (s *sched) latency() int64 { return s.WakeLatency.draw(s.rnd) }
+
+// irqWake is when the interrupt raised at t is handled: at t, unless the
+// stack runs interrupt handlers in threads (profile.ithreads) and the host
+// has a scheduler, which wakes the handler's thread a draw later.
+func (h *host) irqWake(t int64) int64 {
+	if h.ithread != nil {
+		t += h.ithread.latency()
+	}
+	return t
+}
