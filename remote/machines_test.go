@@ -616,3 +616,59 @@ func (b *barrier) arrive(who string) {
 		b.t.Errorf("%s waited a minute at the barrier for %d others: they did not run in parallel with it", who, b.n-1)
 	}
 }
+
+// TestLocalHostOnAnotherMachine: a host of kind "local" on another
+// machine is that machine's own namespace: its sysctl, and the MTU and
+// tbf shaping of the port it adopts there, are set on that machine (and
+// not on this one), and destroy puts back what was there before.
+func TestLocalHostOnAnotherMachine(t *testing.T) {
+	s := remotetest.Start(t)
+	labID := netnstest.LabID(t)
+	l := writeLab(t, fmt.Sprintf(`lab %q {}
+machine "r1" { address = %q }
+host "r1self" {
+  machine = machine.r1
+  kind    = "local"
+  sysctl  = { "net.ipv4.tcp_no_metrics_save" = "1" }
+}
+nic "port" {
+  host   = host.r1self
+  device = %q
+  mtu    = 4000
+  rate   = "100mbit"
+}
+`, labID, s.Addr, remotetest.Cable))
+	machines, p := l.planner(s)
+	t.Cleanup(func() { machines.Close() })
+	sysctl := func() string {
+		return strings.TrimSpace(s.Exec(t, "cat", "/proc/sys/net/ipv4/tcp_no_metrics_save"))
+	}
+	link := func() string { return s.Exec(t, "ip", "-d", "link", "show", remotetest.Cable) }
+	qdisc := func() string { return s.Exec(t, "tc", "qdisc", "show", "dev", remotetest.Cable) }
+	if sysctl() != "0" || !strings.Contains(link(), "mtu 1500") || strings.Contains(qdisc(), "tbf") {
+		t.Fatalf("r1 before the lab: tcp_no_metrics_save %s,\n%s%s", sysctl(), link(), qdisc())
+	}
+	hereBefore, err := os.ReadFile("/proc/sys/net/ipv4/tcp_no_metrics_save")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	mustApply(t, p, l.sc.Name, l.desired)
+	if got := sysctl(); got != "1" {
+		t.Errorf("on r1, tcp_no_metrics_save is %s, want 1", got)
+	}
+	if got := link(); !strings.Contains(got, "mtu 4000") {
+		t.Errorf("on r1, %s's MTU is not 4000:\n%s", remotetest.Cable, got)
+	}
+	if got := qdisc(); !strings.Contains(got, "tbf") || !strings.Contains(got, "rate 100Mbit") {
+		t.Errorf("on r1, %s is not shaped by tbf at 100Mbit:\n%s", remotetest.Cable, got)
+	}
+	if here, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_no_metrics_save"); string(here) != string(hereBefore) {
+		t.Errorf("the sysctl changed on the machine the test runs on: %q -> %q", hereBefore, here)
+	}
+
+	mustDestroy(t, p, 2)
+	if sysctl() != "0" || !strings.Contains(link(), "mtu 1500") || strings.Contains(qdisc(), "tbf") {
+		t.Errorf("r1 after destroy: tcp_no_metrics_save %s,\n%s%s", sysctl(), link(), qdisc())
+	}
+}
