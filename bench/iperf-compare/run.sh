@@ -11,9 +11,19 @@
 # thread's context is part of it, softirq on an idle CPU is not). For
 # tsolab the sender is its sending threads plus every other thread of the
 # process (Go runtime, sampler), the receiver its receiving threads. The
-# tsolab runs count nothing (-capture=false), as iperf3 does not.
+# tsolab runs count nothing (-capture=false), as iperf3 does not. The
+# machine's load average and CPU pressure (/proc/pressure/cpu: the share
+# of time some task waited for a CPU) at the start and the end are
+# printed with the table: on a loaded machine both tools wait for the
+# CPU, and the figures measure the scheduler as much as the tools.
 #
-#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c]
+#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B REV]
+#
+# With -B REV the driver is also built from git revision REV (e.g. main
+# before a change) and run in every round beside the other two (the
+# order rotates by round), so that a change's effect is measured in
+# pairs: the table adds that tree's throughput and new/old, the medians
+# of the per-round ratios of throughput and of sender CPU per Gbit/s.
 #
 # Targets (issues 16 and 14), checked; the script exits 1 when one is
 # missed:
@@ -25,11 +35,11 @@
 # throughput, capture_loss < 1% of the packets. Needs root.
 set -euo pipefail
 
-DUR=2 ROUNDS=5 CONNS="1 4" COUNTERS=false
-while getopts "d:r:P:c" o; do
+DUR=2 ROUNDS=5 CONNS="1 4" COUNTERS=false OLD=
+while getopts "d:r:P:cB:" o; do
 	case $o in
-	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; c) COUNTERS=true ;;
-	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-c]" >&2; exit 2 ;;
+	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;;
+	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-c] [-B git-revision]" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "run.sh needs root (network namespaces)" >&2; exit 1; }
@@ -48,6 +58,15 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$here/../.." && go build -o "$work/iperf-compare" ./bench/iperf-compare)
+if [ -n "$OLD" ]; then
+	mkdir "$work/old"
+	git -C "$here/../.." archive "$OLD" | tar -x -C "$work/old"
+	(cd "$work/old" && go build -o "$work/iperf-compare-old" ./bench/iperf-compare)
+fi
+load() { # the load average (1, 5, 15 min) and the CPU pressure (avg10, avg60)
+	echo "load $(cut -d' ' -f1-3 /proc/loadavg), cpu pressure $(awk '/^some/ { print $2, $3 }' /proc/pressure/cpu 2>/dev/null)"
+}
+load_start=$(load)
 # The namespaces, lo up in each, and the veth pair tx0 <-> rx0 (MTU 1500)
 # with the two addresses, made through netlink (netnsfs.CreatePair).
 "$work/iperf-compare" -lab "$LAB" -tx-addr $TXA/24 -rx-addr $RXA/24 -setup
@@ -69,24 +88,34 @@ iperf() { # $1 = connections; prints "bits/s sender% receiver%" (received, CPU i
 	echo "iperf3 failed: $(cat "$work/ip.json")" >&2
 	exit 1
 }
-tsolab() { # $1 = connections, $2 = capture true|false, $3 = counter; prints the driver's line
-	"$work/iperf-compare" -lab "$LAB" -duration "${DUR}s" -write-size 131072 -connections "$1" -capture="$2" -counter "${3:-auto}" 2>>"$work/notes"
+tsolab() { # $1 = connections, $2 = capture true|false, $3 = counter, $4 = driver; prints the driver's line
+	"${4:-$work/iperf-compare}" -lab "$LAB" -duration "${DUR}s" -write-size 131072 -connections "$1" -capture="$2" -counter "${3:-auto}" 2>>"$work/notes"
 }
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 run_iperf() { i=$(iperf "$p"); }
-run_tsolab() {
-	line=$(tsolab "$p" false)
-	t="$(echo "$line" | field throughput_bps) $(echo "$line" | field task_tx_pct) $(echo "$line" | field task_rx_pct)"
+drive() { # $1 = driver; prints "bits/s sender% receiver%"
+	line=$(tsolab "$p" false auto "$1")
+	echo "$(echo "$line" | field throughput_bps) $(echo "$line" | field task_tx_pct) $(echo "$line" | field task_rx_pct)"
 }
+run_tsolab() { t=$(drive "$work/iperf-compare"); }
+run_old() { o=$(drive "$work/iperf-compare-old"); }
+# The members of a round in the first round's order; each round starts
+# one further along.
+members="run_iperf run_tsolab"
+[ -n "$OLD" ] && members="$members run_old"
 # rows.P.TSO: one line per round:
 # i_bps i_tx i_rx t_bps t_tx t_rx [c_bps c_loss c_pkts r_bps r_loss r_pkts]
+# old.P.TSO (with -B): o_bps o_tx o_rx t_bps t_tx t_rx
 for r in $(seq "$ROUNDS"); do
 	for p in $CONNS; do
 		for tso in on off; do
 			"$work/iperf-compare" -lab "$LAB" -tso $tso -set-tso
-			if [ $((r % 2)) = 1 ]; then run_iperf; run_tsolab; else run_tsolab; run_iperf; fi
+			set -- $members
+			for _ in $(seq $(((r - 1) % $#))); do set -- "${@:2}" "$1"; done
+			for m in "$@"; do $m; done
+			[ -n "$OLD" ] && echo "$o $t" >>"$work/old.$p.$tso"
 			extra=
 			if $COUNTERS; then
 				line=$(tsolab "$p" true auto)
@@ -109,8 +138,10 @@ check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what miss
 	if awk -v v="$1" 'BEGIN { exit !('"$2"') }'; then echo -n " "; else echo -n "!"; ok=false; echo "MISSED: $3 ($1)" >>"$work/missed"; fi
 }
 echo "medians of $ROUNDS paired rounds of ${DUR} s; Gb/s received; CPU in % of one core per Gb/s (tx: sender, rx: receiver)"
+echo "at the start: $load_start; at the end: $(load)"
 printf "%-5s %-4s %7s %7s %7s  %7s %7s %7s  %7s %7s  %7s" P tso iperf3 tsolab ratio ip_tx ts_tx tx_cpu ip_rx ts_rx all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss
+[ -n "$OLD" ] && printf "  %7s %7s %7s" old new/old tx_n/o
 echo
 for p in $CONNS; do
 	for tso in on off; do
@@ -130,6 +161,10 @@ for p in $CONNS; do
 			check "$cl" 'v < 1' "default counter's capture_loss, P=$p TSO $tso, want < 1%"
 			printf " %8.3f%%" "$(worst "$f" 11 12)"
 		fi
+		if [ -n "$OLD" ]; then
+			f=$work/old.$p.$tso
+			printf "  %7.2f %6.1f%% %6.1f%%" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')"
+		fi
 		echo
 	done
 done
@@ -138,6 +173,8 @@ echo "and tsolab; tx_cpu = tsolab/iperf3 of it (target <= 100%); ip_rx, ts_rx = 
 echo "all_cpu = tsolab/iperf3 of sender + receiver CPU per Gb/s (which side pays for a"
 echo "transmit varies from run to run on veth: an ACK the receiver processes sends the next"
 echo "segments from its context when the sender sleeps on a full buffer)"
+[ -n "$OLD" ] && echo "old = tsolab built from $OLD; new/old, tx_n/o = this tree's throughput and sender CPU per Gb/s
+over that tree's, medians of the per-round ratios (no target: they show a change's effect)"
 $COUNTERS && echo "cnt_cost = 1 - with/without the default counter (target <= 5%); ring_cost the same for the
 AF_PACKET ring; *_loss = worst capture_loss/(counted+lost) over the rounds (target < 1%)"
 grep -v "^note: capture on\|capture disabled\|^note: send units counted by\|^note: CPU in %" "$work/notes" | sort -u | sed 's/^/  /' || true
