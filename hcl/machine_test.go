@@ -1,6 +1,7 @@
 package hcl
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,8 +34,13 @@ nic "rx0" {
 		t.Fatal(diags)
 	}
 	sc := lab.Scenarios[0]
+	// A relative path is the lab directory's ("lab" here), made absolute.
+	labKnownHosts, err := filepath.Abs("lab/lab_known_hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []*config.Machine{
-		{Name: "r1", Reach: config.Reach{Address: "10.1.2.3", Port: 2222, User: "tso", IdentityFile: "~/.ssh/id_ed25519", KnownHosts: "lab_known_hosts", Sudo: true}},
+		{Name: "r1", Reach: config.Reach{Address: "10.1.2.3", Port: 2222, User: "tso", IdentityFile: "~/.ssh/id_ed25519", KnownHosts: labKnownHosts, Sudo: true}},
 		{Name: "r2", Reach: config.Reach{Address: "r2.example"}},
 	}
 	if d := cmp.Diff(want, sc.Machines, cmpopts.IgnoreFields(config.Machine{}, "Range")); d != "" {

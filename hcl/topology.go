@@ -2,6 +2,7 @@ package hcl
 
 import (
 	"math"
+	"path/filepath"
 	"strings"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -32,15 +33,30 @@ func (e *evaluator) machine(b *block) *config.Machine {
 		m.User = s
 	}
 	if s, ok := e.str(b, "identity_file"); ok {
-		m.IdentityFile = s
+		m.IdentityFile = e.labPath(s)
 	}
 	if s, ok := e.str(b, "known_hosts"); ok {
-		m.KnownHosts = s
+		m.KnownHosts = e.labPath(s)
 	}
 	if v, ok := e.boolean(b, "sudo"); ok {
 		m.Sudo = v
 	}
 	return m
+}
+
+// labPath makes a relative file path of the lab absolute, relative to
+// the lab directory, so that the state records where the file is
+// whatever directory a later command runs in; "~/..." (the home of the
+// user tsolab runs as) and absolute paths stay as written.
+func (e *evaluator) labPath(p string) string {
+	if p == "" || p == "~" || strings.HasPrefix(p, "~/") || filepath.IsAbs(p) {
+		return p
+	}
+	abs, err := filepath.Abs(filepath.Join(e.l.dir, p))
+	if err != nil {
+		return filepath.Join(e.l.dir, p)
+	}
+	return abs
 }
 
 // host evaluates a host block in one cell.
