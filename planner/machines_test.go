@@ -44,6 +44,18 @@ func TestStateRecordsMachines(t *testing.T) {
 		t.Errorf("state's machines after apply (-want +got):\n%s", d)
 	}
 
+	// rx1 replaced on r1 (deleted, then made again): r1 stays recorded
+	// all along.
+	sc.Hosts[1].Kind = config.HostLocal
+	plan = mustPlan(t, p, sc)
+	if got := actions(plan); got["host.rx1"] != "-/+" {
+		t.Fatalf("plan with rx1 local: %v, want host.rx1 replaced", got)
+	}
+	mustApply(t, p, plan)
+	if d := cmp.Diff(map[string]config.Reach{"r1": r1, "r2": r2}, recorded()); d != "" {
+		t.Errorf("state's machines after rx1 was replaced (-want +got):\n%s", d)
+	}
+
 	// r1 moved: the lab's block wins. r2 is no longer declared, and rx2
 	// no longer in the lab: the state's record reaches it to delete it,
 	// then goes.

@@ -236,6 +236,7 @@ func (p *Planner) Apply(ctx context.Context, plan *Plan) (*ApplyResult, error) {
 	base.Scenario = plan.Scenario
 	base.Machines = withMachines(base.Machines, plan.Machines)
 	w := newStateWriter(p.opts.Dir, &State{})
+	w.declared = plan.Machines
 	res := &ApplyResult{Mode: plan.Mode}
 	if cur == nil || !sameContent(base, cur) {
 		base.Serial = curSerial

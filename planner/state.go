@@ -121,17 +121,17 @@ func (s *State) set(r ResourceState) {
 	s.Resources = append(s.Resources, r)
 }
 
-// remove drops the record of addr, and the record of its machine when no
-// other resource lives there.
-func (s *State) remove(addr provider.Addr) {
+// remove drops the record of addr, and returns the machine it was on
+// ("" for this one, or when there was no record).
+func (s *State) remove(addr provider.Addr) (machine string) {
 	for i := range s.Resources {
 		if s.Resources[i].Addr == addr {
 			m := s.Resources[i].Attrs[provider.AttrMachine]
 			s.Resources = append(s.Resources[:i], s.Resources[i+1:]...)
-			s.dropMachine(m)
-			return
+			return m
 		}
 	}
+	return ""
 }
 
 // Reaches returns the machines s records; nil for a nil state.
@@ -505,7 +505,7 @@ func Forget(dir string, addrs []provider.Addr) (*State, error) {
 		return nil, &NotRecordedError{Dir: dir, Addrs: missing}
 	}
 	for _, a := range addrs {
-		st.remove(a)
+		st.dropMachine(st.remove(a))
 	}
 	st.Serial++
 	if err := backupState(dir); err != nil {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
 )
 
@@ -38,6 +39,9 @@ type stateWriter struct {
 	// enc holds the encoded records of st, and where each is in
 	// st.Resources. Guarded by mu.
 	enc encodedState
+	// declared are the machines the lab declares (Plan.Machines), whose
+	// record stays in the state while it has no object there.
+	declared map[string]config.Reach
 }
 
 func newStateWriter(dir string, st *State) *stateWriter {
@@ -88,7 +92,7 @@ func (w *stateWriter) NoteForget(addr provider.Addr) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.checkOpenLocked()
-	w.enc.remove(w.st, addr)
+	w.forgetLocked(addr)
 	w.version++
 }
 
@@ -97,9 +101,21 @@ func (w *stateWriter) Forget(addr provider.Addr) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.checkOpenLocked()
-	w.enc.remove(w.st, addr)
+	w.forgetLocked(addr)
 	w.version++
 	return w.flushLocked()
+}
+
+// forgetLocked drops the record of addr, and the state's record of its
+// machine when no other record names it and the lab no longer declares
+// it (a declared machine stays: a replace deletes an object before
+// making it again there).
+// Precondition: w.mu is held.
+func (w *stateWriter) forgetLocked(addr provider.Addr) {
+	m := w.enc.remove(w.st, addr)
+	if _, declared := w.declared[m]; m != "" && !declared {
+		w.st.dropMachine(m)
+	}
 }
 
 // Replace swaps the whole state for st and writes it.
@@ -218,12 +234,13 @@ func (e *encodedState) set(st *State, r ResourceState) {
 }
 
 // remove drops the record of addr from st, as State.remove does.
-func (e *encodedState) remove(st *State, addr provider.Addr) {
+func (e *encodedState) remove(st *State, addr provider.Addr) (machine string) {
 	delete(e.records, addr)
 	if _, ok := e.indexOf(st, addr); ok {
-		st.remove(addr)
+		machine = st.remove(addr)
 		e.index = nil // positions after it moved
 	}
+	return machine
 }
 
 // lookup is st.Resource(addr) through the index.
