@@ -224,11 +224,19 @@ func maxRuns(sets []*runSet) int {
 	return n
 }
 
-// profileOf is "kernel 6.18.4" or "stack linux-6".
+// profileOf is "kernel 6.18.4" or "stack linux-6"; the kernel engine's
+// hosts on other machines follow ("kernel 6.18.4; rx on machine r1:
+// kernel 6.1.0").
 func profileOf(r *result.WorkloadResult) string {
 	switch {
 	case r.Kernel != "":
-		return "kernel " + r.Kernel
+		p := "kernel " + r.Kernel
+		for _, s := range r.Sides {
+			if s.Machine != "" {
+				p += "; " + s.Host + " on machine " + s.Machine + ": kernel " + s.Kernel
+			}
+		}
+		return p
 	case r.Stack != "":
 		return "stack " + r.Stack
 	}

@@ -413,3 +413,15 @@ func TestWriteEdgeCases(t *testing.T) {
 		})
 	}
 }
+
+// A run whose hosts live on other machines names their machines and
+// kernels beside the client's.
+func TestProfileNamesOtherMachines(t *testing.T) {
+	r := &result.WorkloadResult{Engine: "kernel", Kernel: "6.18.4", Sides: []result.Side{
+		{Side: "client", Host: "tx", Kernel: "6.18.4"},
+		{Side: "server", Host: "rx", Machine: "r1", Kernel: "6.1.0"},
+	}}
+	if got, want := profileOf(r), "kernel 6.18.4; rx on machine r1: kernel 6.1.0"; got != want {
+		t.Errorf("profileOf = %q, want %q", got, want)
+	}
+}
