@@ -13,9 +13,9 @@
 #   bench/capture-cost/run.sh [-r ROUNDS] [-s "SCENARIO ..."]
 #
 # Beside the throughput cost the table shows the CPU cost: how much more
-# CPU time (user + system of the tsolab process, which on a veth pair
-# does both ends' softirq work) each byte carried took with -capture. On
-# a loaded machine, where the throughput of a run depends on what the
+# CPU time tsolab's threads used while the workload ran (on a veth pair
+# they do both ends' softirq work) for each byte carried with -capture.
+# On a loaded machine, where the throughput of a run depends on what the
 # other processes leave it, that ratio holds better; it is not a target.
 #
 # Targets, checked (the script exits 1 when one is missed):
@@ -59,19 +59,18 @@ cp -r "$here/../../examples/tso-basics" "$work/lab"
 # one SCENARIO with|without ROUND: runs the applied scenario once and appends
 # "scenario mode round throughput_bps capture_loss packets source cpu_s
 # bytes" to $work/runs (packets: frames in the capture files plus what
-# they lost; cpu_s: the CPU time the tsolab process used, user and
-# system, which on veth holds both ends' softirq work).
+# they lost; cpu_s: the CPU time tsolab's threads used while the
+# workload ran, from the run's CPU note: the sender, receiver and other
+# threads, which on a veth pair do both ends' softirq work; not the
+# softirq time no thread ran, which is the whole machine's).
 one() {
-	local out="$work/$2-$3.json" flags=() cpu
+	local out="$work/$2-$3.json" flags=()
 	[ "$2" = with ] && flags=(-capture "$caps/$NAME")
 	rm -rf "$caps/$NAME"
-	# The subshell's cutime + cstime (fields 16, 17 of its stat, in
-	# USER_HZ ticks) once it has reaped tsolab.
-	cpu=$("$work/tsolab" run -name "$NAME" -repeat 1 -json "$out" "${flags[@]}" "$work/lab" >"$work/out" 2>&1 &&
-		awk '{print ($16 + $17) / 100}' "/proc/$BASHPID/stat") ||
+	"$work/tsolab" run -name "$NAME" -repeat 1 -json "$out" "${flags[@]}" "$work/lab" >"$work/out" 2>&1 ||
 		{ cat "$work/out" >&2; exit 1; }
-	python3 - "$out" "$1" "$2" "$3" "$cpu" >>"$work/runs" <<'PY'
-import json, sys
+	python3 - "$out" "$1" "$2" "$3" >>"$work/runs" <<'PY'
+import json, re, sys
 res = json.load(open(sys.argv[1]))
 (run,) = res["runs"]
 m = run["metrics"]
@@ -81,7 +80,14 @@ source = "-"
 for n in run.get("notes", []):
     if n.startswith("capture file") and " incoming" in n:
         source = "bpf" if "recorded by eBPF at its TCX ingress" in n else "ring"
-print(sys.argv[2], sys.argv[3], sys.argv[4], int(m["throughput_bps"]), int(m["capture_loss"]), packets, source, sys.argv[5], int(m["bytes"]))
+cpu = None
+for n in run.get("notes", []):
+    c = re.match(r"CPU in % of one core: sender threads ([0-9.]+), receiver threads ([0-9.]+), .* other threads ([0-9.]+) ", n)
+    if c:
+        cpu = sum(float(x) for x in c.groups()) / 100 * m["duration_s"]
+if cpu is None:
+    sys.exit("run.sh: no CPU note in %s" % sys.argv[1])
+print(sys.argv[2], sys.argv[3], sys.argv[4], int(m["throughput_bps"]), int(m["capture_loss"]), packets, source, cpu, int(m["bytes"]))
 PY
 	rm -rf "$caps/$NAME"
 }
@@ -120,6 +126,6 @@ for s in sys.argv[2].split():
     if worst >= 0.001:
         ok = False
         print("  MISSED: capture_loss %.4f%% of the packets in a run, target < 0.1%%" % (100 * worst))
-print("cost = 1 - median over %d rounds of (with / without) throughput within a pair; cpu cost = median of (with / without) tsolab CPU seconds per byte carried, - 1 (steadier than throughput on a loaded machine; not a target); loss = worst run's capture_loss / (packets in its files + capture_loss)" % len({r for _, _, r, *_ in runs}))
+print("cost = 1 - median over %d rounds of (with / without) throughput within a pair; cpu cost = median of (with / without) CPU seconds of tsolab's threads per byte carried, - 1 (steadier than throughput on a loaded machine; not a target); loss = worst run's capture_loss / (packets in its files + capture_loss)" % len({r for _, _, r, *_ in runs}))
 sys.exit(0 if ok else 1)
 PY
