@@ -14,9 +14,13 @@ type app struct {
 	callRemain int64     // bytes left in the current call
 	blocked    bool      // waiting for send-buffer space (sk_stream_wait_memory)
 	ev         bool      // an evAppRun is queued
-	woken      wokeState // where a wake-up from sleep is (hosts with a scheduler)
+	woken      wokeState // its queued turn is a wake-up from sleep (hosts with a scheduler)
 	sendfile   bool      // zero-copy: pages, no copy cost
 	bytesMode  bool      // the stream ends after pending bytes (FIN on the tail)
+
+	// lag is the wake-up latency its next wake-up from sleep waits, ns:
+	// drawn ahead on a host with a scheduler (sched.go), else 0.
+	lag int64
 
 	readSize int64 // bytes per read call (stream)
 	msg      int64 // rr: bytes of one message (request or response)
@@ -31,8 +35,7 @@ type app struct {
 func (a *app) wakeReader(ep *endpoint, now int64) {
 	if !a.ev {
 		a.ev = true
-		a.woken = ep.onWake
-		ep.w.q.push(now, evAppRun, ep.idx)
+		ep.w.q.push(now+a.lag, evAppRun, ep.idx)
 	}
 }
 
@@ -103,15 +106,17 @@ func (ep *endpoint) runApp(now int64) {
 	if a.pending > 0 {
 		did = ep.write(now, c) || did
 	}
-	if did && !a.ev {
-		if r.unread == 0 && a.pending == 0 && w.nextInLine(c.free) {
-			// The next turn would find nothing to read or write, its
-			// core idle, and nothing could happen before it: it would
-			// only clear a.ev. (Most of a reader's turns after a read.)
-			return
-		}
+	if did && !a.ev && !(r.unread == 0 && a.pending == 0 && w.nextInLine(c.free)) {
+		// (Otherwise the next turn would find nothing to read or write,
+		// its core idle, and nothing could happen before it: it would
+		// only clear a.ev. Most of a reader's turns after a read.)
 		a.ev = true
 		w.q.push(c.free, evAppRun, ep.idx)
+		return
+	}
+	if !a.ev {
+		// It sleeps: its next turn is a wake-up (hosts with a scheduler).
+		a.woken = ep.onWake
 	}
 }
 

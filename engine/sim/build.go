@@ -91,7 +91,7 @@ func (b *builder) host(name string) (*host, error) {
 	}
 	h := &host{name: name, cpu: cp, prof: prof, cores: make([]core, cores), queues: make([]int32, cores), delayedAck: hc.DelayedAck}
 	if cp.Sched != nil {
-		h.sched = &sched{Scheduler: *cp.Sched, rnd: b.w.random()}
+		h.sched = &sched{Scheduler: *cp.Sched, rnd: b.w.random(), wake: b.e.wakeTables[cp.Name]}
 		if prof.ithreads {
 			h.ithread = h.sched
 		}
@@ -223,7 +223,7 @@ func (w *world) startApps(wl *config.Workload) {
 			w.readers++
 		}
 		if ep.app.pending > 0 {
-			ep.app.ev = true
+			ep.app.ev, ep.app.woken = true, wokeNone
 			w.q.push(0, evAppRun, ep.idx)
 		}
 	}

@@ -44,10 +44,14 @@ type Engine struct {
 	lineRate     config.Rate
 	cpus         []CPUProfile
 	maxSim       int64
-	seed         uint64        // Options.Seed
-	files        []result.File // ProfileFiles with their hashes
-	checks       bool          // tests: verify the invariants after every step
-	lastCheck    *checker      // tests: the checker of the last run
+	seed         uint64 // Options.Seed
+	// wakeTables are the wake-up latency quantiles (LogNormal.table) of
+	// the CPU profiles with a scheduler, by profile name: made once,
+	// read by every run.
+	wakeTables map[string][]int64
+	files      []result.File // ProfileFiles with their hashes
+	checks     bool          // tests: verify the invariants after every step
+	lastCheck  *checker      // tests: the checker of the last run
 	// editProfile, when set (tests only), changes each host's profile
 	// after it is built: one strategy swapped to see its effect alone.
 	editProfile func(*profile)
@@ -69,6 +73,12 @@ func New(o Options) *Engine {
 	}
 	if e.maxSim == 0 {
 		e.maxSim = int64(time.Hour)
+	}
+	e.wakeTables = map[string][]int64{}
+	for _, p := range e.cpus {
+		if _, seen := e.wakeTables[p.Name]; p.Sched != nil && !seen { // cpuProfile finds the first of a name
+			e.wakeTables[p.Name] = p.Sched.WakeLatency.table()
+		}
 	}
 	return e
 }
@@ -246,8 +256,10 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		}
 		s.cc = cc
 		s.cc.init(ep)
-		if ep.host.sched != nil {
-			ep.onWake = wokeUp
+		if sc := ep.host.sched; sc != nil {
+			// It starts asleep; startApps starts the writers.
+			ep.onWake, ep.app.woken = wokeUp, wokeUp
+			ep.app.lag = sc.latency()
 		}
 		ep.coalesce = ep.prof.coalesces(ep.nic.off)
 		if ep.nic.loopback {

@@ -306,8 +306,7 @@ func (ep *endpoint) afterAck(now, before int64, cpu *core) {
 		ep.w.sampleCwnd(ep, now)
 		if a := &ep.app; a.blocked && !a.ev && ep.prof.wake.canWrite(ep, true) {
 			a.ev = true
-			a.woken = ep.onWake
-			ep.w.q.push(now, evAppRun, ep.idx)
+			ep.w.q.push(now+a.lag, evAppRun, ep.idx)
 		}
 	}
 }
