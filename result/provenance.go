@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -138,7 +139,7 @@ func (p *Provenance) Properties() []Property {
 
 // Properties flattens what one run ran on, each name prefixed with
 // prefix: NICs' driver, version, firmware, bus and features; hosts'
-// sysctls; the model's profiles and hash.
+// sysctls; the model's profiles and hash, and its seed when it drew.
 func (r *Run) Properties(prefix string) []Property {
 	if r == nil {
 		return nil
@@ -161,6 +162,9 @@ func (r *Run) Properties(prefix string) []Property {
 			Property{prefix + "model.stacks", strings.Join(r.Model.Stacks, ",")},
 			Property{prefix + "model.cpus", strings.Join(r.Model.CPUs, ",")},
 			Property{prefix + "model.hash", r.Model.Hash})
+		if r.Model.Seed != nil {
+			out = append(out, Property{prefix + "model.seed", strconv.FormatUint(*r.Model.Seed, 10)})
+		}
 		for _, f := range r.Model.Files {
 			out = append(out, Property{prefix + "model.file." + f.Name, f.SHA256})
 		}
