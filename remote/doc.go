@@ -5,10 +5,13 @@
 // with that agent.
 //
 // It owns the connection (authentication, host key verification, the
-// agent's install path keyed by version and hash, sudo -n), the protocol's
+// agent's install path keyed by version and hash, sudo -n, keepalives
+// that give up on a machine that stopped answering), the protocol's
 // request and response types, and the agent's server side. It must not
 // know what the planner plans or what a lab means: the calls it carries
-// are the provider package's, and the agent answers them with the same
-// local providers tsolab runs in-process. It never reads a password and
-// never writes a secret anywhere.
+// are the provider package's, inspect's Observe and the kernel engine's
+// workers', and the agent answers them with the same local code tsolab
+// runs in-process; a command run in a host there (tsolab exec) gets an
+// SSH session of its own. It never reads a password and never writes a
+// secret anywhere.
 package remote
