@@ -126,8 +126,8 @@ func builtinCPUProfiles() []CPUProfile {
 // on a 2016 Xeon (Haswell/Broadwell-EP). The seed measured no latency, so
 // the distribution is an assumption, set from hardware facts before the
 // model was run with it, and not tuned to any seed figure: a thread woken
-// on an idle core waits at least for the core to leave C1, the idle state
-// FreeBSD 10 uses by default (hw.acpi.cpu.cx_lowest C1), whose exit
+// on an idle core waits at least for the core to leave C1 (assumed to be
+// the deepest idle state the nodes used, hw.acpi.cpu.cx_lowest), whose exit
 // latency on these cores is 2 us (Linux drivers/idle/intel_idle.c, the
 // Haswell and Broadwell server tables: C1 2 us, C1E 10 us); C1E, which
 // firmware often auto-promotes C1 to, takes 10 us; the IPI and ULE's
