@@ -89,7 +89,10 @@ type call struct {
 	created bool
 	// portReady: create made the switch port what the NIC declares.
 	portReady bool
-	d         *diags
+	// read: the call changes nothing (Read), so it may read the far
+	// namespace's links from its dump (pooled.readLink).
+	read bool
+	d    *diags
 }
 
 func newCall(p *Provider, s spec, n provider.Naming, a provider.Addr, d *diags) *call {
@@ -112,6 +115,9 @@ func (x *call) farNS() (*nsConn, error) {
 	far, err := x.p.far.get(x.s.peerNS)
 	if err != nil {
 		return nil, err
+	}
+	if !x.read {
+		far.pool.changes()
 	}
 	x.far = far
 	return far, nil
