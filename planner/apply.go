@@ -109,6 +109,9 @@ type op struct {
 	change    *Change
 	after     []int // ops that must succeed before this one
 	before    []int // ops waiting for this one
+	// going (a Delete) lists what the resource depends on that this walk
+	// deletes after it: provider.DeleteRequest.Going.
+	going []provider.Addr
 	// prior is what the state recorded at op's address before the walk
 	// recorded it "creating" (nil: nothing), put back when the op never
 	// starts; set only for the creates recorded together at the start of
@@ -171,6 +174,7 @@ func buildOps(p *Plan) []*op {
 			for _, dep := range deps {
 				if dd, ok := del[dep]; ok {
 					edge(d, dd)
+					ops[d].going = append(ops[d].going, dep)
 				}
 			}
 		}
@@ -471,7 +475,7 @@ func (p *Planner) runOp(ctx context.Context, naming provider.Naming, o *op, w *s
 		if old == nil {
 			return nil, false // nothing recorded: nothing of ours to delete
 		}
-		resp := prov.Delete(ctx, provider.DeleteRequest{Naming: naming, Addr: o.addr, Recorded: old.Attrs.Clone()})
+		resp := prov.Delete(ctx, provider.DeleteRequest{Naming: naming, Addr: o.addr, Recorded: old.Attrs.Clone(), Going: o.going})
 		diags = resp.Diagnostics
 		if !diags.HasErrors() {
 			w.NoteForget(o.addr)

@@ -636,3 +636,52 @@ func TestReplaceRunsDeleteThenCreate(t *testing.T) {
 		t.Errorf("after the replace: %q", got)
 	}
 }
+
+// goingRecorder passes every call on, and records each Delete's Going.
+type goingRecorder struct {
+	provider.Interface
+	mu    sync.Mutex
+	going map[string][]string
+}
+
+func (g *goingRecorder) Delete(ctx context.Context, req provider.DeleteRequest) provider.DeleteResponse {
+	var names []string
+	for _, a := range req.Going {
+		names = append(names, a.String())
+	}
+	sort.Strings(names)
+	g.mu.Lock()
+	g.going[req.Addr.String()] = names
+	g.mu.Unlock()
+	return g.Interface.Delete(ctx, req)
+}
+
+// TestDeleteGoing: a delete is told which of its dependencies the same
+// apply deletes after it (a NIC its host and switch on destroy), and
+// none when they stay (one NIC replaced).
+func TestDeleteGoing(t *testing.T) {
+	dir := t.TempDir()
+	w := providertest.NewWorld()
+	p := newPlanner(dir, w)
+	mustApply(t, p, mustPlan(t, p, twoReceivers(true)))
+	rec := &goingRecorder{Interface: w, going: map[string][]string{}}
+	p = newPlanner(dir, w, func(o *planner.Options) { o.Providers[provider.KindNIC] = rec })
+	mustDestroy(t, p)
+	want := map[string][]string{
+		"nic.tx0":  {"host.tx", "switch.sw"},
+		"nic.rx10": {"host.rx1", "switch.sw"},
+		"nic.rx20": {"host.rx2", "switch.sw"},
+	}
+	if diff := cmp.Diff(want, rec.going); diff != "" {
+		t.Errorf("Going of the NICs' deletes on destroy (-want +got):\n%s", diff)
+	}
+
+	mustApply(t, p, mustPlan(t, p, twoReceivers(true)))
+	rec.going = map[string][]string{}
+	sc := twoReceivers(true)
+	sc.NICs[0].Host = "rx1" // replaces nic.tx0; host.tx and the switch stay
+	mustApply(t, p, mustPlan(t, p, sc))
+	if going, ok := rec.going["nic.tx0"]; !ok || len(going) > 0 {
+		t.Errorf("nic.tx0 replaced: deleted %v with Going %v, want deleted with none", ok, going)
+	}
+}

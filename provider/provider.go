@@ -97,6 +97,12 @@ type DeleteRequest struct {
 	Naming   Naming
 	Addr     Addr
 	Recorded Attrs
+	// Going lists the resources Addr depends on (as recorded) that the
+	// same apply deletes after it. A provider may leave to their
+	// deletion what it takes along (a NIC's veth goes with its host's
+	// namespace), never what it would not (an adopted device is
+	// restored all the same).
+	Going []Addr
 }
 
 type DeleteResponse struct {

@@ -89,6 +89,9 @@ type call struct {
 	created bool
 	// portReady: create made the switch port what the NIC declares.
 	portReady bool
+	// remade: create deleted the NIC's veth from before, whose other end
+	// was gone, to make the pair again (once).
+	remade bool
 	// read: the call changes nothing (Read), so it may read the far
 	// namespace's links from its dump (pooled.readLink).
 	read bool

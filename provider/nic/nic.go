@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -428,6 +429,9 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 		d.errorf("delete", err)
 		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
+	if goesWithHost(req, s) {
+		return provider.DeleteResponse{}
+	}
 	x := newCall(p, s, req.Naming, req.Addr, d)
 	defer x.done()
 	if w := x.foreignNS("delete"); w != nil {
@@ -435,6 +439,22 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 	}
 	s.link.release(x, req.Recorded)
 	return provider.DeleteResponse{Diagnostics: d.diags}
+}
+
+// goesWithHost reports whether the NIC's link goes with its host's
+// namespace, which the same apply deletes right after this call
+// (req.Going names the host): a link tsolab made in a namespace of the
+// lab's. The kernel deletes such a veth when it frees the namespace,
+// and its other end with it (a switch port, a pair's far end), without
+// the wait for RCU each deletion costs here; the host's Delete checks
+// the namespace's mark before it removes it, as this call would have.
+// An adopted device is restored all the same.
+func goesWithHost(req provider.DeleteRequest, s spec) bool {
+	if s.link.adoptsDevice() || s.ns == "" || !req.Naming.OwnsNS(s.ns) {
+		return false
+	}
+	host := provider.Addr{Kind: provider.KindHost, Name: req.Recorded[provider.AttrHost]}
+	return slices.Contains(req.Going, host)
 }
 
 func isNotFound(err error) bool { return errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENOENT) }

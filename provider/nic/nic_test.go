@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
@@ -797,4 +798,53 @@ func TestTSOGroupIsTheKernels(t *testing.T) {
 		t.Fatalf("Update: %v", u.Diagnostics)
 	}
 	check("after Update to tso=true", true)
+}
+
+// TestDeleteGoingWithHost: a switch NIC deleted with its host in Going
+// (the same apply deletes the host's namespace right after) leaves its
+// veth in place, and the namespace's removal takes the veth and its
+// switch port along.
+func TestDeleteGoingWithHost(t *testing.T) {
+	f := newFixture(t)
+	ns := f.addHost("a")
+	swNS := f.addSwitch("sw")
+	attrs := f.switchNIC("a0", "a", "sw", nil)
+	rec := f.mustNIC("a0", attrs)
+	hostAddr := provider.Addr{Kind: provider.KindHost, Name: "a"}
+	d := f.nic.Delete(context.Background(), provider.DeleteRequest{Naming: f.n, Addr: provider.Addr{Kind: provider.KindNIC, Name: "a0"}, Recorded: rec, Going: []provider.Addr{hostAddr}})
+	if d.Diagnostics.HasErrors() {
+		t.Fatalf("Delete: %v", d.Diagnostics)
+	}
+	if linkIn(t, ns, "a0") == nil {
+		t.Fatalf("a0 deleted by its NIC's Delete; want it left to its namespace's removal")
+	}
+	port := provider.PortName("a0")
+	h, err := netnsfs.Open(swNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	updates, done := make(chan netlink.LinkUpdate, 16), make(chan struct{})
+	defer close(done)
+	if err := netlink.LinkSubscribeAt(h, updates, done); err != nil {
+		t.Fatal(err)
+	}
+	if linkIn(t, swNS, port) == nil {
+		t.Fatalf("port %s gone before the host's namespace", port)
+	}
+	hd := f.host.Delete(context.Background(), provider.DeleteRequest{Naming: f.n, Addr: hostAddr, Recorded: provider.Attrs{provider.AttrHostKind: "netns", provider.AttrNetNS: ns}})
+	if hd.Diagnostics.HasErrors() {
+		t.Fatalf("delete host: %v", hd.Diagnostics)
+	}
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case u := <-updates:
+			if u.Header.Type == unix.RTM_DELLINK && u.Link.Attrs().Name == port {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("port %s still in %s 30 s after its host's namespace was removed", port, swNS)
+		}
+	}
 }

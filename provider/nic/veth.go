@@ -215,6 +215,17 @@ func createVeth(x *call, farAlias string) (link, far netlink.Link) {
 		link.Attrs().Alias = x.alias
 	}
 	far, err = peer.linkByName(s.peerIf)
+	if err == nil && far == nil && !x.created && !x.remade {
+		// The NIC's own veth from before, without its other end: the
+		// far namespace it was made with is gone (a destroy killed after
+		// the switch went but before the host, whose NIC left its veth to
+		// the host's namespace: the kernel frees the pair with the old
+		// namespace, in its own time). Make the pair again.
+		x.remade = true
+		if err = c.nl.LinkDel(link); err == nil || isNotFound(err) {
+			return createVeth(x, farAlias)
+		}
+	}
 	if err == nil && far == nil {
 		err = fmt.Errorf("the other end %s is missing from %s", s.peerIf, nsName(peer.name))
 	}
