@@ -410,6 +410,7 @@ type stats struct {
 	stops                                             [numStopReasons]int64
 	acks                                              [numAckKinds]int64
 	timeouts, drops                                   int64
+	rxMissed                                          int64 // frames a full receive ring dropped (CPUProfile.RxRing)
 	readBytes                                         int64
 	wireSegs                                          int64 // data segments sent, both directions (benchmarks)
 	txns                                              int64
@@ -515,6 +516,9 @@ func (w *world) result(req engine.RunRequest, end int64) *result.WorkloadResult 
 	}
 	if st.drops > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d frames were tail-dropped by a full queue", st.drops))
+	}
+	if st.rxMissed > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d frames found the receiving NIC's ring full and were dropped (rx_missed)", st.rxMissed))
 	}
 	if st.timeouts > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d retransmission timeouts", st.timeouts))

@@ -110,10 +110,14 @@ type frame struct {
 
 // rxQueue is one receive ring and the NAPI context that drains it.
 type rxQueue struct {
-	host   *host
-	core   int
-	ring   []frame // frames pending, from head, in arrival order
-	head   int
+	host *host
+	core int
+	ring []frame // frames pending, from head, in arrival order
+	head int
+	// inRing ends the frames (from head) the receive ring holds, when
+	// the CPU profile bounds it (RxRing): those that have arrived by the
+	// queue's last poll step. The frames after it are still on the wire.
+	inRing int
 	pollEv bool // an evRxPoll is queued
 	cont   bool // the queued poll continues a NAPI round: no new interrupt
 	budget int  // frames left in this round's budget (NAPI weight 64)
@@ -126,10 +130,6 @@ type rxQueue struct {
 // the narrow stores before them, a stall per frame.
 func (w *world) pushFrame(qi int32, at, seq, ack, wnd int64, ep, n int32, fin bool) {
 	q := &w.rxqs[qi]
-	if r := q.host.cpu.RxRing; r > 0 && len(q.ring)-q.head >= r {
-		w.stats.drops++
-		return
-	}
 	if len(q.ring) == cap(q.ring) {
 		q.ring = append(q.ring, frame{})
 	} else {
@@ -227,11 +227,15 @@ func (w *world) poll(qi int32, now int64) {
 	if q.budget <= 0 {
 		q.budget = 64
 	}
+	if r := p.RxRing; r > 0 {
+		w.fillRing(q, now, r)
+	}
 	if q.head < len(q.ring) && q.ring[q.head].at <= now {
 		w.rxSkb(q, c, now)
 	}
 	if q.head >= 64 && q.head > len(q.ring)/2 {
 		q.ring = q.ring[:copy(q.ring, q.ring[q.head:])]
+		q.inRing = max(0, q.inRing-q.head)
 		q.head = 0
 	}
 	if q.head < len(q.ring) {
@@ -248,6 +252,25 @@ func (w *world) poll(qi int32, now int64) {
 	} else {
 		q.budget = 0
 	}
+}
+
+// fillRing puts the frames that have arrived by now into q's receive
+// ring of r descriptors, in arrival order, and drops each that finds it
+// full (the NIC's rx_missed). Whether a frame finds room depends on what
+// the poll took before it arrived, which pushFrame, running at the send,
+// cannot know; the poll takes frames only at its steps, so at a step the
+// ring holds what it held after the last step plus what arrived since.
+func (w *world) fillRing(q *rxQueue, now int64, r int) {
+	i := max(q.inRing, q.head)
+	for i < len(q.ring) && q.ring[i].at <= now {
+		if i-q.head >= r {
+			q.ring = append(q.ring[:i], q.ring[i+1:]...)
+			w.stats.rxMissed++
+			continue
+		}
+		i++
+	}
+	q.inRing = i
 }
 
 // rxSkb takes the skb at the head of q: a pure ACK, or data merged with
