@@ -108,7 +108,7 @@ func (x *execution) open(ctx context.Context) error {
 // connect opens every endpoint's listener on the server's machine, the
 // connections from the client's, and accepts them.
 func (x *execution) connect(ctx context.Context) error {
-	n := x.perServer()
+	n := perServer(x.w)
 	for i, ep := range x.job.Endpoints {
 		srv, cli := x.workers[ep.ServerMachine], x.workers[ep.ClientMachine]
 		port, err := srv.Listen(ctx, i)
@@ -132,9 +132,6 @@ func (x *execution) connect(ctx context.Context) error {
 	}
 	return nil
 }
-
-// perServer is how many connections each server gets.
-func (x *execution) perServer() int { return (&run{w: x.w}).perServer() }
 
 // addPort records a server port on the tap of the endpoint's sender NIC,
 // on the client's machine.

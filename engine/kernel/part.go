@@ -49,7 +49,7 @@ func (l *LocalWorker) Listen(_ context.Context, ep int) (uint16, error) {
 	var port uint16
 	err := inNamespace(e.ServerNS, func() error {
 		var err error
-		lfd, port, err = listenTCP(e.Addr, sockOptions{SndBuf: o.SndBuf, RcvBuf: o.RcvBuf, NoDelay: o.NoDelay, CC: o.CC}, r.perServer()+16)
+		lfd, port, err = listenTCP(e.Addr, sockOptions{SndBuf: o.SndBuf, RcvBuf: o.RcvBuf, NoDelay: o.NoDelay, CC: o.CC}, perServer(r.w)+16)
 		return err
 	})
 	if err != nil {

@@ -172,10 +172,10 @@ func (r *run) options() sockOptions {
 }
 
 // perServer is how many connections each server gets.
-func (r *run) perServer() int {
-	n := r.w.Connections
-	if r.w.Kind == config.RR && r.w.Concurrency > 0 {
-		n = r.w.Concurrency
+func perServer(w *config.Workload) int {
+	n := w.Connections
+	if w.Kind == config.RR && w.Concurrency > 0 {
+		n = w.Concurrency
 	}
 	if n <= 0 {
 		n = 1
