@@ -20,6 +20,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -67,9 +68,11 @@ type Server struct {
 	IdentityFile, KnownHosts string
 
 	clientKey ssh.PublicKey
-	cmd       *exec.Cmd
+	cfgPath   string
+	holder    *exec.Cmd // the machine's namespaces (startMachine)
+	cmd       *exec.Cmd // sshd, while it runs
 	log       *lockedBuffer
-	done      chan struct{}
+	done      chan struct{} // closed when sshd's output ends
 }
 
 var seq atomic.Int64
@@ -144,28 +147,61 @@ func start(id string, n int64, dir string) (_ *Server, err error) {
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 		return nil, err
 	}
-	// sshd runs in the machine's network namespace and in a mount
-	// namespace of its own, with /run/netns a tmpfs of its own (so the
-	// namespaces its agents make are that machine's alone, gone with it)
-	// and /sys the namespace's sysfs. nsenter and unshare exec, so the
-	// process is sshd's.
-	cmd := exec.Command("nsenter", "--net="+netnsfs.Path(s.NS), "--",
+	s.cfgPath = cfgPath
+	if err := s.startMachine(); err != nil {
+		return nil, err
+	}
+	if err := s.startSSHD(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startMachine starts the process that holds the "machine": it lives in
+// the machine's network namespace and in a mount namespace of its own,
+// with /run/netns a tmpfs of its own (so the namespaces its agents make
+// are that machine's alone, gone with it) and /sys the namespace's
+// sysfs, and sleeps there until the server closes. sshd is started in
+// its namespaces, and can be stopped and started again while the
+// machine, and what the agents made there, stays.
+func (s *Server) startMachine() error {
+	holder := exec.Command("nsenter", "--net="+netnsfs.Path(s.NS), "--",
 		"unshare", "--mount", "--propagation", "slave", "--",
-		"/bin/sh", "-c", `mount -t tmpfs tsolab-machine /run/netns && umount -l /sys && mount -t sysfs sysfs /sys && exec "$0" "$@"`,
-		SSHD, "-D", "-e", "-f", cfgPath)
+		"/bin/sh", "-c", `mount -t tmpfs tsolab-machine /run/netns && umount -l /sys && mount -t sysfs sysfs /sys && echo ready && exec sleep infinity`)
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	holder.Stderr = holder.Stdout
+	if err := holder.Start(); err != nil {
+		return err
+	}
+	s.holder = holder
+	r := bufio.NewReader(out)
+	if line, _ := r.ReadString('\n'); line != "ready\n" {
+		rest, _ := io.ReadAll(r) // it failed and exits: its output ends
+		return fmt.Errorf("the machine's namespaces could not be made: %s%s", line, rest)
+	}
+	return nil
+}
+
+// startSSHD starts sshd on the machine and returns once it listens.
+func (s *Server) startSSHD() error {
+	cmd := exec.Command("nsenter", "-t", strconv.Itoa(s.Pid()), "-m", "-n", "--", SSHD, "-D", "-e", "-f", s.cfgPath)
 	stderr, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return err
 	}
 	s.cmd = cmd
-	s.done = make(chan struct{})
+	done := make(chan struct{})
+	s.done = done
 	ready := make(chan bool, 1)
 	go func() {
-		defer close(s.done)
+		defer close(done)
 		sc := bufio.NewScanner(stderr)
 		sent := false
 		for sc.Scan() {
@@ -180,9 +216,32 @@ func start(id string, n int64, dir string) (_ *Server, err error) {
 		}
 	}()
 	if !<-ready {
-		return nil, fmt.Errorf("sshd did not start:\n%s", s.log.String())
+		return fmt.Errorf("sshd did not start:\n%s", s.log.String())
 	}
-	return s, nil
+	return nil
+}
+
+// StopSSHD stops the machine's SSH server with every session it serves,
+// for real (as systemctl stop ssh followed by the end of its sessions):
+// the listener and every process it started are killed, so connections
+// end and new ones are refused. The machine, and what its agents made,
+// stays. StartSSHD starts it again.
+func (s *Server) StopSSHD(t testing.TB) {
+	t.Helper()
+	s.CutSessions(t)
+	s.cmd.Process.Kill()
+	<-s.done
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// StartSSHD starts the machine's SSH server again after StopSSHD, and
+// returns once it listens.
+func (s *Server) StartSSHD(t testing.TB) {
+	t.Helper()
+	if err := s.startSSHD(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // writeConfig makes the server's keys (host and client), its known_hosts
@@ -241,12 +300,18 @@ func (s *Server) Close() error {
 		s.cmd.Wait()
 		s.cmd = nil
 	}
+	if s.holder != nil {
+		s.holder.Process.Kill()
+		s.holder.Wait()
+		s.holder = nil
+	}
 	return errors.Join(netnsfs.Remove(s.NS), netnsfs.Remove(s.ClientNS))
 }
 
-// Pid is the server's process ID: `nsenter -t PID -m -n` enters its
-// "machine".
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
+// Pid is the ID of a process in the server's "machine" (the one that
+// holds its namespaces, while sshd comes and goes): `nsenter -t PID -m -n`
+// enters it.
+func (s *Server) Pid() int { return s.holder.Process.Pid }
 
 // Machine returns how to reach the server as root with the test's key
 // and known_hosts, under the name name.
@@ -384,7 +449,7 @@ func (s *Server) CutSessions(t testing.TB) int {
 			walk(c)
 		}
 	}
-	walk(s.Pid())
+	walk(s.cmd.Process.Pid)
 	// Stop them all first, so none starts another meanwhile, then kill.
 	for _, pid := range tree {
 		syscall.Kill(pid, syscall.SIGSTOP)
