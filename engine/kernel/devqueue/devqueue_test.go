@@ -486,9 +486,9 @@ func recordsHeaders(t *testing.T, ingress bool) {
 
 // The reader of the per-CPU record rings, against records written into
 // the maps as the program would: each CPU's records in order, merged by
-// time across CPUs, and a producer that lapped the reader costs the
-// records it overwrote (counted lost, with the oldest left, which a
-// write in flight could be overwriting), never a torn record.
+// time across CPUs; a producer that lapped the reader costs the records
+// it overwrote, and a slot whose seq is not its record's (being written,
+// or written again) costs that record: counted lost, never handed on.
 func TestRecordRingReader(t *testing.T) {
 	ring, err := newRecordRing(0)
 	if errors.Is(err, unix.EPERM) {
@@ -504,6 +504,7 @@ func TestRecordRingReader(t *testing.T) {
 	put := func(cpu, i int, ts uint64) {
 		v := make([]byte, slotSize)
 		ne := binary.NativeEndian
+		ne.PutUint64(v[recSeq:], uint64(i+1))
 		ne.PutUint64(v[recTime:], ts)
 		ne.PutUint32(v[recLen:], 100)
 		ne.PutUint32(v[recCapLen:], 4)
@@ -531,6 +532,12 @@ func TestRecordRingReader(t *testing.T) {
 		put(1, i, uint64(2*(n0-3+i)+1))
 	}
 	setHead(1, 3)
+	// CPU 1's record 1 is being written again (seq 0), as a producer
+	// that lapped the reader would.
+	torn := make([]byte, slotSize)
+	if err := ring.recs.Update(uint32(1<<ring.log2+1), torn, 0); err != nil {
+		t.Fatal(err)
+	}
 	var sink frames
 	r, err := startRecorder(ring, &sink)
 	if err != nil {
@@ -543,8 +550,8 @@ func TestRecordRingReader(t *testing.T) {
 	if recorded != int64(len(sink.ts)) {
 		t.Errorf("recorded %d, the sink got %d", recorded, len(sink.ts))
 	}
-	if wantRec := int64(slots - 1 + 3); recorded != wantRec || data != wantRec || lost != int64(n0-slots+1) {
-		t.Errorf("recorded %d (%d data), lost %d; want %d recorded (the newest slots-1 of CPU 0, CPU 1's 3), %d lost", recorded, data, lost, wantRec, n0-slots+1)
+	if wantRec := int64(slots + 2); recorded != wantRec || data != wantRec || lost != int64(n0-slots+1) {
+		t.Errorf("recorded %d (%d data), lost %d; want %d recorded (the newest slots of CPU 0, CPU 1's whole 2), %d lost", recorded, data, lost, wantRec, n0-slots+1)
 	}
 	for i := 1; i < len(sink.ts); i++ {
 		if sink.ts[i].Before(sink.ts[i-1]) {

@@ -80,12 +80,13 @@ const HeaderMax = 160
 // A record, as the program writes it into its slot (native
 // byte order; the header bytes as they are in the packet).
 const (
-	recTime    = 0  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
-	recLen     = 8  // u32: the whole packet from its MAC header (skb->len plus the MAC header bytes before skb->data)
-	recCapLen  = 12 // u32: header bytes kept
-	recPayload = 16 // s32: TCP payload bytes of the whole packet
-	recFlag    = 20 // u32: 1 = to a watched port (counted), 0 = from one
-	recHeader  = 24 // HeaderMax bytes
+	recSeq     = 0  // u64: the record's index in its CPU's ring + 1 once written, 0 while being written
+	recTime    = 8  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
+	recLen     = 16 // u32: the whole packet from its MAC header (skb->len plus the MAC header bytes before skb->data)
+	recCapLen  = 20 // u32: header bytes kept
+	recPayload = 24 // s32: TCP payload bytes of the whole packet
+	recFlag    = 28 // u32: 1 = to a watched port (counted), 0 = from one
+	recHeader  = 32 // HeaderMax bytes
 	recordSize = recHeader + HeaderMax
 )
 
@@ -359,22 +360,26 @@ func tail(ret int32, inc func(int, asm.Register) asm.Instruction) asm.Instructio
 	}
 }
 
-// publish adds 1 to the head R1 points at, ordered after the record's
-// stores, for a CPU of architecture goarch: on x86 (TSO: stores are not
-// reordered with earlier stores) a plain store, which the reader's load
-// orders; elsewhere an atomic fetch-add, fully ordered. The head has one
-// writer, the program on its CPU.
+// publish stores R2, the head + 1, into the head R1 points at, ordered
+// after the record's stores, for a CPU of architecture goarch (see
+// orderedStore). The head has one writer, the program on its CPU.
 func publish(goarch string) asm.Instructions {
+	return orderedStore(goarch, asm.R1, 0, asm.R2)
+}
+
+// orderedStore stores the 64-bit val at ptr+off, ordered after every
+// store before it and before every store after it, on a CPU of
+// architecture goarch: on x86 (TSO: stores are not reordered with other
+// stores) a plain store; elsewhere an atomic exchange, fully ordered,
+// which leaves val's register holding what the exchange read (so val
+// is copied to R5 first).
+func orderedStore(goarch string, ptr asm.Register, off int16, val asm.Register) asm.Instructions {
 	if goarch == "amd64" || goarch == "386" {
-		return asm.Instructions{
-			asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord),
-			asm.Add.Imm(asm.R2, 1),
-			asm.StoreMem(asm.R1, 0, asm.R2, asm.DWord),
-		}
+		return asm.Instructions{asm.StoreMem(ptr, off, val, asm.DWord)}
 	}
 	return asm.Instructions{
-		asm.Mov.Imm(asm.R2, 1),
-		asm.FetchAdd.Mem(asm.R1, asm.R2, asm.DWord, 0),
+		asm.Mov.Reg(asm.R5, val),
+		asm.Xchg.Mem(ptr, asm.R5, asm.DWord, off),
 	}
 }
 
@@ -441,6 +446,9 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 		asm.StoreMem(asm.R10, stackIdx, asm.R4, asm.Word),
 	)
 	insns = append(insns, lookup(rec.Recs, stackIdx, stackRec)...)
+	// The slot is being written (seq 0) before anything else in it.
+	insns = append(insns, asm.Mov.Imm(asm.R2, 0))
+	insns = append(insns, orderedStore(runtime.GOARCH, asm.R0, recSeq, asm.R2)...)
 	insns = append(insns,
 		asm.FnKtimeGetNs.Call(),
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
@@ -466,8 +474,13 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 		// Unreadable headers: keep the record, with none of them.
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
 		asm.StoreImm(asm.R1, recCapLen, 0, asm.Word),
+		// Written: seq = index + 1, then the head.
 		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord).WithSymbol("rec_publish"),
+		asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord),
+		asm.Add.Imm(asm.R2, 1),
+		asm.LoadMem(asm.R3, asm.R10, stackRec, asm.DWord),
 	)
+	insns = append(insns, orderedStore(runtime.GOARCH, asm.R3, recSeq, asm.R2)...)
 	insns = append(insns, publish(runtime.GOARCH)...)
 	return append(insns,
 		asm.Ja.Label("recorded"),

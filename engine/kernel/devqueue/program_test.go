@@ -150,14 +150,23 @@ func TestProgramParses(t *testing.T) {
 				units++
 				bytes += 1000
 			}
-			buf, starts, lost := l.ring.take(nil, nil)
 			var got []rec
-			for i := range starts[len(starts)-1] {
-				_, hdr, wireLen, payload, toWatched, ok := parseRecord(buf[i*slotSize : (i+1)*slotSize])
-				if !ok {
-					t.Fatalf("record %d does not parse", i)
+			var lost int64
+			for cpu := range l.ring.cpus {
+				first, end, n := l.ring.pending(cpu)
+				lost += n
+				for i := first; i < end; i++ {
+					var buf [recordSize]byte
+					b, ok := readRecord(l.ring.slot(cpu, i), i, &buf)
+					if !ok {
+						t.Fatalf("CPU %d record %d: its slot does not hold it", cpu, i)
+					}
+					_, hdr, wireLen, payload, toWatched, ok := parseRecord(b)
+					if !ok {
+						t.Fatalf("CPU %d record %d does not parse", cpu, i)
+					}
+					got = append(got, rec{append([]byte(nil), hdr...), wireLen, payload, toWatched})
 				}
-				got = append(got, rec{hdr, wireLen, payload, toWatched})
 			}
 			if lost != 0 {
 				t.Errorf("%d records lost", lost)

@@ -21,11 +21,14 @@ import (
 // an mmapable array map (recs) and a head counter in another (heads, one
 // cache line a CPU): the program, which runs at most once at a time on a
 // CPU (TCX in softirq or with bottom halves off, the tracepoint likewise),
-// writes the record into slot head mod slots and then publishes it by
-// adding 1 to head (a plain store on x86, whose stores are not reordered
-// with earlier ones; an atomic fetch-add, fully ordered, elsewhere). The reader maps
-// both arrays and keeps a tail per CPU; a producer that laps the reader
-// overwrites the oldest records, which the reader counts as lost.
+// writes record i into slot i mod slots: first the slot's seq to 0,
+// then the record, then seq to i+1, then head to i+1 (each of those
+// stores ordered: a plain store on x86, whose stores are not reordered
+// with other stores; an atomic exchange elsewhere). The reader maps both
+// arrays, keeps a tail per CPU and reads the records in place, seqlock
+// style: it copies record i's used bytes only if the slot's seq is i+1
+// before and after the copy, so a record a lapping producer overwrote,
+// or was overwriting, is counted lost, never handed on torn.
 
 // slotSize is a record's slot in the array: recordSize rounded up to 8
 // bytes, as the kernel lays out array values.
@@ -96,41 +99,46 @@ func (r *recordRing) head(cpu int) uint64 {
 	return (*atomic.Uint64)(unsafe.Pointer(&r.headMem[cpu*headStride])).Load()
 }
 
-// take copies the records published since the last take, CPU by CPU,
-// into buf (one slotSize piece each), and returns buf, where each CPU's
-// records start (starts[cpu] .. starts[cpu+1]) and how many records the
-// producers overwrote before they were copied.
-func (r *recordRing) take(buf []byte, starts []int) ([]byte, []int, int64) {
+// pending returns CPU cpu's records not yet read, first .. end-1, and
+// how many of those before first the producer overwrote (a reader that
+// fell a whole ring behind), and moves the CPU's tail to end.
+func (r *recordRing) pending(cpu int) (first, end uint64, lost int64) {
 	slots := uint64(1) << r.log2
-	var lost int64
-	buf, starts = buf[:0], starts[:0]
-	for cpu := range r.cpus {
-		starts = append(starts, len(buf)/slotSize)
-		t, h := r.tail[cpu], r.head(cpu)
-		if h-t > slots {
-			lost += int64(h - t - slots)
-			t = h - slots
-		}
-		from := len(buf)
-		// Slots t .. h-1, in at most two runs (the ring wraps once).
-		for i := t; i < h; {
-			first := i & (slots - 1)
-			n := min(h-i, slots-first)
-			off := (uint64(cpu)<<r.log2 + first) * slotSize
-			buf = append(buf, r.recMem[off:off+n*slotSize]...)
-			i += n
-		}
-		// A record the producer wrote again while it was copied is torn:
-		// those up to h2-slots, the last of which the write of record h2
-		// (not yet published) may be overwriting.
-		if h2 := r.head(cpu); h2+1 > t+slots {
-			torn := min(h2+1-slots-t, h-t)
-			lost += int64(torn)
-			buf = append(buf[:from], buf[from+int(torn)*slotSize:]...)
-		}
-		r.tail[cpu] = h
+	t, h := r.tail[cpu], r.head(cpu)
+	if h-t > slots {
+		lost = int64(h - t - slots)
+		t = h - slots
 	}
-	return buf, append(starts, len(buf)/slotSize), lost
+	r.tail[cpu] = h
+	return t, h, lost
+}
+
+// slot is the memory of CPU cpu's record i.
+func (r *recordRing) slot(cpu int, i uint64) []byte {
+	off := (uint64(cpu)<<r.log2 + i&(1<<r.log2-1)) * slotSize
+	return r.recMem[off : off+slotSize : off+slotSize]
+}
+
+// seq is the seq field of a slot.
+func seq(slot []byte) uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&slot[recSeq])).Load()
+}
+
+// read copies record i from its slot into dst (its fields and captured
+// headers, not the whole slot) and returns the copy; ok is false when
+// the slot does not hold record i whole: not written yet, or written
+// again (by a producer that lapped the reader) before or while it was
+// copied.
+func readRecord(slot []byte, i uint64, dst *[recordSize]byte) (rec []byte, ok bool) {
+	if seq(slot) != i+1 {
+		return nil, false
+	}
+	n := recHeader + min(int(binary.NativeEndian.Uint32(slot[recCapLen:])), HeaderMax)
+	rec = dst[:copy(dst[:n], slot[:n])]
+	if seq(slot) != i+1 {
+		return nil, false
+	}
+	return rec, true
 }
 
 func (r *recordRing) close() {
@@ -216,44 +224,54 @@ func (r *recorder) read() {
 	}
 }
 
-// readState is the reader's buffers, kept from one drain to the next.
+// readState is the reader's place in each CPU's records during a drain,
+// kept from one drain to the next for its memory.
 type readState struct {
-	buf          []byte
-	starts, next []int
+	next, end []uint64
+	rec       [recordSize]byte // the record being handed on
 }
 
-// drain takes the records published since the last drain and hands them
-// to the sink in time order (each CPU's records are in time order: they
-// are merged).
+// drain hands the records published since the last drain to the sink in
+// time order (each CPU's records are in time order: they are merged),
+// reading them in place.
 func (r *recorder) drain(st *readState) {
-	var lost int64
-	st.buf, st.starts, lost = r.ring.take(st.buf, st.starts)
-	r.lost += lost
-	buf, starts := st.buf, st.starts
-	st.next = append(st.next[:0], starts[:len(starts)-1]...)
-	next := st.next
+	ring := r.ring
+	st.next, st.end = st.next[:0], st.end[:0]
+	for cpu := range ring.cpus {
+		first, end, lost := ring.pending(cpu)
+		r.lost += lost
+		st.next, st.end = append(st.next, first), append(st.end, end)
+	}
 	for {
 		best := -1
 		var bestTS int64
-		for cpu, i := range next {
-			if i == starts[cpu+1] {
+		for cpu, i := range st.next {
+			if i == st.end[cpu] {
 				continue
 			}
-			if ts := recTS(buf, i); best < 0 || ts < bestTS {
+			// A torn time only misplaces a record that read then
+			// refuses.
+			if ts := recTS(ring.slot(cpu, i)); best < 0 || ts < bestTS {
 				best, bestTS = cpu, ts
 			}
 		}
 		if best < 0 {
 			return
 		}
-		r.hand(buf[next[best]*slotSize : (next[best]+1)*slotSize])
-		next[best]++
+		i := st.next[best]
+		st.next[best]++
+		rec, ok := readRecord(ring.slot(best, i), i, &st.rec)
+		if !ok {
+			r.lost++
+			continue
+		}
+		r.hand(rec)
 	}
 }
 
-// recTS is the time of the i-th record in buf.
-func recTS(buf []byte, i int) int64 {
-	return int64(binary.NativeEndian.Uint64(buf[i*slotSize+recTime:]))
+// recTS is the time of the record in slot.
+func recTS(slot []byte) int64 {
+	return int64(binary.NativeEndian.Uint64(slot[recTime:]))
 }
 
 // hand gives one record to the sink, unless the sink failed before.
@@ -263,7 +281,7 @@ func (r *recorder) hand(rec []byte) {
 	}
 	ts, data, wireLen, payload, toWatched, ok := parseRecord(rec)
 	if !ok {
-		r.err = fmt.Errorf("record of %d bytes, want %d", len(rec), recordSize)
+		r.err = fmt.Errorf("record of %d bytes, shorter than its fields and headers", len(rec))
 		return
 	}
 	if err := r.sink.Frame(time.Unix(0, ts+int64(r.wallOffset)), data, wireLen); err != nil {
@@ -285,14 +303,18 @@ func (r *recorder) stop() (recorded, data, lost int64, err error) {
 	return r.recorded, r.data, r.lost, r.err
 }
 
-// parseRecord splits a record the program wrote; toWatched says the
-// packet went to a watched port (counted), not from one.
+// parseRecord splits a record the program wrote (its fields and at
+// least its captured headers); toWatched says the packet went to a
+// watched port (counted), not from one.
 func parseRecord(b []byte) (ts int64, header []byte, wireLen, payload int, toWatched, ok bool) {
-	if len(b) < recordSize {
+	if len(b) < recHeader {
 		return 0, nil, 0, 0, false, false
 	}
 	ne := binary.NativeEndian
 	caplen := min(int(ne.Uint32(b[recCapLen:])), HeaderMax)
+	if len(b) < recHeader+caplen {
+		return 0, nil, 0, 0, false, false
+	}
 	return int64(ne.Uint64(b[recTime:])), b[recHeader : recHeader+caplen],
 		int(ne.Uint32(b[recLen:])), int(int32(ne.Uint32(b[recPayload:]))), ne.Uint32(b[recFlag:]) != 0, true
 }
