@@ -34,6 +34,9 @@ func WriteMarkdown(w io.Writer, lab *config.Lab, results *result.Results, verdic
 	for _, l := range results.Provenance.Summary() {
 		fmt.Fprintf(ew, "- %s\n", mdEscape(l))
 	}
+	if s := results.Sides(); s != "" {
+		fmt.Fprintf(ew, "- sides: %s\n", mdEscape(s))
+	}
 	if results.Provenance != nil {
 		fmt.Fprintln(ew)
 	}

@@ -45,3 +45,21 @@ func TestDerive(t *testing.T) {
 		})
 	}
 }
+
+// Sides names where each workload's sides ran, once per workload, and
+// nothing when all ran here.
+func TestResultsSides(t *testing.T) {
+	r := &Results{Runs: []WorkloadResult{
+		{Workload: "bulk", Sides: []Side{{Side: "client", Host: "tx"}, {Side: "server", Host: "rx", Machine: "r1", Kernel: "6.1.0"}}},
+		{Workload: "bulk", Sides: []Side{{Side: "client", Host: "tx"}, {Side: "server", Host: "rx", Machine: "r1", Kernel: "6.1.0"}}},
+		{Workload: "back", Sides: []Side{{Side: "client", Host: "rx", Machine: "r1"}, {Side: "server", Host: "tx"}}},
+	}}
+	want := "bulk: client tx here, server rx on machine r1 (kernel 6.1.0); back: client rx on machine r1, server tx here"
+	if got := r.Sides(); got != want {
+		t.Errorf("Sides() = %q, want %q", got, want)
+	}
+	local := &Results{Runs: []WorkloadResult{{Workload: "bulk", Sides: []Side{{Side: "client", Host: "tx"}, {Side: "server", Host: "rx"}}}}}
+	if got := local.Sides(); got != "" {
+		t.Errorf("Sides() of a lab on one machine = %q, want \"\"", got)
+	}
+}

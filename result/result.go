@@ -1,5 +1,7 @@
 package result
 
+import "strings"
+
 // WorkloadResult is one measured run of one workload in one scenario.
 type WorkloadResult struct {
 	Scenario   string `json:"scenario"`
@@ -120,4 +122,36 @@ type Observation struct {
 	// Role is "fitted" when a calibration was fitted to the figure,
 	// "predicted" otherwise.
 	Role string `json:"role"`
+}
+
+// Sides says where each workload's sides ran (the kernel engine's
+// runs[].sides), one workload after another: "bulk: client tx here,
+// server rx on machine r1 (kernel 6.1.0); ...". It is "" when every side
+// ran on the machine tsolab ran on.
+func (r *Results) Sides() string {
+	var parts []string
+	seen := map[string]bool{}
+	remote := false
+	for _, run := range r.Runs {
+		if seen[run.Workload] || len(run.Sides) == 0 {
+			continue
+		}
+		seen[run.Workload] = true
+		var sides []string
+		for _, s := range run.Sides {
+			where := "here"
+			if s.Machine != "" {
+				where, remote = "on machine "+s.Machine, true
+				if s.Kernel != "" {
+					where += " (kernel " + s.Kernel + ")"
+				}
+			}
+			sides = append(sides, s.Side+" "+s.Host+" "+where)
+		}
+		parts = append(parts, run.Workload+": "+strings.Join(sides, ", "))
+	}
+	if !remote {
+		return ""
+	}
+	return strings.Join(parts, "; ")
 }

@@ -44,31 +44,9 @@ func writeProvenance(w io.Writer, p *result.Provenance) {
 }
 
 // writeSides says where each workload's sides ran, when one ran on
-// another machine than this one (the kernel engine's runs[].sides):
-// "sides: bulk: client tx here, server rx on machine r1 (kernel 6.1.0)".
+// another machine than this one (result.Results.Sides).
 func writeSides(w io.Writer, r *result.Results) {
-	var parts []string
-	seen := map[string]bool{}
-	remote := false
-	for _, run := range r.Runs {
-		if seen[run.Workload] || len(run.Sides) == 0 {
-			continue
-		}
-		seen[run.Workload] = true
-		var sides []string
-		for _, s := range run.Sides {
-			where := "here"
-			if s.Machine != "" {
-				where, remote = "on machine "+s.Machine, true
-				if s.Kernel != "" {
-					where += " (kernel " + s.Kernel + ")"
-				}
-			}
-			sides = append(sides, s.Side+" "+s.Host+" "+where)
-		}
-		parts = append(parts, run.Workload+": "+strings.Join(sides, ", "))
-	}
-	if remote {
-		fmt.Fprintln(w, "sides: "+strings.Join(parts, "; "))
+	if s := r.Sides(); s != "" {
+		fmt.Fprintln(w, "sides: "+s)
 	}
 }
