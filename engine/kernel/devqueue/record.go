@@ -24,7 +24,7 @@ import (
 // writes record i into slot i mod slots: first the slot's seq to 0,
 // then the record, then seq to i+1, then head to i+1 (each of those
 // stores ordered: a plain store on x86, whose stores are not reordered
-// with other stores; an atomic exchange elsewhere). The reader maps both
+// with other stores; elsewhere between two fully ordered atomics). The reader maps both
 // arrays, keeps a tail per CPU and reads the records in place, seqlock
 // style: it copies record i's used bytes only if the slot's seq is i+1
 // before and after the copy, so a record a lapping producer overwrote,
