@@ -121,7 +121,7 @@ func Connect(ctx context.Context, m Machine, opts Options) (*Client, error) {
 	if c.Info.UID != 0 {
 		return nil, fmt.Errorf("machine %s: the agent runs as uid %d, not root, and namespaces, links and offloads need root: "+
 			"connect as root (user = \"root\"), or set sudo = true with a NOPASSWD sudoers rule for %s on the machine, e.g.\n"+
-			"    %s ALL=(root) NOPASSWD: %s agent",
+			"    %s ALL=(root) NOPASSWD: %s",
 			m, c.Info.UID, m.user(), m.user(), agentGlob(c.Path))
 	}
 	ok = true
@@ -417,7 +417,7 @@ func (e *LostError) Error() string {
 	if e.Sudo && strings.Contains(e.Stderr, "password is required") {
 		return fmt.Sprintf("machine %s: sudo -n asks for a password for user %s, and tsolab never reads one: "+
 			"connect as root (user = \"root\"), or let %s run the agent without a password, with a NOPASSWD rule in a file of /etc/sudoers.d on the machine:\n"+
-			"    %s ALL=(root) NOPASSWD: %s agent",
+			"    %s ALL=(root) NOPASSWD: %s",
 			e.Machine, e.Machine.user(), e.Machine.user(), e.Machine.user(), agentGlob(e.Path))
 	}
 	if e.Sudo && strings.Contains(e.Stderr, "sudo: not found") {

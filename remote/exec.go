@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
+	"syscall"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
 // ExecArg is the first argument of `tsolab agent` that runs one command
@@ -59,4 +63,32 @@ func (c *Client) Exec(ctx context.Context, netns string, argv []string, stdin io
 		return ee.ExitStatus(), nil
 	}
 	return 0, fmt.Errorf("machine %s: run %s: %w", c.Machine, argv[0], err)
+}
+
+// RunIn runs argv in the namespace netns of this machine ("" = its own)
+// with the given standard streams and environment (nil: this process's),
+// and returns its exit status (128+N when signal N ended it). It is the
+// agent's side of Exec, and tsolab exec's on this machine. An error is a
+// command that could not start.
+func RunIn(netns string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (int, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = stdin, stdout, stderr, env
+	var err error
+	if netns == "" {
+		err = cmd.Start() // the machine's own namespace
+	} else {
+		err = netnsfs.Start(netns, cmd)
+	}
+	if err != nil {
+		return 0, err
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return 128 + int(st.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	return 0, err
 }

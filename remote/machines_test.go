@@ -341,6 +341,12 @@ func TestSudo(t *testing.T) {
 		if a := s.Exec(t, "ip", "-n", ns, "addr", "show", "rx0"); !strings.Contains(a, "10.9.3.1/24") {
 			t.Errorf("on r1, rx0 lacks 10.9.3.1/24:\n%s", a)
 		}
+		// tsolab exec's way, through sudo -n too: a command in rx.
+		var out, errb strings.Builder
+		code, err := c.Exec(ctx, ns, []string{"sh", "-c", "id -u; cat /sys/class/net/rx0/mtu; exit 3"}, nil, &out, &errb)
+		if err != nil || code != 3 || out.String() != "0\n1500\n" {
+			t.Errorf("exec in rx through sudo: status %d, %v, stdout %q, stderr %q; want 3 and root seeing rx0", code, err, out.String(), errb.String())
+		}
 		mustDestroy(t, p, 2)
 		if left := s.Exec(t, "ip", "netns", "list"); strings.Contains(left, labID) {
 			t.Errorf("namespaces of the lab left on r1:\n%s", left)
@@ -351,10 +357,14 @@ func TestSudo(t *testing.T) {
 		_, err := connect(t, s, m)
 		t.Log(err)
 		for _, w := range []string{"machine r1 (" + m.User + "@" + s.Addr.String() + ")", "sudo -n asks for a password for user " + m.User,
-			"NOPASSWD", "/home/.cache/tsolab/agent/*/tsolab agent"} {
+			"NOPASSWD"} {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("error %v\nlacks %q", err, w)
 			}
+		}
+		// The rule lets the agent run with any arguments (tsolab exec's).
+		if w := "/home/.cache/tsolab/agent/*/tsolab"; err == nil || !strings.HasSuffix(err.Error(), w) {
+			t.Errorf("error %v\ndoes not end with the rule's command %q", err, w)
 		}
 	})
 	t.Run("no sudo", func(t *testing.T) {

@@ -18,6 +18,15 @@ import (
 // TestMain makes this test binary an agent when run as `BINARY agent`:
 // the tests copy it to their SSH servers as "tsolab's own binary".
 func TestMain(m *testing.M) {
+	if len(os.Args) >= 6 && os.Args[1] == "agent" && os.Args[2] == remote.ExecArg && os.Args[4] == "--" {
+		// tsolab agent exec NETNS -- COMMAND...
+		code, err := remote.RunIn(os.Args[3], os.Args[5:], os.Stdin, os.Stdout, os.Stderr, nil)
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(code)
+	}
 	if len(os.Args) == 2 && os.Args[1] == "agent" {
 		if err := remote.ServeStdio(testVersion, local.Providers()); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

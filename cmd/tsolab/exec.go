@@ -1,19 +1,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/agext/levenshtein"
 
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
-	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/remote"
 )
 
 // execCmd is `tsolab exec [DIR] HOST -- COMMAND [ARGS...]`: it runs the
@@ -59,31 +56,12 @@ func (c *cli) execCmd(args []string) int {
 // execIn runs command in the namespace ns of this machine ("" = its
 // own), and returns its exit status (128+N when signal N ended it).
 func (c *cli) execIn(hostName, ns string, command []string) int {
-	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = c.stdin, c.stdout, c.stderr, c.env
-	var err error
-	if ns == "" {
-		err = cmd.Start() // a local host: the machine's own namespace
-	} else {
-		err = netnsfs.Start(ns, cmd)
-	}
+	code, err := remote.RunIn(ns, command, c.stdin, c.stdout, c.stderr, c.env)
 	if err != nil {
 		c.errorf("host %s: %v", hostName, err)
 		return exitError
 	}
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &ee):
-		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-			return 128 + int(st.Signal())
-		}
-		return ee.ExitCode()
-	}
-	c.errorf("host %s: %v", hostName, err)
-	return exitError
+	return code
 }
 
 // execOn runs command in the namespace ns of another machine, through

@@ -366,7 +366,9 @@ func (s *Server) AddUser(t testing.TB, name string, nopasswd bool) remote.Machin
 	if nopasswd {
 		tag = "NOPASSWD: "
 	}
-	rule := fmt.Sprintf("%s ALL=(root) %s%s/.cache/tsolab/agent/*/tsolab agent\n", user, tag, home)
+	// The agent with any arguments: `agent`, and `agent exec ...` for
+	// tsolab exec.
+	rule := fmt.Sprintf("%s ALL=(root) %s%s/.cache/tsolab/agent/*/tsolab\n", user, tag, home)
 	must(t, os.WriteFile(sudoers, []byte(rule), 0o440))
 	if out, err := exec.Command("visudo", "-cf", sudoers).CombinedOutput(); err != nil {
 		t.Fatalf("the sudoers rule %q: %v: %s", rule, err, out)
