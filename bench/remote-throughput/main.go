@@ -218,6 +218,30 @@ func bench(bin string, rounds, mtu, conns int, dur string, agent bool) (err erro
 		return throughput(out)
 	}
 	fmt.Printf("# stream tx -> rx, %d connection(s), %s, MTU %d, TSO on; %d rounds, the order rotating by round\n", conns, dur, mtu, rounds)
+	ratios, err := measure(names, rounds, run)
+	if err != nil {
+		return err
+	}
+	if agent {
+		med, lo, hi := median(ratios["agent"])
+		fmt.Printf("median ratio agent/local %.3f (min %.3f, max %.3f): both sides in r1's agent\n", med, lo, hi)
+	}
+	med, lo, hi := median(ratios["remote"])
+	verdict := "met"
+	if med < target {
+		verdict = "MISSED"
+	}
+	fmt.Printf("median ratio remote/local %.3f (min %.3f, max %.3f): target >= %.2f %s\n", med, lo, hi, target, verdict)
+	if med < target {
+		return fmt.Errorf("target missed")
+	}
+	return nil
+}
+
+// measure runs every lab once a round, the order rotating by round, and
+// prints each round's throughputs and their ratios to the local lab's,
+// which it returns by lab.
+func measure(names []string, rounds int, run func(name string, round int) (float64, error)) (map[string][]float64, error) {
 	fmt.Printf("%-6s", "round")
 	for _, n := range names {
 		fmt.Printf(" %11s", n+" Gb/s")
@@ -234,7 +258,7 @@ func bench(bin string, rounds, mtu, conns int, dur string, agent bool) (err erro
 		for _, name := range order {
 			bps, err := run(name, r)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			got[name] = bps
 		}
@@ -248,20 +272,7 @@ func bench(bin string, rounds, mtu, conns int, dur string, agent bool) (err erro
 		}
 		fmt.Println()
 	}
-	if agent {
-		med, lo, hi := median(ratios["agent"])
-		fmt.Printf("median ratio agent/local %.3f (min %.3f, max %.3f): both sides in r1's agent\n", med, lo, hi)
-	}
-	med, lo, hi := median(ratios["remote"])
-	verdict := "met"
-	if med < target {
-		verdict = "MISSED"
-	}
-	fmt.Printf("median ratio remote/local %.3f (min %.3f, max %.3f): target >= %.2f %s\n", med, lo, hi, target, verdict)
-	if med < target {
-		return fmt.Errorf("target missed")
-	}
-	return nil
+	return ratios, nil
 }
 
 // median returns the median, the least and the greatest of xs.
