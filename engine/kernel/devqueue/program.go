@@ -377,20 +377,29 @@ func publish(goarch string) asm.Instructions {
 // architecture goarch: on x86 (TSO: stores are not reordered with other
 // stores) a plain store; elsewhere a plain store between two atomic
 // fetch-adds of 0 to the same word, each fully ordered (it uses R5).
-// Not an atomic exchange: one assembled with cilium/ebpf v0.22's Xchg
-// added instead of exchanging on this VM's kernel (TestProgramParses,
-// ordered-stores, caught it).
 func orderedStore(goarch string, ptr asm.Register, off int16, val asm.Register) asm.Instructions {
 	if goarch == "amd64" || goarch == "386" {
 		return asm.Instructions{asm.StoreMem(ptr, off, val, asm.DWord)}
 	}
 	return asm.Instructions{
 		asm.Mov.Imm(asm.R5, 0),
-		asm.FetchAdd.Mem(ptr, asm.R5, asm.DWord, off),
+		fetchAdd(ptr, asm.R5, off),
 		asm.StoreMem(ptr, off, val, asm.DWord),
 		asm.Mov.Imm(asm.R5, 0),
-		asm.FetchAdd.Mem(ptr, asm.R5, asm.DWord, off),
+		fetchAdd(ptr, asm.R5, off),
 	}
+}
+
+// fetchAdd is a 64-bit atomic fetch-add of src to dst+off, fully
+// ordered. cilium/ebpf v0.22 encodes an atomic instruction's operation
+// in its immediate from the instruction's Constant, which asm's
+// AtomicOp.Mem leaves 0 (BPF_ADD without BPF_FETCH: a relaxed add; an
+// Xchg assembled so added instead of exchanging), so the Constant is set
+// here.
+func fetchAdd(dst, src asm.Register, off int16) asm.Instruction {
+	ins := asm.FetchAdd.Mem(dst, src, asm.DWord, off)
+	ins.Constant = int64(asm.FetchAdd >> 8)
+	return ins
 }
 
 // copyStack copies n bytes (a multiple of 4) between 4-aligned stack

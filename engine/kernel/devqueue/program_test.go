@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
@@ -200,6 +201,29 @@ func programParses(t *testing.T, h Hook) {
 	if res.SendUnits != units || res.PayloadBytes != bytes || res.Other != other || res.Unread != 0 {
 		t.Errorf("counted %d units of %d bytes, %d other, %d unread; want %d units of %d bytes, %d other, none unread",
 			res.SendUnits, res.PayloadBytes, res.Other, res.Unread, units, bytes, other)
+	}
+}
+
+// The fetch-adds that order a record's stores on CPUs other than x86
+// are assembled as BPF_ADD | BPF_FETCH (0x01 in the immediate), which the
+// kernel runs fully ordered, not as a relaxed BPF_ADD (0).
+func TestOrderedStoreFetches(t *testing.T) {
+	var atomics int
+	for _, ins := range orderedStore("arm64", asm.R1, 0, asm.R2) {
+		if ins.OpCode.AtomicOp() == asm.InvalidAtomic {
+			continue
+		}
+		atomics++
+		var b bytes.Buffer
+		if _, err := ins.Marshal(&b, binary.LittleEndian); err != nil {
+			t.Fatal(err)
+		}
+		if imm := binary.LittleEndian.Uint32(b.Bytes()[4:8]); imm != 0x01 {
+			t.Errorf("%v assembles with immediate %#x, want BPF_ADD | BPF_FETCH (0x01)", ins, imm)
+		}
+	}
+	if atomics != 2 {
+		t.Errorf("%d atomic instructions, want 2 (before and after the store)", atomics)
 	}
 }
 
