@@ -14,7 +14,7 @@
 //	WritePlanFile(path, plan); plan, err = ReadPlanFile(path) // -out FILE, apply FILE
 //	                                                 // (New(Options{Dir: plan.Dir, Lab: plan.Lab, ...}))
 //	st, err := ReadState(dir)                        // show
-//	DOT(desired), PlanDOT(plan)                      // graph
+//	DOT(desired, machines), PlanDOT(plan)            // graph
 //
 // It never touches the system itself: every read and change goes through a
 // provider.Interface chosen by resource kind. It does not render anything

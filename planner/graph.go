@@ -5,21 +5,24 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
 )
 
 // DOT renders the dependency graph of resources in Graphviz DOT: one node
 // per resource, an edge from each resource to each of its dependencies
-// (the direction "depends on", as terraform graph draws it). Output is
+// (the direction "depends on", as terraform graph draws it). The objects
+// of each other machine are a cluster, labelled with whom tsolab logs in
+// as there when machines says ("machine r1 (root@10.1.2.3)"). Output is
 // sorted, so it is stable.
-func DOT(resources []provider.Resource) []byte {
+func DOT(resources []provider.Resource, machines map[string]config.Reach) []byte {
 	var b bytes.Buffer
 	b.WriteString("digraph tsolab {\n")
 	b.WriteString("  compound = \"true\"\n  newrank = \"true\"\n  rankdir = \"RL\"\n")
 	rs := append([]provider.Resource(nil), resources...)
 	sort.Slice(rs, func(i, j int) bool { return rs[i].Addr.String() < rs[j].Addr.String() })
 	// Objects on another machine are grouped in a cluster per machine.
-	var machines []string
+	var names []string
 	onMachine := map[string][]provider.Resource{}
 	for _, r := range rs {
 		m := r.Attrs[provider.AttrMachine]
@@ -28,13 +31,17 @@ func DOT(resources []provider.Resource) []byte {
 			continue
 		}
 		if onMachine[m] == nil {
-			machines = append(machines, m)
+			names = append(names, m)
 		}
 		onMachine[m] = append(onMachine[m], r)
 	}
-	sort.Strings(machines)
-	for _, m := range machines {
-		fmt.Fprintf(&b, "  subgraph %q {\n    label = %q\n", "cluster_machine_"+m, "machine "+m)
+	sort.Strings(names)
+	for _, m := range names {
+		label := "machine " + m
+		if r, ok := machines[m]; ok {
+			label += " (" + r.Login() + ")"
+		}
+		fmt.Fprintf(&b, "  subgraph %q {\n    label = %q\n", "cluster_machine_"+m, label)
 		for _, r := range onMachine[m] {
 			fmt.Fprintf(&b, "    %q [label = %q, shape = %q]\n", r.Addr.String(), r.Addr.String(), shape(r.Addr.Kind))
 		}

@@ -26,7 +26,7 @@ func TestDOT(t *testing.T) {
   "nic.tx0" -> "switch.sw"
 }
 `
-	if diff := cmp.Diff(want, string(planner.DOT(desired(sc)))); diff != "" {
+	if diff := cmp.Diff(want, string(planner.DOT(desired(sc), sc.Reaches()))); diff != "" {
 		t.Errorf("DOT (-want +got):\n%s", diff)
 	}
 }
@@ -47,7 +47,7 @@ func TestDOTGroupsByMachine(t *testing.T) {
   "nic.tx0" [label = "nic.tx0", shape = "ellipse"]
   "switch.sw" [label = "switch.sw", shape = "diamond"]
   subgraph "cluster_machine_r1" {
-    label = "machine r1"
+    label = "machine r1 (192.0.2.1)"
     "host.rx1" [label = "host.rx1", shape = "box"]
     "nic.rx10" [label = "nic.rx10", shape = "ellipse"]
     "switch.sw1" [label = "switch.sw1", shape = "diamond"]
@@ -58,7 +58,7 @@ func TestDOTGroupsByMachine(t *testing.T) {
   "nic.tx0" -> "switch.sw"
 }
 `
-	if diff := cmp.Diff(want, string(planner.DOT(desired(sc)))); diff != "" {
+	if diff := cmp.Diff(want, string(planner.DOT(desired(sc), sc.Reaches()))); diff != "" {
 		t.Errorf("DOT (-want +got):\n%s", diff)
 	}
 }

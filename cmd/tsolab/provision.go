@@ -464,6 +464,6 @@ func (c *cli) graph(args []string) int {
 	if sc == nil {
 		return exitError
 	}
-	c.stdout.Write(planner.DOT(provider.Desired(sc, provider.NewNaming(lab.Name))))
+	c.stdout.Write(planner.DOT(provider.Desired(sc, provider.NewNaming(lab.Name)), sc.Reaches()))
 	return exitOK
 }
