@@ -224,8 +224,14 @@ type Host struct {
 	Cores        int               // CPU cores; 0 = engine default
 	Bus          Rate              // I/O bus limit (PCI-X ~7.5gbit); 0 = none
 	DelayedAck   bool              // receiver delays ACKs (default true)
+	// Scheduler names the scheduler model of the CPU profile the host
+	// runs ("c1-idle"); "" or "none" = none (FIFO cores).
+	Scheduler string
 
 	Range hcl.Range // the host block
+	// AttrRanges maps attribute names ("cpu", "scheduler") to where they
+	// are set, for errors about their values.
+	AttrRanges map[string]hcl.Range
 }
 
 // Switch is a Linux bridge in a namespace of its own.

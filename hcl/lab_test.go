@@ -22,7 +22,7 @@ var cmpLab = []cmp.Option{
 	cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }),
 	cmp.Comparer(func(a, b cty.Value) bool { return a.RawEquals(b) }),
 	cmp.Comparer(func(a, b cty.Type) bool { return a.Equals(b) }),
-	cmpopts.IgnoreFields(config.Host{}, "Range"),
+	cmpopts.IgnoreFields(config.Host{}, "Range", "AttrRanges"),
 	cmpopts.IgnoreFields(config.Switch{}, "Range"),
 	cmpopts.IgnoreFields(config.NIC{}, "Range", "AttrRanges"),
 	cmpopts.IgnoreFields(config.Workload{}, "Range"),

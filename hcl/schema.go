@@ -143,6 +143,7 @@ var schema = []*blockSpec{
 			{name: "cores", roots: values, example: `cores = 4`},
 			{name: "bus", roots: values, example: `bus = "7.5gbit"`},
 			{name: "delayed_ack", roots: values, example: `delayed_ack = true`},
+			{name: "scheduler", roots: values, example: `scheduler = "c1-idle"`},
 		},
 	},
 	{

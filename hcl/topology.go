@@ -61,7 +61,10 @@ func (e *evaluator) labPath(p string) string {
 
 // host evaluates a host block in one cell.
 func (e *evaluator) host(b *block) *config.Host {
-	h := &config.Host{Name: b.name, Kind: config.HostNamespace, DelayedAck: true, Range: b.def}
+	h := &config.Host{Name: b.name, Kind: config.HostNamespace, DelayedAck: true, Range: b.def, AttrRanges: map[string]hclv2.Range{}}
+	for _, a := range b.sortedAttrs() {
+		h.AttrRanges[a.Name] = a.SrcRange
+	}
 	h.Machine, _ = e.reference(b, "machine")
 	if k, ok := e.oneOf(b, "kind", hostKinds); ok {
 		h.Kind = config.HostKind(k)
@@ -91,6 +94,9 @@ func (e *evaluator) host(b *block) *config.Host {
 	}
 	if v, ok := e.boolean(b, "delayed_ack"); ok {
 		h.DelayedAck = v
+	}
+	if s, ok := e.str(b, "scheduler"); ok {
+		h.Scheduler = s
 	}
 	return h
 }

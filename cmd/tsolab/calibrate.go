@@ -28,6 +28,10 @@ func (c *cli) calibrate(args []string) int {
 		c.errorf("lab %q has no calibrate block: add one naming the CPU profile, its free parameters and the observed blocks to fit (docs/engine.md, Calibration)", lab.Name)
 		return exitError
 	}
+	if diags := sim.New(sim.Options{}).CheckLab(lab); diags.HasErrors() {
+		c.writeDiags(lab.Sources, diags)
+		return exitError
+	}
 	ctx, cancel := c.signalContext()
 	defer cancel()
 	code := exitOK

@@ -78,7 +78,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.BoolVar(&f.strict, "strict", false, "count inconclusive comparisons (no significant difference) as failures")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "kernel engine: do not capture packets (send-unit metrics are then 0)")
 	fs.StringVar(&f.capture, "capture", "", "kernel engine: write the captured TCP headers of every run to pcapng files `DIR`/SCENARIO/WORKLOAD[-rN]/NIC.pcapng (docs/report.md)")
-	fs.Func("seed", "sim engine: seed `N` of the model's random source, which draws the wake-up latencies of CPU profiles with a scheduler (default 0); the results' provenance reports it", func(v string) error {
+	fs.Func("seed", "sim engine: seed `N` of the model's random source, which draws the wake-up latencies of hosts that run a scheduler (the host attribute scheduler; default 0); the results' provenance reports it", func(v string) error {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			return fmt.Errorf("%q is not a whole number from 0 to %d", v, uint64(math.MaxUint64))
@@ -271,7 +271,12 @@ func (c *cli) newEngine(lab *config.Lab, f *runFlags) (config.EngineKind, engine
 			}
 			opts.CPUProfiles, opts.ProfileFiles = profiles, files
 		}
-		return kind, sim.New(opts)
+		e := sim.New(opts)
+		if diags := e.CheckLab(lab); diags.HasErrors() {
+			c.writeDiags(lab.Sources, diags)
+			return kind, nil
+		}
+		return kind, e
 	case config.EngineKernel, "":
 		if f.seed != nil {
 			c.errorf("-seed applies to the sim engine only: the kernel engine draws nothing (use -engine sim)")

@@ -62,6 +62,9 @@ func hostNotes(req engine.RunRequest, kernels map[string]string) []string {
 		if h.Bus != 0 {
 			attrs = append(attrs, "bus")
 		}
+		if h.Scheduler != "" {
+			attrs = append(attrs, "scheduler")
+		}
 		if !h.DelayedAck {
 			// Linux has no switch that turns delayed ACKs off for a
 			// socket (TCP_QUICKACK is cleared by the stack as it

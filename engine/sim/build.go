@@ -77,11 +77,7 @@ func (b *builder) host(name string) (*host, error) {
 	if b.e.editProfile != nil {
 		b.e.editProfile(prof)
 	}
-	cpuName := hc.CPU
-	if cpuName == "" {
-		cpuName = defaultCPU(stack)
-	}
-	cp, err := b.e.cpuProfile(cpuName)
+	cp, err := b.e.cpuOf(hc, stack)
 	if err != nil {
 		return nil, fmt.Errorf("host.%s: %w", name, err)
 	}
@@ -89,9 +85,13 @@ func (b *builder) host(name string) (*host, error) {
 	if cores <= 0 {
 		cores = max(cp.Cores, 1)
 	}
+	run, err := cp.scheduler(hc.Scheduler)
+	if err != nil {
+		return nil, fmt.Errorf("%shost.%s: %w", attrPlace(hc, "scheduler"), name, err)
+	}
 	h := &host{name: name, cpu: cp, prof: prof, cores: make([]core, cores), queues: make([]int32, cores), delayedAck: hc.DelayedAck}
-	if cp.Sched != nil {
-		h.sched = &sched{Scheduler: *cp.Sched, rnd: b.w.random(), wake: b.e.wakeTables[cp.Name]}
+	if run != nil {
+		h.sched = &sched{Scheduler: *run, rnd: b.w.random(), wake: b.e.wakeTables[wakeKey(cp.Name, run.Name)]}
 		if prof.ithreads {
 			h.ithread = h.sched
 		}

@@ -47,10 +47,13 @@ type CPUProfile struct {
 	// RSS spreads receive queues over the cores by flow (multi-queue NICs);
 	// without it every interrupt lands on core 0.
 	RSS bool
-	// Sched is the machine's scheduler: wake-up latency and context-switch
-	// cost of sleeping threads (sched.go). nil = a woken thread runs at
-	// once, for free. It stays the last field (CPUProfile.hashText).
-	Sched *Scheduler
+	// Schedulers are the scheduler models a host of this machine may
+	// run, by name (a host's `scheduler`: wake-up latency and
+	// context-switch cost of sleeping threads, sched.go). A host that
+	// names none ("none", the default) runs FIFO cores: a woken thread
+	// runs at once, for free. It stays the last field
+	// (CPUProfile.hashText).
+	Schedulers []Scheduler
 }
 
 // builtinCPUProfiles are the named `cpu` profiles. Calibration of each is
@@ -107,7 +110,7 @@ func builtinCPUProfiles() []CPUProfile {
 			AckRx: 600, AckTx: 900,
 			Interrupt: 2000, RxPerFrame: 1500, RxPerSkb: 2200, GROMerge: 150,
 			IRQDelay: 3000, BusPerUnit: 300,
-			Sched: &freebsd10Xeon,
+			Schedulers: []Scheduler{c1Idle},
 		},
 		{
 			Name:        "modern",
@@ -122,10 +125,11 @@ func builtinCPUProfiles() []CPUProfile {
 	}
 }
 
-// freebsd10Xeon is the scheduler of seed 003's nodes: FreeBSD 10.2's ULE
-// on a 2016 Xeon (Haswell/Broadwell-EP). The seed measured no latency, so
-// the distribution is an assumption, set from hardware facts before the
-// model was run with it, and not tuned to any seed figure: a thread woken
+// c1Idle is a scheduler of seed 003's nodes (`scheduler = "c1-idle"`):
+// FreeBSD 10.2's ULE on a 2016 Xeon (Haswell/Broadwell-EP) whose idle
+// cores sit in C1. The seed measured no latency, so the distribution is
+// an assumption, set from hardware facts before the model was run with
+// it, and not tuned to any seed figure: a thread woken
 // on an idle core waits at least for the core to leave C1 (assumed to be
 // the deepest idle state the nodes used, hw.acpi.cpu.cx_lowest), whose exit
 // latency on these cores is 2 us (Linux drivers/idle/intel_idle.c, the
@@ -136,10 +140,43 @@ func builtinCPUProfiles() []CPUProfile {
 // percentile (sigma 0.6), cut at 50 us. The context switch itself
 // (cpu_switch and the cache refill of a small working set) is assumed at
 // 1 us, the order lmbench's lat_ctx gives on such cores.
-var freebsd10Xeon = Scheduler{
+var c1Idle = Scheduler{
+	Name:          "c1-idle",
 	Source:        "assumed: floor C1 exit 2 us, p95 C1E exit 10 us + switch (intel_idle.c, Haswell/Broadwell-EP); switch 1 us",
 	WakeLatency:   LogNormal{Median: 4000, Sigma: 0.6, Min: 2000, Max: 50000},
 	ContextSwitch: 1000,
+}
+
+// schedulerNone is the `scheduler` value of a host without a scheduler
+// model (FIFO cores), and the default.
+const schedulerNone = "none"
+
+// scheduler is the profile's scheduler of that name, nil for "none" (or
+// ""): FIFO cores.
+func (p *CPUProfile) scheduler(name string) (*Scheduler, error) {
+	if name == "" || name == schedulerNone {
+		return nil, nil
+	}
+	names := []string{schedulerNone}
+	for i := range p.Schedulers {
+		if p.Schedulers[i].Name == name {
+			return &p.Schedulers[i], nil
+		}
+		names = append(names, p.Schedulers[i].Name)
+	}
+	return nil, fmt.Errorf("cpu profile %s has no scheduler %q: use %s", p.Name, name, quoteList(names))
+}
+
+// quoteList is names quoted, joined by commas and a final "or".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // cpuProfile finds a profile by name among the options' profiles.

@@ -14,9 +14,11 @@
 // describes them and the calibration of the CPU
 // profiles against the seeds.
 //
-// A CPU profile may have a scheduler (sched.go): wake-up latencies of
-// sleeping threads drawn from a random source seeded by Options.Seed and
-// the run's repetition; the provenance reports the seed of a run that drew.
+// A CPU profile may offer schedulers by name (sched.go) and a host runs
+// one when the lab says so (config.Host.Scheduler; the default, "none",
+// is FIFO cores): wake-up latencies of sleeping threads drawn from a
+// random source seeded by Options.Seed and the run's repetition; the
+// provenance reports the seed of a run that drew.
 //
 // It must not touch the system: no sockets, no namespaces, no wall clock,
 // no goroutines, no map iteration where order reaches an output. Identical

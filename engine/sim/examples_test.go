@@ -50,13 +50,6 @@ func runLab(t *testing.T, dir string) (*config.Lab, *result.Results, []byte) {
 // so a model that gets it right turns it into a test failure: remove the
 // entry then.
 var knownFailing = map[string]string{
-	// Seed 003 with node-2016's scheduler (sched.go, freebsd10Xeon): the
-	// reader's wake-up latency varies from wake to wake, so what r1 holds
-	// unread at an ACK varies, and a window that leaves exactly one
-	// segment sends single-MSS packets with the change too (1.9-2.3%
-	// over 20 seeds, TestSeed003TwentySeeds), where the seed saw none.
-	"freebsd-tso-trim/after_no_single_mss/stack=freebsd-11": "issue 11: the scheduler's jittered reader gives the " +
-		"patched profile single-MSS sends too (2.2% at seed 0; seed 003: 0 of 35729)",
 	// The Super TSO patch's deferral (super-tso-v2) loses where the
 	// receivers bind (TSO on, MTU 1500: the windows open in small steps
 	// and the whole-buffer rule waits); at MTU 9000 the sender's bus binds,

@@ -23,6 +23,7 @@ type pair struct {
 	bus            config.Rate
 	wl             config.Workload
 	stackOptions   map[string]string
+	scheduler      string // both hosts' (config.Host.Scheduler)
 }
 
 func (p pair) scenario() *config.Scenario {
@@ -46,8 +47,8 @@ func (p pair) scenario() *config.Scenario {
 	return &config.Scenario{
 		Name: "default",
 		Hosts: []*config.Host{
-			{Name: "tx", Stack: p.stack, StackOptions: p.stackOptions, CPU: p.cpu, Cores: p.cores, Bus: p.bus, DelayedAck: true},
-			{Name: "rx", Stack: rxStack, CPU: rxCPU, Cores: p.rxCores, DelayedAck: true},
+			{Name: "tx", Stack: p.stack, StackOptions: p.stackOptions, CPU: p.cpu, Cores: p.cores, Bus: p.bus, DelayedAck: true, Scheduler: p.scheduler},
+			{Name: "rx", Stack: rxStack, CPU: rxCPU, Cores: p.rxCores, DelayedAck: true, Scheduler: p.scheduler},
 		},
 		NICs: []*config.NIC{
 			{Name: "tx0", Host: "tx", Peer: "rx0", MTU: p.mtu, Rate: p.rate, Delay: p.delay, Offload: p.offTx},

@@ -22,8 +22,12 @@ func (w *world) provenance(sc *config.Scenario) *result.Run {
 		if hc := sc.Host(hst.name); hc != nil {
 			opts = hc.StackOptions
 		}
+		var run *Scheduler
+		if hst.sched != nil {
+			run = &hst.sched.Scheduler
+		}
 		// fmt prints maps sorted by key and CPUProfile as plain data.
-		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%s\x00", hst.name, hst.prof.name, opts, hst.cpu.hashText())
+		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%s\x00", hst.name, hst.prof.name, opts, hst.cpu.hashText(run))
 		m.Stacks = append(m.Stacks, hst.prof.name)
 		m.CPUs = append(m.CPUs, hst.cpu.Name)
 	}

@@ -11,8 +11,10 @@ import (
 // sleep and wake: the application's reader and writer (one thread per
 // endpoint, on its core) and, where the stack runs interrupts in a thread
 // (FreeBSD's ithreads), the receive queue's interrupt thread (on its
-// core). A CPU profile without one keeps the model as it was before
-// schedulers existed: a woken thread runs at once, for free.
+// core). A CPU profile offers its machine's schedulers by name and a
+// host chooses one (`scheduler`); a host that chooses none ("none", the
+// default) keeps the model as it was before schedulers existed: FIFO
+// cores, where a woken thread runs at once, for free.
 //
 // With one, a thread woken from sleep (a reader by arriving data, a
 // writer by an ACK that freed send-buffer space, an interrupt thread by
@@ -21,6 +23,9 @@ import (
 // runs. A thread that yields with work left, or waits for a busy core,
 // is not asleep and draws nothing.
 type Scheduler struct {
+	// Name is how a host chooses it (`scheduler = "c1-idle"`), among
+	// its CPU profile's Schedulers.
+	Name string
 	// Source says where the figures come from, or that they are assumed.
 	Source string
 	// WakeLatency is the time from a wake-up (wakeup(9), try_to_wake_up)
@@ -62,21 +67,22 @@ func (d LogNormal) String() string {
 	return fmt.Sprintf("lognormal(median %.0f ns, sigma %.2f, [%.0f, %.0f] ns)", d.Median, d.Sigma, d.Min, d.Max)
 }
 
-// hashText is the text of a CPU profile the provenance hash covers: the
-// profile as %+v prints it without its scheduler, then the scheduler if it
-// has one. A profile without a scheduler hashes as it did before
-// schedulers existed, so its runs keep their hash.
-func (p CPUProfile) hashText() string {
+// hashText is the text of a host's CPU profile the provenance hash
+// covers: the profile as %+v prints it without the schedulers it offers,
+// then the scheduler the host runs, if any. A host without a scheduler
+// hashes as it did before schedulers existed, so its runs keep their
+// hash.
+func (p CPUProfile) hashText(run *Scheduler) string {
 	q := p
-	q.Sched = nil
-	s := strings.TrimSuffix(fmt.Sprintf("%+v", q), " Sched:<nil>}") + "}"
-	if p.Sched != nil {
-		s += fmt.Sprintf("%+v", *p.Sched)
+	q.Schedulers = nil
+	s := strings.TrimSuffix(fmt.Sprintf("%+v", q), " Schedulers:[]}") + "}"
+	if run != nil {
+		s += fmt.Sprintf("%+v", *run)
 	}
 	return s
 }
 
-// sched is a host's scheduler in a run, nil when its profile has none.
+// sched is a host's scheduler in a run, nil when it runs none.
 type sched struct {
 	Scheduler
 	rnd  *rand.Rand // the run's random source (world.rnd)
@@ -141,3 +147,6 @@ func (h *host) irqWake(t int64) int64 {
 	}
 	return t
 }
+
+// wakeKey names a CPU profile's scheduler in Engine.wakeTables.
+func wakeKey(cpu, scheduler string) string { return cpu + "\x00" + scheduler }

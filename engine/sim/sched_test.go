@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,61 +16,102 @@ import (
 	"github.com/tsolab/tsolab/result"
 )
 
-// TestSchedulerSeed: a host whose CPU profile has a scheduler draws its
-// threads' wake-up latencies from the run's random source, so one seed
-// gives one run byte for byte, another seed another run, and the
-// provenance names the seed. Without a scheduler nothing is drawn: the
-// seed changes nothing and is not reported.
+// TestSchedulerSeed: a host that runs a scheduler draws its threads'
+// wake-up latencies from the run's random source, so one seed gives one
+// run byte for byte, another seed another run, and the provenance names
+// the seed. Without a scheduler (node-2016's default, "none") nothing is
+// drawn: the seed changes nothing and is not reported.
 func TestSchedulerSeed(t *testing.T) {
 	tso := offloads(map[config.Offload]bool{config.TSO: true, config.SG: true, config.TxCsum: true})
-	run := func(cpu string, seed uint64, rep int) ([]byte, *result.WorkloadResult) {
-		p := pair{stack: "freebsd-10", cpu: cpu, mtu: 1500, rate: 10e9, delay: 20 * time.Microsecond, offTx: tso,
+	run := func(scheduler string, seed uint64, rep int) ([]byte, *result.WorkloadResult) {
+		p := pair{stack: "freebsd-10", cpu: "node-2016", scheduler: scheduler, mtu: 1500, rate: 10e9, delay: 20 * time.Microsecond, offTx: tso,
 			wl: config.Workload{Bytes: 20 << 20, WriteSize: 131072}}
 		sc := p.scenario()
 		res, js := runJSON(t, New(Options{Seed: seed}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0], Repetition: rep})
 		return js, res
 	}
-	a, ra := run("node-2016", 7, 0)
-	b, _ := run("node-2016", 7, 0)
+	a, ra := run("c1-idle", 7, 0)
+	b, _ := run("c1-idle", 7, 0)
 	if !bytes.Equal(a, b) {
 		t.Errorf("seed 7 twice: the runs differ")
 	}
 	if s := ra.Provenance.Model.Seed; s == nil || *s != 7 {
 		t.Errorf("provenance seed = %v, want 7", s)
 	}
-	c, _ := run("node-2016", 8, 0)
+	c, _ := run("c1-idle", 8, 0)
 	if bytes.Equal(a, c) {
 		t.Errorf("seeds 7 and 8 gave the same run: nothing was drawn")
 	}
-	d, _ := run("node-2016", 7, 1)
+	d, _ := run("c1-idle", 7, 1)
 	if bytes.Equal(a, d) {
 		t.Errorf("repetitions 0 and 1 of seed 7 gave the same run")
 	}
-	x, rx := run("xeon-2016", 7, 0)
-	y, _ := run("xeon-2016", 8, 0)
-	if !bytes.Equal(x, y) {
-		t.Errorf("without a scheduler, seeds 7 and 8 gave different runs")
-	}
-	if s := rx.Provenance.Model.Seed; s != nil {
-		t.Errorf("without a scheduler the provenance reports seed %d", *s)
+	for _, none := range []string{"", "none"} {
+		x, rx := run(none, 7, 0)
+		y, _ := run(none, 8, 0)
+		if !bytes.Equal(x, y) {
+			t.Errorf("scheduler %q: seeds 7 and 8 gave different runs", none)
+		}
+		if s := rx.Provenance.Model.Seed; s != nil {
+			t.Errorf("scheduler %q: the provenance reports seed %d", none, *s)
+		}
+		if rx.Provenance.Model.Hash == ra.Provenance.Model.Hash {
+			t.Errorf("scheduler %q hashes as c1-idle", none)
+		}
 	}
 }
 
-// TestSchedulerHash: a scheduler is part of the model's definition (its
-// hash), and a profile without one hashes as %+v printed it before
-// schedulers existed, so runs of unchanged profiles keep their hash.
+// TestSchedulerHash: the scheduler a host runs is part of the model's
+// definition (its hash), and a host without one hashes its profile as
+// %+v printed it before schedulers existed, whatever schedulers the
+// profile offers, so runs without one keep their hash.
 func TestSchedulerHash(t *testing.T) {
-	p := builtinCPUProfiles()[0]
-	if p.Sched != nil {
-		t.Fatalf("%s has a scheduler; the test wants one without", p.Name)
+	var p CPUProfile
+	for _, q := range builtinCPUProfiles() {
+		if q.Name == "node-2016" {
+			p = q
+		}
 	}
-	plain := p.hashText()
-	if bytes.Contains([]byte(plain), []byte("Sched")) || plain[len(plain)-1] != '}' {
-		t.Errorf("hash text of a profile without a scheduler: %q", plain)
+	if len(p.Schedulers) == 0 {
+		t.Fatalf("node-2016 offers no scheduler; the test wants one that does")
 	}
-	p.Sched = &freebsd10Xeon
-	if with := p.hashText(); with == plain {
+	plain := p.hashText(nil)
+	if strings.Contains(plain, "Sched") || !strings.HasSuffix(plain, "RSS:false}") {
+		t.Errorf("hash text of a host without a scheduler: %q", plain)
+	}
+	q := p
+	q.Schedulers = nil
+	if q.hashText(nil) != plain {
+		t.Errorf("the schedulers a profile offers change the hash text of a host that runs none")
+	}
+	if with := p.hashText(&p.Schedulers[0]); with == plain {
 		t.Errorf("a scheduler does not change the hash text")
+	}
+}
+
+// TestSchedulerName: a scheduler the host's CPU profile does not offer
+// is an error at the attribute, naming the ones it does; "none" and ""
+// are FIFO cores.
+func TestSchedulerName(t *testing.T) {
+	e := New(Options{})
+	for _, tc := range []struct {
+		cpu, scheduler, want string
+	}{
+		{"node-2016", "c2", `cpu profile node-2016 has no scheduler "c2": use "none" or "c1-idle"`},
+		{"xeon-2016", "c1-idle", `cpu profile xeon-2016 has no scheduler "c1-idle": use "none"`},
+	} {
+		hc := &config.Host{Name: "tx", CPU: tc.cpu, Scheduler: tc.scheduler}
+		lab := &config.Lab{Scenarios: []*config.Scenario{{Name: "default", Hosts: []*config.Host{hc}}}}
+		diags := e.CheckLab(lab)
+		if len(diags) != 1 || !strings.Contains(diags[0].Detail, tc.want) {
+			t.Errorf("cpu %s, scheduler %q: %v, want one error saying %s", tc.cpu, tc.scheduler, diags, tc.want)
+		}
+	}
+	for _, none := range []string{"", "none", "c1-idle"} {
+		hc := &config.Host{Name: "tx", CPU: "node-2016", Scheduler: none}
+		if diags := e.CheckLab(&config.Lab{Scenarios: []*config.Scenario{{Name: "default", Hosts: []*config.Host{hc}}}}); len(diags) != 0 {
+			t.Errorf("scheduler %q: %v", none, diags)
+		}
 	}
 }
 
@@ -82,16 +124,16 @@ const (
 	seed003Gbps          = 2.69
 )
 
-// TestSeed003TwentySeeds runs examples/freebsd-tso-trim, whose node-2016
-// hosts have a scheduler (freebsd10Xeon), with 20 seeds of the random
-// source, and asserts what holds on every seed: the run is reproducible,
+// TestSeed003TwentySeeds runs examples/freebsd-tso-trim's cells whose
+// node-2016 hosts run its scheduler (scheduler=c1-idle) with 20 seeds
+// of the random source, and asserts what holds on every seed: the run is reproducible,
 // the old trimming sends more single-MSS packets than the change (the
 // seed's direction), the after-change sends and the before-change
 // throughput are within 20% of the seed's. It also pins what does not
 // hold, as docs/engine.md (seed 003) states it: the before-change share
 // stays below the seed's 60% bar and the after-change share at or above
 // 1% on every seed. A model that reaches either fails here: update the
-// docs, the lab's expectations and knownFailing then.
+// docs and the lab's expectations then.
 func TestSeed003TwentySeeds(t *testing.T) {
 	lab, diags := hcl.Load("../../examples/freebsd-tso-trim", hcl.Options{})
 	if diags.HasErrors() {
@@ -103,11 +145,11 @@ func TestSeed003TwentySeeds(t *testing.T) {
 	}
 	cell := func(stack string) *config.Scenario {
 		for _, sc := range lab.Scenarios {
-			if sc.Name == "stack="+stack {
+			if sc.Name == "stack="+stack+",scheduler=c1-idle" {
 				return sc
 			}
 		}
-		t.Fatalf("no scenario stack=%s", stack)
+		t.Fatalf("no scenario stack=%s,scheduler=c1-idle", stack)
 		return nil
 	}
 	before, after := cell("freebsd-10"), cell("freebsd-11")

@@ -46,8 +46,8 @@ type Engine struct {
 	maxSim       int64
 	seed         uint64 // Options.Seed
 	// wakeTables are the wake-up latency quantiles (LogNormal.table) of
-	// the CPU profiles with a scheduler, by profile name: made once,
-	// read by every run.
+	// the CPU profiles' schedulers, by wakeKey: made once, read by every
+	// run.
 	wakeTables map[string][]int64
 	files      []result.File // ProfileFiles with their hashes
 	checks     bool          // tests: verify the invariants after every step
@@ -76,8 +76,10 @@ func New(o Options) *Engine {
 	}
 	e.wakeTables = map[string][]int64{}
 	for _, p := range e.cpus {
-		if _, seen := e.wakeTables[p.Name]; p.Sched != nil && !seen { // cpuProfile finds the first of a name
-			e.wakeTables[p.Name] = p.Sched.WakeLatency.table()
+		for _, s := range p.Schedulers {
+			if k := wakeKey(p.Name, s.Name); e.wakeTables[k] == nil { // cpuProfile finds the first of a name
+				e.wakeTables[k] = s.WakeLatency.table()
+			}
 		}
 	}
 	return e

@@ -36,7 +36,7 @@ type host struct {
 	nEps    int     // endpoints placed so far (for core assignment)
 	queues  []int32 // receive queue index per core, -1 = none yet
 	lo      *nicState
-	sched   *sched // the CPU profile's scheduler in this run; nil = none
+	sched   *sched // the scheduler the host runs (config.Host.Scheduler); nil = none
 	ithread *sched // sched when the stack runs interrupt handlers in threads (profile.ithreads), else nil
 	// delayedAck: the receiver may delay ACKs (config.Host.DelayedAck);
 	// without it every data segment is ACKed at once.
