@@ -233,13 +233,25 @@ func (e *encodedState) set(st *State, r ResourceState) {
 	e.index[r.Addr] = len(st.Resources) - 1
 }
 
-// remove drops the record of addr from st, as State.remove does.
+// remove drops the record of addr from st and returns its machine, as
+// State.remove does, but moves the last record into its place (the
+// writer's records are sorted only when written), so that a destroy's
+// thousand removals shift nothing and rebuild no index.
 func (e *encodedState) remove(st *State, addr provider.Addr) (machine string) {
 	delete(e.records, addr)
-	if _, ok := e.indexOf(st, addr); ok {
-		machine = st.remove(addr)
-		e.index = nil // positions after it moved
+	i, ok := e.indexOf(st, addr)
+	if !ok {
+		return ""
 	}
+	machine = st.Resources[i].Attrs[provider.AttrMachine]
+	last := len(st.Resources) - 1
+	if i != last {
+		st.Resources[i] = st.Resources[last]
+		e.index[st.Resources[i].Addr] = i
+	}
+	st.Resources[last] = ResourceState{}
+	st.Resources = st.Resources[:last]
+	delete(e.index, addr)
 	return machine
 }
 
