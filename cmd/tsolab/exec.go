@@ -111,16 +111,17 @@ func (c *cli) hostNamespace(dir, name string) (ns, machine string, ok bool) {
 	rec := st.Resource(addr)
 	if rec == nil {
 		sort.Strings(hosts)
-		c.errorf("the lab in %s has no applied host %q%s; its hosts are %s.", dir, name, didYouMeanHost(name, hosts), strings.Join(hosts, ", "))
+		c.errorf("the lab in %s has no applied host %q%s; its hosts are %s.", dir, name, didYouMean(name, hosts), strings.Join(hosts, ", "))
 		return "", "", false
 	}
 	return rec.Attrs[provider.AttrNetNS], rec.Attrs[provider.AttrMachine], true
 }
 
-// didYouMeanHost suggests the host nearest to name, if one is close.
-func didYouMeanHost(name string, hosts []string) string {
+// didYouMean suggests the name of names (a host, a command) nearest to
+// name, if one is close: " (did you mean NAME?)", or "".
+func didYouMean(name string, names []string) string {
 	best, bestDist := "", 3
-	for _, h := range hosts {
+	for _, h := range names {
 		if d := levenshtein.Distance(name, h, nil); d < bestDist {
 			best, bestDist = h, d
 		}

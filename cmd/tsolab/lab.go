@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -32,6 +33,10 @@ func (c *cli) loadLab(dir string, vf *varFlags) *config.Lab {
 		return nil
 	}
 	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		c.errorf("%s does not exist: give a lab directory, one holding *.tsolab.hcl files", dir)
+		return nil
+	}
 	if err != nil || !st.IsDir() {
 		c.errorf("%s is not a lab directory: give a directory holding *.tsolab.hcl files", dir)
 		return nil

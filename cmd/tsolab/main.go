@@ -96,7 +96,7 @@ func (c *cli) main(args []string) int {
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
-		fmt.Fprintf(c.stderr, "tsolab: unknown command %q\n\n", args[0])
+		fmt.Fprintf(c.stderr, "tsolab: unknown command %q%s\n\n", args[0], didYouMean(args[0], commandNames(cmds)))
 		c.usage(c.stderr, cmds)
 		return exitError
 	}
@@ -117,7 +117,7 @@ func (c *cli) help(cmds map[string]command, args []string) int {
 	}
 	cmd, ok := cmds[args[0]]
 	if len(args) > 1 || !ok {
-		fmt.Fprintf(c.stderr, "tsolab: no help for %q: give one command\n\n", strings.Join(args, " "))
+		fmt.Fprintf(c.stderr, "tsolab: no help for %q%s: give one command\n\n", strings.Join(args, " "), didYouMean(args[0], commandNames(cmds)))
 		c.usage(c.stderr, cmds)
 		return exitError
 	}
@@ -125,12 +125,18 @@ func (c *cli) help(cmds map[string]command, args []string) int {
 	return exitOK
 }
 
-func (c *cli) usage(w io.Writer, cmds map[string]command) {
+// commandNames is the names of cmds, sorted.
+func commandNames(cmds map[string]command) []string {
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+func (c *cli) usage(w io.Writer, cmds map[string]command) {
+	names := commandNames(cmds)
 	fmt.Fprintln(w, "Usage: tsolab COMMAND [options] [DIR]")
 	fmt.Fprintln(w, "\nCommands:")
 	for _, n := range names {

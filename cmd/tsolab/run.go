@@ -68,7 +68,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.BoolVar(&f.out.noColor, "no-color", false, "no ANSI colors")
 	fs.StringVar(&f.engine, "engine", "", "`ENGINE`: \"kernel\" (real namespaces and sockets) or \"sim\" (the model); test: \"kernel,sim\" runs both and shows, per expectation, the metrics it reads on each and whether their verdicts agree; default: the lab's engine")
 	fs.Var(&f.scenarios, "scenario", "run only the matrix cell `NAME`, e.g. tso=false (repeatable; default: all for test, the applied one for run)")
-	fs.IntVar(&f.repeat, "repeat", 1, "runs per scenario and workload; with 2 or more, metrics carry a median and a 95% confidence interval")
+	fs.IntVar(&f.repeat, "repeat", 1, "`N` runs per scenario and workload; with 2 or more, metrics carry a median and a 95% confidence interval")
 	fs.Float64Var(&f.confidence, "confidence", 0, "repeat each workload until the 95% confidence interval of its throughput (transactions/s for rr) is at most `PCT`% of the median wide, like netperf -I 95,PCT: at least 6 runs, at most -repeat (default 30)")
 	fs.StringVar(&f.jsonFile, "json", "", "write every run's results to `FILE` as JSON; - streams JSON lines to stdout instead (docs/json-format.md)")
 	fs.StringVar(&f.junitFile, "junit", "", "write one JUnit test case per expectation and scenario to `FILE`")

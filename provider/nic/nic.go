@@ -61,6 +61,12 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 		}
 	}
 	caps, err := p.probe.get()
+	if errors.Is(err, unix.EPERM) {
+		d.fix(fmt.Sprintf("probe the kernel: %v", err), "plan and apply probe the kernel's offloads in a scratch network namespace, "+
+			"which needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN): run tsolab with sudo. "+
+			"tsolab validate and tsolab test -engine sim need no root.")
+		return provider.ValidateResponse{Diagnostics: d.diags}
+	}
 	if err != nil {
 		d.errorf("probe the kernel", err)
 		return provider.ValidateResponse{Diagnostics: d.diags}
