@@ -36,9 +36,7 @@
 // the next one, each put in the batch's link group, and one RTM_DELLINK
 // of the group removes them all with one wait (pool.go). The namespace
 // of the far ends (a switch's) is shared by the calls in flight and its
-// mark read once per opening; a refresh reads the switch's ports from one
-// dump of its namespace per opening, not one RTM_GETLINK each through
-// that namespace's one socket; a new veth is created up, and its port
+// mark read once per opening; a new veth is created up, and its port
 // made an up, marked port of the bridge with the NIC's MTU in one
 // RTM_SETLINK. A NIC deleted together with its host (a destroy:
 // DeleteRequest.Going names the host) leaves its veth to the removal of

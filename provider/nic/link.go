@@ -92,10 +92,7 @@ type call struct {
 	// remade: create deleted the NIC's veth from before, whose other end
 	// was gone, to make the pair again (once).
 	remade bool
-	// read: the call changes nothing (Read), so it may read the far
-	// namespace's links from its dump (pooled.readLink).
-	read bool
-	d    *diags
+	d      *diags
 }
 
 func newCall(p *Provider, s spec, n provider.Naming, a provider.Addr, d *diags) *call {
@@ -118,9 +115,6 @@ func (x *call) farNS() (*nsConn, error) {
 	far, err := x.p.far.get(x.s.peerNS)
 	if err != nil {
 		return nil, err
-	}
-	if !x.read {
-		far.pool.changes()
 	}
 	x.far = far
 	return far, nil

@@ -344,7 +344,6 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 	}
 	x := newCall(p, s, req.Naming, req.Addr, d)
 	x.c = c
-	x.read = true
 	defer x.done()
 	w := c.foreign(req.Naming, req.Addr, "read")
 	if w == nil {

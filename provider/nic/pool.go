@@ -37,51 +37,6 @@ type pooled struct {
 
 	brMu sync.Mutex
 	br   int // the switch's bridge's index, 0 until read
-
-	// links is every link of the namespace by name, from one dump
-	// (RTM_GETLINK with NLM_F_DUMP) made at the first read of a link
-	// (readLink) while the namespace is open and nothing but reads has
-	// used it: a refresh's thousand NIC reads then take one request,
-	// not a thousand queued on the namespace's one socket. Guarded by
-	// linksMu.
-	linksMu sync.Mutex
-	links   map[string]netlink.Link
-	// changing: a call that may change links (Create, Update, Delete)
-	// holds or held the namespace since it was opened, so a dump may be
-	// out of date and reads ask the kernel. Guarded by linksMu.
-	changing bool
-}
-
-// readLink returns link name of c (this pooled namespace) for a call
-// that changes nothing, from the namespace's dump when no call that
-// changes links has used it since it was opened; nil, nil when there is
-// no such link.
-func (e *pooled) readLink(c *nsConn, name string) (netlink.Link, error) {
-	e.linksMu.Lock()
-	defer e.linksMu.Unlock()
-	if e.changing {
-		return c.linkByName(name)
-	}
-	if e.links == nil {
-		all, err := c.nl.LinkList()
-		if err != nil {
-			return nil, err
-		}
-		e.links = make(map[string]netlink.Link, len(all))
-		for _, l := range all {
-			e.links[l.Attrs().Name] = l
-		}
-	}
-	return e.links[name], nil
-}
-
-// changes records that a call that may change links uses the namespace:
-// reads ask the kernel from now on.
-func (e *pooled) changes() {
-	e.linksMu.Lock()
-	e.changing = true
-	e.links = nil
-	e.linksMu.Unlock()
 }
 
 // bridge returns the index of the switch's bridge in c (this pooled

@@ -461,13 +461,12 @@ func observePort(x *call, out provider.Attrs) {
 
 // portOurs returns a switch NIC's port when the switch's namespace
 // (x.far, nil when it could not be opened) has it and it carries the
-// NIC's alias; nil otherwise. A read takes it from the namespace's dump
-// (pooled.readLink).
+// NIC's alias; nil otherwise.
 func portOurs(x *call) netlink.Link {
 	if x.far == nil {
 		return nil
 	}
-	port, err := x.far.pool.readLink(x.far, x.s.peerIf)
+	port, err := x.far.linkByName(x.s.peerIf)
 	if err != nil || port == nil || port.Attrs().Alias != x.alias {
 		return nil
 	}
