@@ -97,6 +97,7 @@ func TestScript(t *testing.T) {
 			"jsonlines":          jsonLines,
 			"handmade-netns":     handmadeNetns,
 			"sshd":               startSSHD,
+			"cable":              cable,
 			"kill-agent-mid-run": killAgentMidRun,
 		},
 		Setup: func(env *testscript.Env) error {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -27,23 +29,42 @@ import (
 //	NAME_DIR           the server's files (the agent is under home/)
 //
 // Both sides have the cable0 ends of one veth pair (remotetest.Cable).
+// `sshd NAME beside OTHER` starts a machine that OTHER's controller
+// namespace reaches too (NAME_CTL is OTHER's), without a cable to the
+// controller: `cable A B IFNAME` joins two machines.
 // When the script ends, what its labs still record is destroyed from the
 // controller's side before the server stops, so nothing is left on either
 // machine even when the script failed.
 func startSSHD(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: sshd NAME")
+	if neg || (len(args) != 1 && (len(args) != 3 || args[1] != "beside")) {
+		ts.Fatalf("usage: sshd NAME [beside OTHER]")
 	}
 	name := args[0]
-	s, err := remotetest.StartIn(ts.MkAbs(".sshd-" + name))
+	var s *remotetest.Server
+	var err error
+	var other *scriptSSHD
+	if len(args) == 3 {
+		other = sshdOf(ts, args[2])
+		s, err = remotetest.StartInBeside(ts.MkAbs(".sshd-"+name), other.s)
+	} else {
+		s, err = remotetest.StartIn(ts.MkAbs(".sshd-" + name))
+	}
 	ts.Check(err)
 	vars := map[string]string{
 		"TSOLAB_VAR_" + name + "_address":     s.Addr.String(),
 		"TSOLAB_VAR_" + name + "_identity":    s.IdentityFile,
 		"TSOLAB_VAR_" + name + "_known_hosts": s.KnownHosts,
 	}
+	all := maps.Clone(vars)
+	if other != nil {
+		maps.Copy(all, other.vars)
+	}
+	if len(servers(ts)) == 0 {
+		ts.Defer(func() { scriptServers.Delete(ts) }) // last
+	}
+	scriptServers.Store(ts, append(servers(ts), &scriptSSHD{name: name, s: s, vars: vars}))
 	ts.Defer(func() {
-		destroyFrom(ts, netnsfs.Path(s.ClientNS), vars)
+		destroyFrom(ts, netnsfs.Path(s.ClientNS), all)
 		s.Close()
 	})
 	for k, v := range vars {
@@ -54,6 +75,42 @@ func startSSHD(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(p+"CTL", netnsfs.Path(s.ClientNS))
 	ts.Setenv(p+"PID", strconv.Itoa(s.Pid()))
 	ts.Setenv(p+"DIR", filepath.Clean(s.Dir))
+}
+
+// scriptSSHD is a server a script started, by the name it gave.
+type scriptSSHD struct {
+	name string
+	s    *remotetest.Server
+	vars map[string]string // the lab variables that reach it
+}
+
+// scriptServers holds each running script's servers ([]*scriptSSHD).
+var scriptServers sync.Map
+
+func servers(ts *testscript.TestScript) []*scriptSSHD {
+	v, _ := scriptServers.Load(ts)
+	l, _ := v.([]*scriptSSHD)
+	return l
+}
+
+// sshdOf is the server the script started as name.
+func sshdOf(ts *testscript.TestScript, name string) *scriptSSHD {
+	for _, s := range servers(ts) {
+		if s.name == name {
+			return s
+		}
+	}
+	ts.Fatalf("no machine %s: start it first (sshd %s)", name, name)
+	return nil
+}
+
+// cable is the script command `cable A B IFNAME`: a veth pair named
+// IFNAME on both sides between machines A and B (remotetest.CableBetween).
+func cable(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: cable A B IFNAME")
+	}
+	ts.Check(remotetest.CableBetween(sshdOf(ts, args[0]).s, sshdOf(ts, args[1]).s, args[2]))
 }
 
 // destroyFrom runs tsolab destroy, in the namespace ctl, on every lab of

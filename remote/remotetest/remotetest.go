@@ -2,9 +2,12 @@
 // span machines: each server runs inside a network namespace of its own
 // that stands for one machine, reached over a veth from another namespace
 // that stands for the controller's machine, with a host key, a client key
-// pair and a known_hosts file made by the test. Everything it makes (the
-// namespaces, the veth, the server and its sessions, the files) is gone
-// when the test ends, even when it fails.
+// pair and a known_hosts file made by the test. More servers may stand
+// beside the first, reached from its controller's namespace too
+// (StartInBeside), and a veth pair between two servers' namespaces stands
+// for a cable between two machines' ports (CableBetween). Everything it
+// makes (the namespaces, the veths, the servers and their sessions, the
+// files) is gone when the test ends, even when it fails.
 //
 // The server runs in a mount namespace of its own too, with a /run/netns
 // of its own, so the namespaces an agent creates there are that
@@ -69,6 +72,8 @@ type Server struct {
 
 	clientKey ssh.PublicKey
 	cfgPath   string
+	ctlIf     string    // the controller's end of the SSH veth, in ClientNS
+	ownsCtl   bool      // ClientNS is this server's, removed by Close
 	holder    *exec.Cmd // the machine's namespaces (startMachine)
 	cmd       *exec.Cmd // sshd, while it runs
 	log       *lockedBuffer
@@ -89,9 +94,15 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("%s is missing: install openssh-server", SSHD)
 	}
+	return startT(t, nil)
+}
+
+// startT starts a server for t (see start) and removes it when t ends.
+func startT(t testing.TB, ctl *Server) *Server {
+	t.Helper()
 	id, n := nextID()
 	netnstest.CheckNoLeftovers(t, id+".")
-	s, err := start(id, n, t.TempDir())
+	s, err := start(id, n, t.TempDir(), ctl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +120,25 @@ func Start(t testing.TB) *Server {
 // what Start needs and fails where Start would skip.
 func StartIn(dir string) (*Server, error) {
 	id, n := nextID()
-	return start(id, n, dir)
+	return start(id, n, dir, nil)
+}
+
+// StartInBeside starts another server ("machine") that the controller's
+// namespace of first reaches too, as one controller reaches every
+// machine of a lab: Dial and SetLink act on its own veth there. Only
+// first has a cable to the controller; CableBetween joins two servers'
+// machines. The caller must Close it before first.
+func StartInBeside(dir string, first *Server) (*Server, error) {
+	id, n := nextID()
+	return start(id, n, dir, first)
+}
+
+// CableBetween joins the machines of a and b with a veth pair named name
+// on both sides, without addresses: the cable between a port of each
+// machine, for labs whose hosts on the two machines adopt or move it
+// (device = name). It goes with either machine's namespace.
+func CableBetween(a, b *Server, name string) error {
+	return netnsfs.CreatePair(netnsfs.End{NS: a.NS, IfName: name}, netnsfs.End{NS: b.NS, IfName: name}, 0)
 }
 
 // nextID names a server's namespaces (ID.machine, ID.ctl) and numbers
@@ -119,13 +148,19 @@ func nextID() (string, int64) {
 	return fmt.Sprintf("tsltest.ssh%d-%d", os.Getpid(), n), n
 }
 
-func start(id string, n int64, dir string) (_ *Server, err error) {
+// start starts a server; ctl, when not nil, is the server whose
+// controller's namespace reaches this one too.
+func start(id string, n int64, dir string, ctl *Server) (_ *Server, err error) {
 	// A /30 of 198.18.0.0/15 (RFC 2544, for tests) per server, inside
 	// the test's own namespaces.
 	base := netip.AddrFrom4([4]byte{198, 18, byte(n >> 6), byte(n&63) << 2})
-	s := &Server{NS: id + ".machine", ClientNS: id + ".ctl", Addr: base.Next().Next(), Dir: dir, log: &lockedBuffer{}}
+	s := &Server{NS: id + ".machine", ClientNS: id + ".ctl", Addr: base.Next().Next(), Dir: dir, log: &lockedBuffer{},
+		ctlIf: "eth0", ownsCtl: true}
+	if ctl != nil {
+		s.ClientNS, s.ctlIf, s.ownsCtl = ctl.ClientNS, fmt.Sprintf("eth%d", n), false
+	}
 	if err := netnsfs.CreatePair(
-		netnsfs.End{NS: s.ClientNS, IfName: "eth0", Addr: netip.PrefixFrom(base.Next(), 30)},
+		netnsfs.End{NS: s.ClientNS, IfName: s.ctlIf, Addr: netip.PrefixFrom(base.Next(), 30)},
 		netnsfs.End{NS: s.NS, IfName: "eth0", Addr: netip.PrefixFrom(s.Addr, 30)}, 0); err != nil {
 		return nil, err
 	}
@@ -136,8 +171,10 @@ func start(id string, n int64, dir string) (_ *Server, err error) {
 	}()
 	// The cable: a second pair, without addresses, for labs to move into
 	// their hosts (device = "cable0" on either side).
-	if err := netnsfs.CreatePair(netnsfs.End{NS: s.ClientNS, IfName: Cable}, netnsfs.End{NS: s.NS, IfName: Cable}, 0); err != nil {
-		return nil, err
+	if s.ownsCtl {
+		if err := netnsfs.CreatePair(netnsfs.End{NS: s.ClientNS, IfName: Cable}, netnsfs.End{NS: s.NS, IfName: Cable}, 0); err != nil {
+			return nil, err
+		}
 	}
 	cfgPath, err := s.writeConfig()
 	if err != nil {
@@ -292,7 +329,8 @@ func (s *Server) writeConfig() (string, error) {
 }
 
 // Close stops the server (its sessions end with their connections) and
-// removes its namespaces, and with them the veth.
+// removes its namespaces, and with them the veths (the controller's
+// namespace only when it is this server's: see StartBeside).
 func (s *Server) Close() error {
 	if s.cmd != nil {
 		s.cmd.Process.Signal(syscall.SIGTERM)
@@ -304,6 +342,9 @@ func (s *Server) Close() error {
 		s.holder.Process.Kill()
 		s.holder.Wait()
 		s.holder = nil
+	}
+	if !s.ownsCtl {
+		return netnsfs.Remove(s.NS)
 	}
 	return errors.Join(netnsfs.Remove(s.NS), netnsfs.Remove(s.ClientNS))
 }
@@ -466,16 +507,16 @@ func (s *Server) CutSessions(t testing.TB) int {
 
 // SetLink takes the network between the controller and the server down
 // (up false) or up again: the controller's end of the veth that carries
-// SSH (eth0), as when a cable is pulled. Connections are not closed; no
+// SSH (eth0, or ethN beside another server), as when a cable is pulled. Connections are not closed; no
 // packet passes until it is up again. The link is up again when t ends.
 func (s *Server) SetLink(t testing.TB, up bool) {
 	t.Helper()
 	state := map[bool]string{true: "up", false: "down"}[up]
-	if out, err := exec.Command("ip", "-n", s.ClientNS, "link", "set", "eth0", state).CombinedOutput(); err != nil {
-		t.Fatalf("ip link set eth0 %s: %v: %s", state, err, out)
+	if out, err := exec.Command("ip", "-n", s.ClientNS, "link", "set", s.ctlIf, state).CombinedOutput(); err != nil {
+		t.Fatalf("ip link set %s %s: %v: %s", s.ctlIf, state, err, out)
 	}
 	if !up {
-		t.Cleanup(func() { exec.Command("ip", "-n", s.ClientNS, "link", "set", "eth0", "up").Run() })
+		t.Cleanup(func() { exec.Command("ip", "-n", s.ClientNS, "link", "set", s.ctlIf, "up").Run() })
 	}
 }
 
