@@ -330,7 +330,7 @@ func (s *Server) writeConfig() (string, error) {
 
 // Close stops the server (its sessions end with their connections) and
 // removes its namespaces, and with them the veths (the controller's
-// namespace only when it is this server's: see StartBeside).
+// namespace only when it is this server's: see StartInBeside).
 func (s *Server) Close() error {
 	if s.cmd != nil {
 		s.cmd.Process.Signal(syscall.SIGTERM)
