@@ -97,6 +97,11 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	} else {
 		c.stderr.Write(out.Bytes())
 	}
+	if hint := unknownFlagHint(fs, err); hint != "" {
+		// Said again below the options, where the eye ends.
+		err = errors.New(err.Error() + hint)
+		fmt.Fprintf(c.stderr, "\nError: %s\n", err)
+	}
 	if err != nil && !errors.Is(err, flag.ErrHelp) && c.json == nil && wantsJSON(fs, args) {
 		// The command line asked for JSON on stdout: the reason it
 		// could not run is a diagnostic there too.
@@ -108,6 +113,21 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}})
 	}
 	return pos, err
+}
+
+// unknownFlagHint suggests the option nearest to a mistyped one: err is
+// the flag package's "flag provided but not defined: -NAME" (else "").
+func unknownFlagHint(fs *flag.FlagSet, err error) string {
+	if err == nil {
+		return ""
+	}
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
+	return didYouMean(name, names)
 }
 
 // wantsJSON reports whether args ask for JSON on stdout: -json where it
