@@ -552,7 +552,10 @@ func writeJSONFile(path string, r *result.Results) error {
 	})
 }
 
-// writeFile writes path atomically; "-" writes to stdout.
+// writeFile writes path atomically; "-" writes to stdout. The file is
+// readable by all (0644, as appendFile's and a shell redirection's with
+// the usual umask), not CreateTemp's 0600: a report or results file made
+// under sudo is opened by the user in a browser, or uploaded by CI.
 func writeFile(path string, write func(io.Writer) error) error {
 	if path == "-" {
 		return write(os.Stdout)
@@ -563,6 +566,10 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	defer os.Remove(tmp.Name())
 	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		return err
 	}

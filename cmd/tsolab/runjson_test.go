@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -96,5 +99,22 @@ func TestRunJSONStream(t *testing.T) {
 	}
 	if last.Summary == nil || last.Summary.Pass != 9 || last.Summary.ExitCode != 0 {
 		t.Errorf("summary = %+v, want 9 passed and exit code 0", last.Summary)
+	}
+}
+
+// TestWriteFileReadable: a results file, report or JUnit file is readable
+// by all (0644), as a shell redirection would make it, not 0600: one made
+// under sudo is opened by the user who ran it.
+func TestWriteFileReadable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := writeFile(path, func(w io.Writer) error { _, err := io.WriteString(w, "<html>"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Mode().Perm(); got != 0o644 {
+		t.Errorf("writeFile made %s with mode %v, want 0644", path, got)
 	}
 }
