@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/tsolab/tsolab/hcl"
 )
 
 // man prints tsolab's manual page (roff, section 1), made from the same
@@ -111,9 +113,18 @@ func writeMan(w io.Writer, cmds []cmdHelp) {
 		{"0", "success; for test and run, every expectation holds"},
 		{"1", "an error: a mistake in the lab or the flags, a failed apply, an expectation that could not be judged"},
 		{"2", "plan -detailed-exitcode: there are changes"},
-		{"3", "test and run: an expectation failed (fmt -check: a file is not canonical)"},
+		{"3", "test and run: an expectation failed (fmt -check: a file is not canonical; calibrate -check: a calibration file is not what the fit gives)"},
 	} {
 		fmt.Fprintf(w, ".TP\n.B %s\n%s\n", e.code, roff(e.what))
+	}
+	fmt.Fprintln(w, ".SH ENVIRONMENT")
+	for _, e := range []struct{ name, what string }{
+		{hcl.EnvPrefix + "name", "sets the lab's variable name, spelt as declared (TSOLAB_VAR_mtu=9000 sets var.mtu); -var-file and -var win over it"},
+		{"SSH_AUTH_SOCK", "the SSH agent whose keys log in to a machine block without identity_file"},
+		{cpuProfileEnv, "write a CPU profile (pprof) of the command to this file"},
+		{traceEnv, "write an execution trace (runtime/trace) of the command to this file"},
+	} {
+		fmt.Fprintf(w, ".TP\n.B %s\n%s\n", roff(e.name), roff(e.what))
 	}
 	fmt.Fprintln(w, ".SH FILES")
 	fmt.Fprintf(w, ".TP\n.I DIR/*.tsolab.hcl\n%s\n", roff("the lab (docs/language.md)"))
