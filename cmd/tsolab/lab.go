@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 
@@ -35,6 +36,10 @@ func (c *cli) loadLab(dir string, vf *varFlags) *config.Lab {
 	st, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		c.errorf("%s does not exist: give a lab directory, one holding *.tsolab.hcl files", dir)
+		return nil
+	}
+	if err == nil && strings.HasSuffix(dir, ".tsolab.hcl") {
+		c.errorf("%s is a lab file: give its directory, %s (a lab is every *.tsolab.hcl file there)", dir, filepath.Dir(dir))
 		return nil
 	}
 	if err != nil || !st.IsDir() {
