@@ -443,6 +443,19 @@ func (c *Client) lost(method string, err error) error {
 	return e
 }
 
+// ended says the agent's session has ended (the agent exited, or the
+// connection under it was lost or closed): no call can reach it.
+func (c *Client) ended() bool {
+	select {
+	case <-c.exited:
+		return true
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Close ends the agent (its standard input closes) and the connection.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {

@@ -3,7 +3,6 @@ package remote
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
@@ -13,14 +12,17 @@ import (
 
 // Machines routes a lab's provider calls to where each resource lives:
 // the local providers for a resource without a machine attribute
-// (provider.AttrMachine), the machine's agent for one with. It connects to
-// a machine on its first call, once, and machines are reached in
-// parallel as the planner's calls come. The planner sees one
-// provider.Interface per kind and does not know which it talks to.
+// (provider.AttrMachine), the machine's agent for one with. It takes a
+// machine's connection from its Pool on its first call, once, and keeps
+// it: when that connection is lost, the Machines' later calls to the
+// machine fail too, naming it. Machines are reached in parallel as the
+// planner's calls come. The planner sees one provider.Interface per kind
+// and does not know which it talks to.
 type Machines struct {
 	local    map[provider.Kind]provider.Interface
 	machines map[string]Machine
-	opts     Options
+	pool     *Pool
+	owned    bool // pool is this Machines' own (NewMachines): Close closes it
 
 	mu    sync.Mutex
 	conns map[string]*conn // guarded by mu
@@ -31,11 +33,94 @@ type conn struct {
 	once   sync.Once
 	client *Client
 	err    error
+	ready  chan struct{} // closed once client and err are set (Pool)
 }
 
-// NewMachines routes to local providers and to the named machines.
+// NewMachines routes to local providers and to the named machines, with
+// connections of its own, which Close ends.
 func NewMachines(local map[provider.Kind]provider.Interface, machines map[string]Machine, opts Options) *Machines {
-	return &Machines{local: local, machines: machines, opts: opts, conns: map[string]*conn{}}
+	m := NewPool(opts).Machines(local, machines)
+	m.owned = true
+	return m
+}
+
+// Pool keeps one connection, and so one agent, per machine for every
+// Machines it hands out: the phases of one command (each plan and apply,
+// the kernel engine's runs, destroy) share it. A phase that starts after
+// a machine's connection was lost connects again; one that holds the
+// lost connection fails, naming the machine.
+type Pool struct {
+	opts Options
+
+	mu    sync.Mutex
+	conns map[Machine]*conn // guarded by mu
+}
+
+// NewPool connects with opts; Close ends its connections.
+func NewPool(opts Options) *Pool {
+	return &Pool{opts: opts, conns: map[Machine]*conn{}}
+}
+
+// Machines routes to local providers and to the named machines through
+// the pool's connections; closing the pool ends them.
+func (p *Pool) Machines(local map[provider.Kind]provider.Interface, machines map[string]Machine) *Machines {
+	return &Machines{local: local, machines: machines, pool: p, conns: map[string]*conn{}}
+}
+
+// client returns the pool's connection to mach, connecting when it has
+// none, or none that lives (it failed, or was lost since).
+func (p *Pool) client(ctx context.Context, mach Machine) (*Client, error) {
+	p.mu.Lock()
+	c := p.conns[mach]
+	if c == nil || c.gone() {
+		if c != nil && c.client != nil {
+			go c.client.Close() // lost: what is left of it
+		}
+		c = &conn{ready: make(chan struct{})}
+		p.conns[mach] = c
+	}
+	p.mu.Unlock()
+	c.once.Do(func() {
+		c.client, c.err = Connect(ctx, mach, p.opts)
+		close(c.ready)
+	})
+	return c.client, c.err
+}
+
+// gone says the connection was made and failed, or has been lost since
+// (the agent's session ended); one being made is not gone.
+func (c *conn) gone() bool {
+	select {
+	case <-c.ready:
+	default:
+		return false
+	}
+	return c.err != nil || c.client.ended()
+}
+
+// Close ends every connection of the pool (and with it every agent).
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = map[Machine]*conn{}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		select {
+		case <-c.ready:
+		default:
+			continue // never connected: Connect ends with its context
+		}
+		if c.client != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.client.Close()
+			}()
+		}
+	}
+	wg.Wait()
+	return nil
 }
 
 // Providers returns the routing provider of every kind the local
@@ -48,8 +133,8 @@ func (m *Machines) Providers() map[provider.Kind]provider.Interface {
 	return out
 }
 
-// Client returns the connection to the named machine, connecting on the
-// first call.
+// Client returns the connection to the named machine, taking it from the
+// pool on the first call.
 func (m *Machines) Client(ctx context.Context, name string) (*Client, error) {
 	mach, ok := m.machines[name]
 	if !ok {
@@ -64,28 +149,15 @@ func (m *Machines) Client(ctx context.Context, name string) (*Client, error) {
 		m.conns[name] = c
 	}
 	m.mu.Unlock()
-	c.once.Do(func() { c.client, c.err = Connect(ctx, mach, m.opts) })
+	c.once.Do(func() { c.client, c.err = m.pool.client(ctx, mach) })
 	return c.client, c.err
 }
 
-// Connected lists the machines connected so far, by name.
-func (m *Machines) Connected() []*Client {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*Client
-	for _, c := range m.conns {
-		if c.client != nil {
-			out = append(out, c.client)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Machine.Name < out[j].Machine.Name })
-	return out
-}
-
-// Close ends every connection (and with it every agent).
+// Close ends the connections of a Machines made by NewMachines (and with
+// them its agents); those of a Pool's Machines are the pool's to close.
 func (m *Machines) Close() error {
-	for _, c := range m.Connected() {
-		c.Close()
+	if m.owned {
+		return m.pool.Close()
 	}
 	return nil
 }

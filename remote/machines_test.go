@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -688,5 +689,59 @@ nic "port" {
 	mustDestroy(t, p, 2)
 	if sysctl() != "0" || !strings.Contains(link(), "mtu 1500") || strings.Contains(qdisc(), "tbf") {
 		t.Errorf("r1 after destroy: tcp_no_metrics_save %s,\n%s%s", sysctl(), link(), qdisc())
+	}
+}
+
+// TestPoolSharesAndReconnects: the Machines of one pool (the phases of
+// one command) share one connection to a machine, and so one login and
+// one agent; once it is lost (sshd's sessions killed), the Machines that
+// held it fails naming the machine, and a Machines made after connects
+// again. Closing the pool ends the connection.
+func TestPoolSharesAndReconnects(t *testing.T) {
+	s := remotetest.Start(t)
+	ctx := context.Background()
+	pool := remote.NewPool(remote.Options{Version: testVersion, Dial: s.Dial})
+	t.Cleanup(func() { pool.Close() })
+	machines := map[string]remote.Machine{"r1": s.Machine("r1")}
+	logins := func() int { return strings.Count(s.Log(), "Accepted publickey for ") }
+	client := func(m *remote.Machines) *remote.Client {
+		t.Helper()
+		c, err := m.Client(ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	plan, run := pool.Machines(local.Providers(), machines), pool.Machines(local.Providers(), machines)
+	first := client(plan)
+	if c := client(run); c != first {
+		t.Fatalf("two Machines of one pool got two connections")
+	}
+	if _, err := first.Observe(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := logins(); n != 1 {
+		t.Fatalf("%d logins for two Machines of one pool, want 1", n)
+	}
+
+	s.CutSessions(t)
+	_, err := client(plan).Observe(ctx, nil)
+	var lost *remote.LostError
+	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "machine r1 (root@"+s.Addr.String()+")") {
+		t.Fatalf("a call over the lost connection: got %v, want a LostError naming machine r1", err)
+	}
+	again := client(pool.Machines(local.Providers(), machines))
+	if again == first {
+		t.Fatalf("a Machines made after the loss got the lost connection")
+	}
+	if _, err := again.Observe(ctx, nil); err != nil {
+		t.Fatalf("after reconnecting: %v", err)
+	}
+	if n := logins(); n != 2 {
+		t.Errorf("%d logins after one loss, want 2", n)
+	}
+	pool.Close()
+	if _, err := again.Observe(ctx, nil); err == nil {
+		t.Errorf("a call after the pool closed succeeded")
 	}
 }

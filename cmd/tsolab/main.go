@@ -34,9 +34,9 @@ type cli struct {
 	// workers, when not 0, is how many of the model's runs go at once
 	// (simWorkers).
 	workers int
-	// machines are the lab's other machines the command connected to
-	// (providersFor), closed when it ends.
-	machines []*remote.Machines
+	// pool holds the command's connections to the lab's other machines
+	// (remotePool), closed when it ends.
+	pool *remote.Pool
 }
 
 type command struct {

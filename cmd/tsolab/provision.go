@@ -30,8 +30,7 @@ func providers() map[provider.Kind]provider.Interface {
 
 // providersFor wires the providers of a lab whose resources may live on
 // other machines: calls for a resource on a machine go to its agent,
-// connected on first use and closed when the command ends
-// (c.closeMachines). declared are the machines the lab's blocks declare,
+// through the command's one connection to the machine (c.remotePool). declared are the machines the lab's blocks declare,
 // recorded the ones its state records: a machine block wins, and the
 // state's record reaches a machine the lab no longer declares, so destroy
 // and saved plans need no lab file.
@@ -44,8 +43,7 @@ func (c *cli) providersFor(declared, recorded map[string]config.Reach) map[provi
 	if len(all) == 0 {
 		return providers()
 	}
-	m := remote.NewMachines(local.Providers(), remote.MachinesOf(all), remote.Options{Version: version})
-	c.machines = append(c.machines, m)
+	m := c.remotePool().Machines(local.Providers(), remote.MachinesOf(all))
 	return withFaults(m.Providers()) // a kill point counts remote calls too
 }
 
@@ -80,32 +78,40 @@ func (c *cli) reaches(dir string) map[string]config.Reach {
 	return all
 }
 
-// machinesOf connects to the machines of the lab in dir (see reaches) on
-// first use; the connections close when the command ends.
+// machinesOf reaches the machines of the lab in dir (see reaches)
+// through the command's connections (c.remotePool).
 func (c *cli) machinesOf(dir string) *remote.Machines {
-	m := remote.NewMachines(local.Providers(), remote.MachinesOf(c.reaches(dir)), remote.Options{Version: version})
-	c.machines = append(c.machines, m)
-	return m
+	return c.remotePool().Machines(local.Providers(), remote.MachinesOf(c.reaches(dir)))
+}
+
+// remotePool is the command's connections to the lab's other machines,
+// one per machine (and one agent there), made on first use and shared
+// by every phase of the command (each plan and apply, the kernel
+// engine's runs, destroy), closed when it ends (c.closeMachines). A phase
+// that starts after a machine's connection was lost connects again.
+func (c *cli) remotePool() *remote.Pool {
+	if c.pool == nil {
+		c.pool = remote.NewPool(remote.Options{Version: version})
+	}
+	return c.pool
 }
 
 // kernelWorkers is the kernel engine's way to the lab's other machines
-// (its workers there run in their agents), connected on first use and
-// closed when the command ends; nil when the lab declares none.
+// (its workers there run in their agents), through the command's
+// connections (c.remotePool); nil when the lab declares none.
 func (c *cli) kernelWorkers(lab *config.Lab) kernel.WorkerFactory {
 	if len(lab.Scenarios) == 0 || len(lab.Scenarios[0].Machines) == 0 {
 		return nil
 	}
-	m := remote.NewMachines(providers(), remote.MachinesOf(lab.Scenarios[0].Reaches()), remote.Options{Version: version})
-	c.machines = append(c.machines, m)
-	return remote.KernelWorkers(m)
+	return remote.KernelWorkers(c.remotePool().Machines(providers(), remote.MachinesOf(lab.Scenarios[0].Reaches())))
 }
 
 // closeMachines ends the connections to the machines the command reached.
 func (c *cli) closeMachines() {
-	for _, m := range c.machines {
-		m.Close()
+	if c.pool != nil {
+		c.pool.Close()
+		c.pool = nil
 	}
-	c.machines = nil
 }
 
 // outputFlags are the rendering flags shared by the provisioning commands.

@@ -98,6 +98,7 @@ func TestScript(t *testing.T) {
 			"handmade-netns":     handmadeNetns,
 			"sshd":               startSSHD,
 			"cable":              cable,
+			"logins":             logins,
 			"kill-agent-mid-run": killAgentMidRun,
 		},
 		Setup: func(env *testscript.Env) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -79,9 +80,23 @@ func startSSHD(ts *testscript.TestScript, neg bool, args []string) {
 
 // scriptSSHD is a server a script started, by the name it gave.
 type scriptSSHD struct {
-	name string
-	s    *remotetest.Server
-	vars map[string]string // the lab variables that reach it
+	name   string
+	s      *remotetest.Server
+	vars   map[string]string // the lab variables that reach it
+	logins int               // the logins `logins NAME` counted so far
+}
+
+// logins is the script command `logins NAME`: it prints how many SSH
+// logins machine NAME's server accepted since the last `logins NAME`
+// (or its start), as its log says: one per connection tsolab made.
+func logins(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: logins NAME")
+	}
+	s := sshdOf(ts, args[0])
+	n := strings.Count(s.s.Log(), "Accepted publickey for ")
+	fmt.Fprintf(ts.Stdout(), "%d\n", n-s.logins)
+	s.logins = n
 }
 
 // scriptServers holds each running script's servers ([]*scriptSSHD).
