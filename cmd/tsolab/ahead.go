@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
@@ -21,6 +22,7 @@ type aheadRun struct {
 	done     chan struct{}
 	res      *result.WorkloadResult
 	err      error
+	wall     time.Duration     // what the run took, not the wait for it
 	progress []engine.Progress // what the run reported, in order
 }
 
@@ -82,7 +84,9 @@ func startAhead(ctx context.Context, eng engine.Engine, reqs []engine.RunRequest
 			for i := range queue {
 				r, req := runs[i], reqs[i]
 				req.Progress = func(p engine.Progress) { r.progress = append(r.progress, p) }
+				start := time.Now()
 				r.res, r.err = eng.Run(ctx, req)
+				r.wall = time.Since(start)
 				close(r.done)
 			}
 		}()
@@ -90,17 +94,19 @@ func startAhead(ctx context.Context, eng engine.Engine, reqs []engine.RunRequest
 	return ra
 }
 
-// run returns the result of req: of its run started ahead, once done,
-// after replaying the run's progress reports to req.Progress; else of
-// eng.Run. An interrupt reaches a run started ahead through the context
-// startAhead was given.
-func (ra *runsAhead) run(ctx context.Context, eng engine.Engine, req engine.RunRequest) (*result.WorkloadResult, error) {
+// run returns the result of req and the wall time its run took: of its
+// run started ahead, once done, after replaying the run's progress
+// reports to req.Progress; else of eng.Run. An interrupt reaches a run
+// started ahead through the context startAhead was given.
+func (ra *runsAhead) run(ctx context.Context, eng engine.Engine, req engine.RunRequest) (*result.WorkloadResult, time.Duration, error) {
 	var r *aheadRun
 	if ra != nil {
 		r = ra.runs[aheadKey{req.Scenario, req.Workload}]
 	}
 	if r == nil {
-		return eng.Run(ctx, req)
+		start := time.Now()
+		res, err := eng.Run(ctx, req)
+		return res, time.Since(start), err
 	}
 	<-r.done
 	if req.Progress != nil {
@@ -108,7 +114,7 @@ func (ra *runsAhead) run(ctx context.Context, eng engine.Engine, req engine.RunR
 			req.Progress(p)
 		}
 	}
-	return r.res, r.err
+	return r.res, r.wall, r.err
 }
 
 // stop cancels the runs not yet done and waits for every goroutine.

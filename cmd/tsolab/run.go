@@ -400,11 +400,11 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 				}
 				cl := cells[[2]string{sc.Name, w.Name}]
 				pr := f.view.workload(jsonRun{Scenario: sc.Name, Workload: w.Name, Repetition: rep, Repeat: cl.m.Repeat, AtMost: cl.m.Confidence > 0})
-				res, err := ahead.run(ctx, eng, engine.RunRequest{
+				res, wall, err := ahead.run(ctx, eng, engine.RunRequest{
 					Lab: lab, Scenario: sc, Workload: w, Naming: naming,
 					Repetition: rep, Progress: pr.update,
 				})
-				pr.done(res)
+				pr.done(res, wall)
 				if err != nil {
 					return fmt.Errorf("scenario %s, workload %s: %w", sc.Name, w.Name, err)
 				}

@@ -85,14 +85,13 @@ func (s jsonTest) applyView(v view.View, _ *config.Scenario, rep, _ int, _ bool)
 
 func (s jsonTest) workload(r jsonRun) workloadView {
 	s.v.Message("info", "workload_start", "Running "+r.label(), map[string]any{"run": r})
-	return &jsonWorkload{s: s, run: r, start: time.Now()}
+	return &jsonWorkload{s: s, run: r}
 }
 
 // jsonWorkload is one run's progress and end as JSON messages.
 type jsonWorkload struct {
-	s     jsonTest
-	run   jsonRun
-	start time.Time
+	s   jsonTest
+	run jsonRun
 }
 
 func (w *jsonWorkload) update(p engine.Progress) {
@@ -104,14 +103,14 @@ func (w *jsonWorkload) update(p engine.Progress) {
 		}})
 }
 
-func (w *jsonWorkload) done(res *result.WorkloadResult) {
+func (w *jsonWorkload) done(res *result.WorkloadResult, wall time.Duration) {
 	if res == nil {
 		return
 	}
 	r := w.run
 	w.s.v.Message("info", "workload_complete",
 		fmt.Sprintf("%s: %s in %.2fs of workload time", r.label(), formatBps(res.Metrics[result.MetricThroughputBps]), res.Metrics[result.MetricDurationS]),
-		map[string]any{"run": r, "wall_s": time.Since(w.start).Seconds(), "result": res})
+		map[string]any{"run": r, "wall_s": wall.Seconds(), "result": res})
 }
 
 // confidence: the stream carries the note in the results, not a line.

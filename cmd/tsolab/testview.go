@@ -49,7 +49,10 @@ type testView interface {
 // workloadView shows one run of a workload.
 type workloadView interface {
 	update(pr engine.Progress)
-	done(res *result.WorkloadResult) // res is nil when the run failed
+	// done shows the run's result (nil when it failed) and the wall
+	// time the run took (a model run started ahead: its own, not the
+	// wait for it).
+	done(res *result.WorkloadResult, wall time.Duration)
 }
 
 // judgement is what run and test judged, for testView.judged.
@@ -98,7 +101,7 @@ func (h humanTest) workload(r jsonRun) workloadView {
 	case r.Repeat > 1:
 		label += fmt.Sprintf(" (run %d of %d)", r.Repetition+1, r.Repeat)
 	}
-	p := &progressLine{c: h.c, tty: isTerminal(h.c.stderr), label: label, start: time.Now()}
+	p := &progressLine{c: h.c, tty: isTerminal(h.c.stderr), label: label}
 	if !p.tty {
 		fmt.Fprintf(h.c.stderr, "running %s\n", label)
 	}
@@ -139,7 +142,6 @@ type progressLine struct {
 	c     *cli
 	tty   bool
 	label string
-	start time.Time
 }
 
 func (p *progressLine) update(pr engine.Progress) {
@@ -150,7 +152,7 @@ func (p *progressLine) update(pr engine.Progress) {
 		pr.Elapsed.Round(100*time.Millisecond), pr.Planned.Round(100*time.Millisecond), formatBps(pr.ThroughputBps))
 }
 
-func (p *progressLine) done(res *result.WorkloadResult) {
+func (p *progressLine) done(res *result.WorkloadResult, wall time.Duration) {
 	if p.tty {
 		fmt.Fprint(p.c.stderr, "\r\033[K")
 	}
@@ -159,7 +161,7 @@ func (p *progressLine) done(res *result.WorkloadResult) {
 	}
 	fmt.Fprintf(p.c.stderr, "done    %s: %s in %.2fs of workload time (%s wall)\n", p.label,
 		formatBps(res.Metrics[result.MetricThroughputBps]), res.Metrics[result.MetricDurationS],
-		time.Since(p.start).Round(time.Millisecond))
+		wall.Round(time.Millisecond))
 }
 
 func formatBps(bps float64) string {
