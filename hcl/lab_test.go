@@ -356,6 +356,11 @@ func TestLoadDirectory(t *testing.T) {
 	if got := diagsOf(diags); len(got) != 1 || got[0].Summary != "No lab files" {
 		t.Errorf("empty dir: got %+v, want one \"No lab files\"", got)
 	}
+	parent := filepath.Dir(dir)
+	_, diags = Load(parent, Options{})
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, "its subdirectories are labs: give one of "+dir+".") {
+		t.Errorf("a directory of labs: got %v, want one naming the lab %s", diags, dir)
+	}
 	_, diags = Load(filepath.Join(dir, "missing"), Options{})
 	if got := diagsOf(diags); len(got) != 1 || got[0].Summary != "Cannot read the lab directory" {
 		t.Errorf("missing dir: got %+v, want one \"Cannot read the lab directory\"", got)

@@ -3,6 +3,7 @@ package hcl
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -82,11 +83,27 @@ func readLabDir(dir string) ([]sourceFile, hclv2.Diagnostics) {
 		diags = append(diags, &hclv2.Diagnostic{
 			Severity: hclv2.DiagError,
 			Summary:  "No lab files",
-			Detail:   dir + " holds no *" + FileSuffix + " files. A lab is a directory of them: create " + filepath.Join(dir, "lab"+FileSuffix) + ` starting with lab "NAME" {}.`,
+			Detail:   noLabFiles(dir),
 		})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	return files, diags
+}
+
+// noLabFiles says that dir holds no lab files and what to do: give one of
+// the labs in its subdirectories (tsolab validate examples), or create one.
+func noLabFiles(dir string) string {
+	found, _ := filepath.Glob(filepath.Join(dir, "*", "*"+FileSuffix))
+	var labs []string
+	for _, f := range found {
+		if d := filepath.Dir(f); !slices.Contains(labs, d) {
+			labs = append(labs, d)
+		}
+	}
+	if len(labs) > 0 {
+		return dir + " holds no *" + FileSuffix + " files, but its subdirectories are labs: give one of " + strings.Join(labs, ", ") + "."
+	}
+	return dir + " holds no *" + FileSuffix + " files. A lab is a directory of them: create " + filepath.Join(dir, "lab"+FileSuffix) + ` starting with lab "NAME" {}.`
 }
 
 // labEntries lists the lab files of dir (isLabFile, not a directory),
