@@ -6,7 +6,8 @@
 //
 // It owns the connection (authentication, host key verification, the
 // agent's install path keyed by version and hash, sudo -n, keepalives
-// that give up on a machine that stopped answering), the protocol's
+// that give up on a machine that stopped answering, one connection per
+// machine shared by a command's phases: Pool), the protocol's
 // request and response types, and the agent's server side. It must not
 // know what the planner plans or what a lab means: the calls it carries
 // are the provider package's, inspect's Observe and the kernel engine's
