@@ -99,6 +99,7 @@ func TestScript(t *testing.T) {
 			"sshd":               startSSHD,
 			"cable":              cable,
 			"logins":             logins,
+			"sshd-user":          sshdUser,
 			"kill-agent-mid-run": killAgentMidRun,
 		},
 		Setup: func(env *testscript.Env) error {

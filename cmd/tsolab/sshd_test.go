@@ -86,6 +86,25 @@ type scriptSSHD struct {
 	logins int               // the logins `logins NAME` counted so far
 }
 
+// sshdUser is the script command `sshd-user NAME nopasswd|password`: a
+// throwaway login user of machine NAME whose sudo runs tsolab's agent as
+// root, without a password or asking for one (remotetest.AddUserIn). It
+// sets TSOLAB_VAR_NAME_user to the user; the user goes when the script
+// ends.
+func sshdUser(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 || (args[1] != "nopasswd" && args[1] != "password") {
+		ts.Fatalf("usage: sshd-user NAME nopasswd|password")
+	}
+	m, remove, err := sshdOf(ts, args[0]).s.AddUserIn(args[0], args[1] == "nopasswd")
+	ts.Defer(func() {
+		if err := remove(); err != nil {
+			ts.Logf("cleanup: %v", err)
+		}
+	})
+	ts.Check(err)
+	ts.Setenv("TSOLAB_VAR_"+args[0]+"_user", m.User)
+}
+
 // logins is the script command `logins NAME`: it prints how many SSH
 // logins machine NAME's server accepted since the last `logins NAME`
 // (or its start), as its log says: one per connection tsolab made.

@@ -381,27 +381,53 @@ func (s *Server) AddUser(t testing.TB, name string, nopasswd bool) remote.Machin
 		}
 		t.Skipf("%s is missing: install sudo", Sudo)
 	}
-	user := fmt.Sprintf("tsltest%d-%d", os.Getpid(), seq.Add(1))
-	base, err := os.MkdirTemp("", "tsolab-user-")
-	must(t, err)
-	sudoers := filepath.Join("/etc/sudoers.d", user) // no dot: sudo skips names with one
+	m, remove, err := s.AddUserIn(name, nopasswd)
 	t.Cleanup(func() {
-		os.Remove(sudoers)
-		if out, err := exec.Command("userdel", "-f", user).CombinedOutput(); err != nil && !strings.Contains(string(out), "does not exist") {
-			t.Errorf("remove user %s: %v: %s", user, err, out)
+		if err := remove(); err != nil {
+			t.Error(err)
 		}
-		os.RemoveAll(base)
 	})
-	must(t, os.Chmod(base, 0o755))
+	must(t, err)
+	return m
+}
+
+// AddUserIn is AddUser for callers without a testing.TB (testscript
+// commands): the caller must call remove, even when err is not nil. It
+// fails where AddUser would skip.
+func (s *Server) AddUserIn(name string, nopasswd bool) (_ remote.Machine, remove func() error, err error) {
+	user := fmt.Sprintf("tsltest%d-%d", os.Getpid(), seq.Add(1))
+	sudoers := filepath.Join("/etc/sudoers.d", user) // no dot: sudo skips names with one
+	base := ""
+	remove = func() error {
+		os.Remove(sudoers)
+		var err error
+		if out, uerr := exec.Command("userdel", "-f", user).CombinedOutput(); uerr != nil && !strings.Contains(string(out), "does not exist") {
+			err = fmt.Errorf("remove user %s: %v: %s", user, uerr, out)
+		}
+		if base != "" {
+			os.RemoveAll(base)
+		}
+		return err
+	}
+	if base, err = os.MkdirTemp("", "tsolab-user-"); err != nil {
+		return remote.Machine{}, remove, err
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		return remote.Machine{}, remove, err
+	}
 	home := filepath.Join(base, "home")
 	// -p '*': no password, but not locked (sshd refuses a locked account).
 	if out, err := exec.Command("useradd", "-m", "-d", home, "-s", "/bin/sh", "-p", "*", user).CombinedOutput(); err != nil {
-		t.Fatalf("useradd %s: %v: %s", user, err, out)
+		return remote.Machine{}, remove, fmt.Errorf("useradd %s: %v: %s", user, err, out)
 	}
-	must(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
-	must(t, os.WriteFile(filepath.Join(home, ".ssh", "authorized_keys"), ssh.MarshalAuthorizedKey(s.clientKey), 0o600))
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		return remote.Machine{}, remove, err
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "authorized_keys"), ssh.MarshalAuthorizedKey(s.clientKey), 0o600); err != nil {
+		return remote.Machine{}, remove, err
+	}
 	if out, err := exec.Command("chown", "-R", user+":", home).CombinedOutput(); err != nil {
-		t.Fatalf("chown %s: %v: %s", home, err, out)
+		return remote.Machine{}, remove, fmt.Errorf("chown %s: %v: %s", home, err, out)
 	}
 	tag := ""
 	if nopasswd {
@@ -410,13 +436,15 @@ func (s *Server) AddUser(t testing.TB, name string, nopasswd bool) remote.Machin
 	// The agent with any arguments: `agent`, and `agent exec ...` for
 	// tsolab exec.
 	rule := fmt.Sprintf("%s ALL=(root) %s%s/.cache/tsolab/agent/*/tsolab\n", user, tag, home)
-	must(t, os.WriteFile(sudoers, []byte(rule), 0o440))
+	if err := os.WriteFile(sudoers, []byte(rule), 0o440); err != nil {
+		return remote.Machine{}, remove, err
+	}
 	if out, err := exec.Command("visudo", "-cf", sudoers).CombinedOutput(); err != nil {
-		t.Fatalf("the sudoers rule %q: %v: %s", rule, err, out)
+		return remote.Machine{}, remove, fmt.Errorf("the sudoers rule %q: %v: %s", rule, err, out)
 	}
 	m := s.Machine(name)
 	m.User, m.Sudo = user, true
-	return m
+	return m, remove, nil
 }
 
 // Dial connects from the controller's namespace, for remote.Options.Dial.
