@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,7 +21,10 @@ import (
 	"github.com/tsolab/tsolab/outcome"
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/provider/nic"
 	"github.com/tsolab/tsolab/result"
+	"golang.org/x/sys/unix"
 )
 
 func (c *cli) runCmd(args []string) int { return c.runOrTest(args, false) }
@@ -137,6 +141,9 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 	if scenarios == nil {
 		return nil, nil, code
 	}
+	if kind == config.EngineKernel && !c.mayMakeNamespaces(name, scenarios) {
+		return nil, nil, exitError
+	}
 
 	ctx, cancel := c.signalContext()
 	defer cancel()
@@ -178,6 +185,28 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 	code = outcome.ExitCode(verdicts, f.isStrict)
 	f.view.summary(verdicts, f.isStrict, code)
 	return results, verdicts, code
+}
+
+// mayMakeNamespaces tells, before anything is planned or shown, that
+// run or test of the kernel engine needs root when a host of scenarios
+// lives on this machine and the kernel refuses this process a network
+// namespace; false after saying so.
+func (c *cli) mayMakeNamespaces(name string, scenarios []*config.Scenario) bool {
+	local := false
+	for _, sc := range scenarios {
+		for _, h := range sc.Hosts {
+			local = local || h.Machine == ""
+		}
+	}
+	if !local {
+		return true
+	}
+	err := netnsfs.Scratch(func() error { return nil })
+	if !errors.Is(err, unix.EPERM) {
+		return true // anything else is the plan's to report, with its place in the lab
+	}
+	c.errorf("tsolab %s on the kernel engine makes network namespaces on this machine: %v\n\n%s", name, err, nic.NeedsRoot)
+	return false
 }
 
 // parseRunFlags parses the flags of run or test, chooses the view and

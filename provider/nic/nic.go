@@ -44,6 +44,14 @@ const (
 	restoreAddress = provider.PrefixRestore + provider.AttrAddress   // the address tsolab added, removed on delete
 )
 
+// NeedsRoot is the fix for a kernel that refuses the probe for want of
+// privilege (EPERM): what needs root and what does not. tsolab run and
+// test say it too, before they plan, when the kernel engine would make
+// namespaces on this machine.
+const NeedsRoot = "plan and apply probe the kernel's offloads in a scratch network namespace, " +
+	"which needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN): run tsolab with sudo. " +
+	"tsolab validate and tsolab test -engine sim need no root."
+
 // Validate checks what the planner will ask of this machine: the device
 // to adopt exists (and, for a namespace host, can move there), offloads the device has [fixed] at
 // the other value, and delay needing netem.
@@ -62,9 +70,7 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 	}
 	caps, err := p.probe.get()
 	if errors.Is(err, unix.EPERM) {
-		d.fix(fmt.Sprintf("probe the kernel: %v", err), "plan and apply probe the kernel's offloads in a scratch network namespace, "+
-			"which needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN): run tsolab with sudo. "+
-			"tsolab validate and tsolab test -engine sim need no root.")
+		d.fix(fmt.Sprintf("probe the kernel: %v", err), NeedsRoot)
 		return provider.ValidateResponse{Diagnostics: d.diags}
 	}
 	if err != nil {
