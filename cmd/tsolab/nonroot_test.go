@@ -121,7 +121,7 @@ func TestWithoutRoot(t *testing.T) {
 			}
 		}
 		out, errs, code := r.run("test", "-no-color", r.lab("tso-basics"))
-		want := "Error: tsolab test on the kernel engine makes network namespaces on this machine: unshare: operation not permitted"
+		want := "Error: tsolab test on the kernel engine makes network namespaces on this machine, which the kernel refuses this user (operation not permitted)\n\n"
 		if code != exitError || out != "" || !strings.HasPrefix(errs, want) || !strings.Contains(strings.Join(strings.Fields(errs), " "), nic.NeedsRoot) {
 			t.Errorf("tsolab test of a kernel lab as uid %d: exit %d, want 1, nothing on stdout (no plan), and on stderr first %q, then %q\nstdout:\n%s\nstderr:\n%s",
 				r.uid(), code, want, nic.NeedsRoot, out, errs)

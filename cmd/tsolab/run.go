@@ -205,7 +205,9 @@ func (c *cli) mayMakeNamespaces(name string, scenarios []*config.Scenario) bool 
 	if !errors.Is(err, unix.EPERM) {
 		return true // anything else is the plan's to report, with its place in the lab
 	}
-	c.errorf("tsolab %s on the kernel engine makes network namespaces on this machine: %v\n\n%s", name, err, nic.NeedsRoot)
+	// err also says the thread's namespace could not be restored, which
+	// is the same refusal: the summary names the refusal once.
+	c.errorf("tsolab %s on the kernel engine makes network namespaces on this machine, which the kernel refuses this user (%v)\n\n%s", name, unix.EPERM, nic.NeedsRoot)
 	return false
 }
 
