@@ -32,9 +32,8 @@ import (
 // target is the least median ratio remote/local the issue accepts.
 const target = 0.95
 
-const labCommon = `
-host "tx" {}
-
+// workload is the stream every lab runs (connections, duration).
+const workload = `
 workload "bulk" {
   kind        = "stream"
   client      = host.tx
@@ -44,9 +43,8 @@ workload "bulk" {
 }
 `
 
-const remoteLab = `
-lab "rthru-remote" {}
-
+// machineR1 declares machine r1, reached through the lab's variables.
+const machineR1 = `
 variable "r1_address" { type = string }
 variable "r1_identity" { type = string }
 variable "r1_known_hosts" { type = string }
@@ -57,7 +55,15 @@ machine "r1" {
   identity_file = var.r1_identity
   known_hosts   = var.r1_known_hosts
 }
+`
 
+const labCommon = `
+host "tx" {}
+` + workload
+
+const remoteLab = `
+lab "rthru-remote" {}
+` + machineR1 + `
 host "rx" {
   machine = machine.r1
 }
@@ -82,18 +88,7 @@ nic "rx0" {
 // the whole stream runs in the agent, as the local lab runs in tsolab.
 const agentLab = `
 lab "rthru-agent" {}
-
-variable "r1_address" { type = string }
-variable "r1_identity" { type = string }
-variable "r1_known_hosts" { type = string }
-
-machine "r1" {
-  address       = var.r1_address
-  user          = "root"
-  identity_file = var.r1_identity
-  known_hosts   = var.r1_known_hosts
-}
-
+` + machineR1 + `
 host "tx" {
   machine = machine.r1
 }
@@ -115,15 +110,7 @@ nic "rx0" {
   address = "10.79.2.2/24"
   mtu     = %d
 }
-
-workload "bulk" {
-  kind        = "stream"
-  client      = host.tx
-  servers     = [nic.rx0]
-  connections = %d
-  duration    = "%s"
-}
-`
+` + workload
 
 const localLab = `
 lab "rthru-local" {}
