@@ -17,6 +17,7 @@ import (
 
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/remote/remotetest"
 )
 
 func TestMain(m *testing.M) {
@@ -88,6 +89,10 @@ func TestScript(t *testing.T) {
 			switch cond {
 			case "netadmin":
 				return netadmin, nil
+			case "sshd":
+				return installed(remotetest.SSHD), nil
+			case "sudo":
+				return installed(remotetest.Sudo), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -299,4 +304,15 @@ func handmadeNetns(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s: %v: %s", strings.Join(cmd, " "), err, out)
 		}
 	}
+}
+
+// installed says whether a program a script needs is there; under
+// TSOLAB_REQUIRE_NETNS=1 it says yes, so a missing one fails the script
+// instead of skipping it.
+func installed(path string) bool {
+	if os.Getenv("TSOLAB_REQUIRE_NETNS") == "1" {
+		return true
+	}
+	_, err := os.Stat(path)
+	return err == nil
 }
