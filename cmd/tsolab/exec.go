@@ -19,6 +19,8 @@ import (
 // command's exit status (128+N when signal N ended it).
 func (c *cli) execCmd(args []string) int {
 	fs := newFlagSet("exec", c.stderr, "exec [DIR] HOST -- COMMAND [ARGS...]\n\nHOST is a host of the applied lab (tx), or switch.NAME for a switch's namespace.\nAs with ip netns exec, /sys is the namespace's and the files in /etc/netns/NAMESPACE\nreplace their namesakes in /etc for the command.")
+	var name stateName
+	name.register(fs)
 	var before, command []string
 	if i := slices.Index(args, "--"); i >= 0 {
 		before, command = args[:i], args[i+1:]
@@ -41,6 +43,9 @@ func (c *cli) execCmd(args []string) int {
 	}
 	if len(command) == 0 {
 		c.errorf("give the command after --: tsolab exec %s -- ip -br addr", strings.Join(pos, " "))
+		return exitError
+	}
+	if !c.checkStateName(dir, name) {
 		return exitError
 	}
 	ns, machine, ok := c.hostNamespace(dir, hostName)

@@ -22,8 +22,10 @@ import (
 func (c *cli) inspectCmd(args []string) int {
 	fs := newFlagSet("inspect", c.stderr, "inspect [options] [DIR]")
 	asJSON := fs.Bool("json", false, "print the observation as one JSON document: namespaces, each with its interfaces")
+	var name stateName
+	name.register(fs)
 	dir, ok := c.parseDir(fs, args)
-	if !ok {
+	if !ok || !c.checkStateName(dir, name) {
 		return exitError
 	}
 	st, err := planner.ReadState(dir)

@@ -369,8 +369,10 @@ func (c *cli) destroy(args []string) int {
 	auto := fs.Bool("auto-approve", false, "do not ask for confirmation")
 	var targets targetFlags
 	targets.register(fs, "destroy")
+	var name stateName
+	name.register(fs)
 	dir, ok := c.parseOutput(fs, args, &o)
-	if !ok {
+	if !ok || !c.checkStateName(dir, name) {
 		return exitError
 	}
 	code, _ := c.destroyDir(dir, o, targets, *auto)

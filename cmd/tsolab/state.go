@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -171,4 +172,33 @@ func (c *cli) stateRm(args []string) int {
 		fmt.Fprintf(c.stdout, "Successfully removed %d resource instance(s).\n", len(addrs))
 	}
 	return exitOK
+}
+
+// stateName is -name on the commands that act on what apply made
+// (destroy, inspect, exec). They take the lab's name from the state, so
+// there -name is a check: the state must be the copy made under it.
+type stateName string
+
+func (n *stateName) register(fs *flag.FlagSet) {
+	fs.StringVar((*string)(n), "name", "", "refuse unless the state in DIR is the copy made with -name `NAME` (the name comes from the state; this checks it)")
+}
+
+// check reports, and returns false, when -name was given and the state
+// in dir records resources made under another name.
+func (c *cli) checkStateName(dir string, n stateName) bool {
+	if n == "" {
+		return true
+	}
+	st, err := planner.ReadState(dir)
+	if err != nil {
+		c.fail(err)
+		return false
+	}
+	if st == nil || len(st.Resources) == 0 || st.Lab == string(n) {
+		return true
+	}
+	c.errorf("the state in %s belongs to lab %q, not %q\n\n%s records what apply made under the name %q. "+
+		"State is kept per lab directory: the copy made with -name %s has its own directory; run the command there, or give -name %s here.",
+		dir, st.Lab, n, planner.StatePath(dir), st.Lab, n, st.Lab)
+	return false
 }
