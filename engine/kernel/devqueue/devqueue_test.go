@@ -30,6 +30,34 @@ func TestResultOf(t *testing.T) {
 	}
 }
 
+// TestNextPoll: the reader sleeps as long as the busiest CPU takes to
+// fill an eighth of its ring at its last rate, never less than minPoll
+// nor longer than a ring takes to fill at peakRecordRate (or
+// longestPoll).
+func TestNextPoll(t *testing.T) {
+	const slots = 1 << 17
+	for _, c := range []struct {
+		name    string
+		n       uint64
+		slots   uint64
+		elapsed time.Duration
+		want    time.Duration
+	}{
+		// 550k records a second: an eighth of the ring (16384) in 29.8 ms.
+		{"rate", 11_000, slots, 20 * time.Millisecond, 29_789_090},
+		{"faster than minPoll allows", 500_000, slots, 20 * time.Millisecond, minPoll},
+		{"slow: longestPoll", 100, slots, 20 * time.Millisecond, longestPoll},
+		{"nothing: longestPoll", 0, slots, 20 * time.Millisecond, longestPoll},
+		// A ring of 65536 fills in 32.768 ms at peakRecordRate.
+		{"small ring", 0, 1 << 16, 20 * time.Millisecond, 32_768 * time.Microsecond},
+		{"tiny ring: minPoll", 0, 1 << 11, 20 * time.Millisecond, minPoll},
+	} {
+		if got := nextPoll(c.n, c.slots, c.elapsed); got != c.want {
+			t.Errorf("%s: nextPoll(%d, %d, %v) = %v, want %v", c.name, c.n, c.slots, c.elapsed, got, c.want)
+		}
+	}
+}
+
 func TestHostHalf(t *testing.T) {
 	b := []byte{0x08, 0x00}
 	if got, want := hostHalf(0x0800), binary.NativeEndian.Uint16(b); got != want {

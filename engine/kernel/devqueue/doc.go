@@ -11,8 +11,9 @@
 // record, was the largest cost of capturing a million packets a second
 // on two CPUs): its headers (at most HeaderMax bytes from the MAC
 // header), its whole length and the time it was queued, read by a
-// goroutine that drains the rings every pollInterval, merges the CPUs'
-// records by time and hands them to a Sink (the engine's capture files);
+// goroutine that drains the rings (every 2 to 50 ms, by how fast they
+// fill), merges the CPUs' records by time and hands them to a Sink (the
+// engine's capture files);
 // a ring its reader fell a whole ring behind on loses the oldest records,
 // which are counted (Result.RecordLost). It never sends anything and never
 // changes an interface or a namespace (its TCX link passes every packet

@@ -261,7 +261,7 @@ func BenchmarkProgram(b *testing.B) {
 // BenchmarkReader is what the reader costs a record: the rings filled by
 // the program (BPF_PROG_TEST_RUN on one CPU, an MSS segment each time)
 // are drained, merged and handed to a pcapng file in memory, as a
-// receiver's capture does every pollInterval.
+// receiver's capture does at every drain.
 func BenchmarkReader(b *testing.B) {
 	l := loadForTest(b, HookTCXIngress)
 	pkt, _ := packet(false, 0, testPort, testMSS)

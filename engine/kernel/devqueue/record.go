@@ -154,8 +154,8 @@ func (r *recordRing) close() {
 	}
 }
 
-// recorder reads the program's records from the rings every
-// pollInterval and hands them to the sink in time order, from
+// recorder reads the program's records from the rings (see nextPoll for
+// how often) and hands them to the sink in time order, from
 // startRecorder until stop.
 type recorder struct {
 	ring *recordRing
@@ -175,10 +175,50 @@ type recorder struct {
 // weight of a nice 0 thread when both want to run.
 const readerNice = -10
 
-// pollInterval is how often the reader drains the rings: a CPU's ring
-// (RingBytes over the CPUs) holds tens of milliseconds of the ~550k
-// records a second each CPU of a TSO-off receiver at MTU 1500 writes.
-const pollInterval = 2 * time.Millisecond
+// The reader sleeps between drains for as long as the busiest CPU takes
+// to fill 1/pollFill of its ring at the rate it wrote since the last
+// drain, within minPoll and maxPoll(slots): every wake-up of the reader's
+// locked thread is a hand-off between Go's threads that costs tens of
+// microseconds of CPU here and preempts a data path thread. Waking every
+// 2 ms, as it did, took more CPU than reading the sender's records
+// (examples/tso-basics, TSO off, MTU 1500, 2 s runs, 4 each, loaded
+// machine: the sender's reader 27-41 ms of CPU and 700-890 wake-ups a
+// run for 30-47k records, 7-11 ms and ~50 wake-ups with this rule; the
+// receiver's 111-124 CPU ns a record, 84-98; with TSO on both readers
+// 30-50 ms a run, 10-15). A TSO-off receiver at MTU 1500 (~550k records
+// a second a CPU) is drained about every 30 ms, a sender's
+// software-GSO units every maxPoll.
+const (
+	pollFill = 8
+	minPoll  = 2 * time.Millisecond
+	// longestPoll bounds the sleep where the rings are large.
+	longestPoll = 50 * time.Millisecond
+	// peakRecordRate is more records a second than one CPU writes
+	// (a TSO-off receiver writes ~1 M a second on two CPUs here): after
+	// a quiet spell
+	// the reader wakes before a sudden burst at this rate could fill a
+	// ring.
+	peakRecordRate = 2_000_000
+)
+
+// maxPoll is the longest the reader sleeps with rings of slots records
+// a CPU: what a ring holds at peakRecordRate, within minPoll and
+// longestPoll.
+func maxPoll(slots uint64) time.Duration {
+	return min(max(time.Duration(slots)*time.Second/peakRecordRate, minPoll), longestPoll)
+}
+
+// nextPoll is how long the reader sleeps after a drain that found most
+// records, n, on one CPU, written over elapsed, with rings of slots
+// records a CPU.
+func nextPoll(n, slots uint64, elapsed time.Duration) time.Duration {
+	longest := maxPoll(slots)
+	if n == 0 {
+		return longest
+	}
+	d := time.Duration(float64(elapsed) * float64(slots/pollFill) / float64(n))
+	return min(max(d, minPoll), longest)
+}
 
 func startRecorder(ring *recordRing, sink Sink) (*recorder, error) {
 	var mono unix.Timespec
@@ -195,11 +235,12 @@ func startRecorder(ring *recordRing, sink Sink) (*recorder, error) {
 	return r, nil
 }
 
-// read drains the rings every pollInterval until a drain after stop.
-// Its thread runs at readerNice: among the dozens of threads a run keeps
-// busy on a few CPUs it would otherwise get its turn too late to drain
-// the rings before the producers lap it (measured: 10-40% of a TSO-off
-// receiver's records lost at nice 0 on two CPUs).
+// read drains the rings, sleeping nextPoll between drains, until a
+// drain after stop. Its thread runs at readerNice: among the dozens of
+// threads a run keeps busy on a few CPUs it would otherwise get its turn
+// too late to drain the rings before the producers lap it (measured:
+// 10-40% of a TSO-off receiver's records lost at nice 0 on two CPUs,
+// with smaller rings then).
 func (r *recorder) read() {
 	defer close(r.done)
 	// The thread ends with the goroutine (locked, never unlocked), so no
@@ -208,18 +249,23 @@ func (r *recorder) read() {
 	// Without CAP_SYS_NICE the thread stays at its nice value; what that
 	// costs shows in RecordLost.
 	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), readerNice)
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
+	slots := uint64(1) << r.ring.log2
+	timer := time.NewTimer(minPoll)
+	defer timer.Stop()
 	var st readState
+	last := time.Now()
 	for stopping := false; ; {
-		r.drain(&st)
+		n := r.drain(&st)
 		if stopping {
 			return
 		}
+		now := time.Now()
+		timer.Reset(nextPoll(n, slots, now.Sub(last)))
+		last = now
 		select {
 		case <-r.stopc:
 			stopping = true
-		case <-tick.C:
+		case <-timer.C:
 		}
 	}
 }
@@ -233,13 +279,15 @@ type readState struct {
 
 // drain hands the records published since the last drain to the sink in
 // time order (each CPU's records are in time order: they are merged),
-// reading them in place.
-func (r *recorder) drain(st *readState) {
+// reading them in place, and returns the most records one CPU published
+// since the last drain, those it overwrote included.
+func (r *recorder) drain(st *readState) (most uint64) {
 	ring := r.ring
 	st.next, st.end = st.next[:0], st.end[:0]
 	for cpu := range ring.cpus {
 		first, end, lost := ring.pending(cpu)
 		r.lost += lost
+		most = max(most, end-first+uint64(lost))
 		st.next, st.end = append(st.next, first), append(st.end, end)
 	}
 	for {
@@ -256,7 +304,7 @@ func (r *recorder) drain(st *readState) {
 			}
 		}
 		if best < 0 {
-			return
+			return most
 		}
 		i := st.next[best]
 		st.next[best]++
