@@ -56,15 +56,17 @@ var knownFailing = map[string]string{
 	// the windows stay open, deferral rarely waits, and the patch's larger
 	// frames cost fewer DMA transfers than 2.6.12's cwnd/8 frames. With
 	// TSO off deferral never applies and the profile is linux-2.6.13's
-	// path, whose Nagle fix (patch 9/9) gains. What the real patch lost
-	// there the seeds do not say; docs/engine.md, seed 001 and 000, also
-	// says why patch 1/9's skb layout (the one patch of the seeds that
-	// acts with TSO off) is not modelled: its cost per DMA buffer is in no
-	// seed figure but the rows it would have to predict.
+	// path, whose Nagle fix (patch 9/9) gains. The patch's all-page skb
+	// layout (patch 1/9, cut back for routes without TSO by the merged
+	// "Fix send-side cpu utiliziation regression") acts there, but the
+	// model has no cost for it: docs/engine.md, seeds 001 and 000, says
+	// why (a send-path CPU cost leaves the bus-bound rows where they are;
+	// a per-DMA-buffer cost is in no seed figure but the rows it would
+	// have to predict) and what was searched for the patch's code.
 	"super-tso-v2/v2_slower_tso_on_9000/stack=super-tso-v2,tso=true,mtu=9000": "issue 11: bus-bound at MTU 9000, " +
 		"the patch's 3.4-MSS frames need fewer DMA transfers than 2.6.12's 1.8-MSS ones (model +4.8%, seed 001 -6.6%)",
-	"super-tso-v2/v2_slower_tso_off/stack=super-tso-v2,tso=false,mtu=1500": "issue 11: no mechanism of the patch acts " +
-		"with TSO off in the model (deferral needs a multi-segment buffer); the Nagle fix of 9/9 gains 1.9% (seed 001 -4%)",
+	"super-tso-v2/v2_slower_tso_off/stack=super-tso-v2,tso=false,mtu=1500": "issue 11: the patch's all-page layout has no cost " +
+		"in the model and deferral needs a multi-segment buffer; the Nagle fix of 9/9 gains 1.9% (seed 001 -4%)",
 	"super-tso-v2/v2_slower_tso_off/stack=super-tso-v2,tso=false,mtu=9000": "issue 11: as at MTU 1500, " +
 		"model +1.5%, seed 001 -5.7%",
 	"super-tso-v2/original_slower_back_to_back/stack=super-tso-v2,tso=true,mtu=9000": "issue 11: bus-bound as " +

@@ -660,24 +660,30 @@ func (d heffnerDefer) shouldDefer(ep *endpoint, b *skb, now int64, _ bool) bool 
 
 // wholeSkbDefer is the TSO deferral of the Super TSO patch (v1 and v2,
 // May 2005) before John Heffner's algorithm replaced it, as the
-// super-tso-v2 profile models it. The patch itself is in neither seed; what
-// is known of it: the scheme as merged ("[TCP]: Move to new TSO segmenting
-// scheme", c1b4a7e69576, 2.6.13) builds buffers of xmit_size_goal and lets
-// tcp_write_xmit "defer in order to wait for more ACKs to arrive and thus
-// allow larger TSO frames to be emitted"; the merged
-// tcp_tso_should_defer (net/ipv4/tcp_output.c of 2.6.13-2.6.16) is marked
-// "This algorithm is from John Heffner" and adds the escapes heffnerDefer
-// has (a 64 KB frame fits, or 1/tso_win_divisor of the window is free),
-// after Heffner asked in seed 000 why the patch lost throughput. What
-// remains without those escapes is the rule kept here: hold a
-// multi-segment buffer while the windows (min of send window and cwnd
-// quota) do not take it whole and an ACK is still to come (something in
-// flight); a FIN or recovery sends at once, as in every version.
+// super-tso-v2 profile models it. The patch itself is in no source this
+// project could read (docs/engine.md, seeds 001 and 000, lists what was
+// searched); what is known of it: the scheme as merged ("[TCP]: Move to
+// new TSO segmenting scheme", c1b4a7e69576, 2.6.13) builds buffers of
+// xmit_size_goal and lets tcp_write_xmit "defer in order to wait for more
+// ACKs to arrive and thus allow larger TSO frames to be emitted"; the
+// merged tcp_tso_should_defer (net/ipv4/tcp_output.c of 2.6.13-2.6.17) is
+// marked "This algorithm is from John Heffner" and adds the escapes
+// heffnerDefer has (a 64 KB frame fits, or 1/tso_win_divisor of the
+// window is free), after Heffner asked in seed 000 why the patch lost
+// throughput. What remains without those escapes is the rule kept here:
+// hold a multi-segment buffer while the windows (min of send window and
+// cwnd quota) do not take it whole and an ACK is still to come (something
+// in flight). It holds in recovery too: the merged series' "[TCP]: Never
+// TSO defer under periods of congestion" (Linux 2.6.13-rc3's shortlog,
+// committed after "Move to new TSO segmenting scheme") is what added
+// tcp_tso_should_defer's icsk_ca_state != TCP_CA_Open escape, so the
+// scheme before it deferred whatever the congestion state. A FIN goes at
+// once (the merged function's first test; nothing later can join it).
 type wholeSkbDefer struct{}
 
 func (wholeSkbDefer) shouldDefer(ep *endpoint, b *skb, _ int64, _ bool) bool {
 	s := &ep.snd
-	if b.fin || s.ca != caOpen || s.packetsOut == 0 {
+	if b.fin || s.packetsOut == 0 {
 		return false
 	}
 	sendWin := s.sndUna + s.sndWnd - b.seq

@@ -224,3 +224,41 @@ func TestFreebsdWake(t *testing.T) {
 		})
 	}
 }
+
+// TestWholeSkbDefer pins the Super TSO deferral of super-tso-v2: a
+// multi-segment buffer waits while the windows do not take it whole and
+// an ACK is to come, in recovery as in the open state (the merged series
+// added the congestion-state escape only later), and Heffner's escapes
+// (1/3 of the window free) do not apply.
+func TestWholeSkbDefer(t *testing.T) {
+	const mss = 1448
+	tests := []struct {
+		name       string
+		ca         caState
+		packetsOut int64
+		cwnd       int64
+		segs       int64 // buffer length in MSS
+		fin        bool
+		want       bool
+	}{
+		{"fits the cwnd quota: send", caOpen, 10, 30, 18, false, false},
+		{"quota short of the buffer: wait", caOpen, 20, 30, 18, false, true},
+		{"half the window free, still short: wait", caOpen, 15, 30, 18, false, true},
+		{"in recovery, short: wait", caRecovery, 20, 30, 18, false, true},
+		{"after an RTO, short: wait", caLoss, 20, 30, 18, false, true},
+		{"nothing in flight: send", caOpen, 0, 10, 18, false, false},
+		{"FIN: send", caOpen, 20, 30, 18, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ep := &endpoint{mss: mss}
+			s := &ep.snd
+			s.ca, s.packetsOut, s.cwnd = tt.ca, tt.packetsOut, tt.cwnd
+			s.sndUna, s.sndWnd = 0, 1<<20
+			b := &skb{seq: tt.packetsOut * mss, end: (tt.packetsOut + tt.segs) * mss, fin: tt.fin}
+			if got := (wholeSkbDefer{}).shouldDefer(ep, b, 0, true); got != tt.want {
+				t.Errorf("shouldDefer = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
