@@ -8,6 +8,7 @@ import "fmt"
 type checker struct {
 	delivered int64    // bytes handed to receive queues in order
 	steps     int64    // events seen
+	maxQueue  float64  // most bytes a NIC's egress queue held at once
 	errs      []string // violations, the first few
 }
 
@@ -73,6 +74,11 @@ func (c *checker) step(w *world) {
 			if len(s.wq.q) > s.wq.head && prev != s.writeSeq {
 				c.fail("conn %d: write queue ends at %d, write_seq %d", ep.conn, prev, s.writeSeq)
 			}
+		}
+	}
+	for _, n := range w.nics {
+		if l := &n.egress; l.nsPerByte > 0 && l.free > float64(w.now) {
+			c.maxQueue = max(c.maxQueue, (l.free-float64(w.now))/l.nsPerByte)
 		}
 	}
 	if nxt != c.delivered {

@@ -15,6 +15,7 @@ const (
 	evRTO                         // the retransmission timer of an endpoint (tcp_retransmit_timer)
 	evPace                        // the pacing timer of an endpoint (SO_MAX_PACING_RATE)
 	evStop                        // the end of a duration-bound workload
+	evTSQ                         // the TSQ handler of an endpoint (tcp_wfree -> tcp_tsq_handler)
 )
 
 // event is one event as the queue hands it out.

@@ -63,6 +63,10 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 			ep.stopped(stopSplit)
 			b = &s.wq.q[i]
 		}
+		if t := ep.prof.tsq; t != nil && t.throttle(ep, b, now) {
+			ep.stopped(stopTSQ)
+			break
+		}
 		ep.transmit(now, i, cpu)
 		small := b.len() < mssNow
 		if o.minshallPcount {

@@ -30,10 +30,11 @@ const (
 	stopSplit             // a send was cut short of its buffer to fit the windows (tso_fragment; FreeBSD's trim)
 	stopSndbuf            // the application waited for send-buffer space (sk_stream_wait_memory)
 	stopPacing            // the pacing rate held the next send (SO_MAX_PACING_RATE)
+	stopTSQ               // TCP Small Queues held the next send (tcp_small_queue_check)
 	numStopReasons
 )
 
-var stopNames = [numStopReasons]string{"", "cwnd", "rwnd", "nagle", "defer", "split", "sndbuf", "pacing"}
+var stopNames = [numStopReasons]string{"", "cwnd", "rwnd", "nagle", "defer", "split", "sndbuf", "pacing", "tsq"}
 
 func (r stopReason) String() string { return stopNames[r] }
 
@@ -59,6 +60,9 @@ type profile struct {
 	rtoMin    int64 // minimum RTO, ns (TCP_RTO_MIN, FreeBSD tcp_rexmit_min)
 	loMTU     int   // MTU of the loopback device
 	divides   bool  // tcp_current_mss divides by the MSS (charged as CPUProfile.Divide)
+	// tsq is TCP Small Queues (tsq.go; Linux 3.6 and later), nil
+	// where the stack has none.
+	tsq *smallQueues
 	// ithreads: the NIC's interrupt handler runs in a kernel thread
 	// that the interrupt wakes (FreeBSD's ithreads: ixgbe's queue
 	// handler is not a filter), so a host's scheduler delays and charges
@@ -405,6 +409,7 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 		wake:    linuxWake{},
 		bufs:    linuxSockbufs{snd: 4194304, rcv: 6291456},
 		softGSO: true, gsoAlways: true, gro: true,
+		tsq:    &smallQueues{limitOutputBytes: 4 << 20},
 		initCw: func(int64) int64 { return 10 }, rtoMin: 200e6, loMTU: 65536,
 	}, nil
 }
@@ -518,8 +523,8 @@ func (g autosizeGoal) goal(ep *endpoint) int64 {
 	if !s.gso {
 		return ep.mss
 	}
-	bytes := int64(s.pacingRate() / 8 / 1024) // bytes per ~ms: rate >> 10
-	if r := s.minRTT / 1000 >> 9; r < 32 {    // tcp_min_rtt (us) >> sysctl_tcp_tso_rtt_log (9)
+	bytes := int64(s.pacingRate(ep.mss)/8) >> pacingShift // bytes per ~ms
+	if r := s.minRTT / 1000 >> 9; r < 32 {                // tcp_min_rtt (us) >> sysctl_tcp_tso_rtt_log (9)
 		bytes += g.gsoMax >> r
 	}
 	bytes = min(bytes, g.gsoMax-1-40-tcpOptLen)

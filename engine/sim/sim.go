@@ -183,6 +183,8 @@ func (w *world) loop(ctx context.Context, req engine.RunRequest) (int64, error) 
 			ep := w.eps[ev.id]
 			ep.snd.paceEv = false
 			ep.afterPace(ev.at)
+		case evTSQ:
+			w.eps[ev.id].onTSQ(ev.at)
 		case evStop:
 			w.stopping = true
 			w.finished = true

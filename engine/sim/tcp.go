@@ -94,6 +94,13 @@ type sender struct {
 
 	sndBuf  int64 // send buffer limit on queued payload, bytes (sk_sndbuf, FreeBSD sb_hiwat)
 	sndAuto bool  // FreeBSD SB_AUTOSIZE on so_snd: tcp_output may grow sndBuf
+
+	// TCP Small Queues (profile.tsq, tsq.go).
+	wmem         int64    // sk_wmem_alloc: truesize of units below TCP, not yet freed
+	frees        []txFree // when the device frees each of them, from freeHead
+	freeHead     int
+	tsqThrottled bool // TSQ_THROTTLED
+	tsqEv        bool // an evTSQ is in the queue
 }
 
 // inFlight is tcp_packets_in_flight with Reno's duplicate ACKs counted
@@ -106,10 +113,13 @@ func (s *sender) sendNow() bool {
 	return false
 }
 
-// pacingRate is sk_pacing_rate as linux-6 sets it in tcp_update_pacing_rate:
-// 200% of cwnd*mss/srtt in slow start, 120% after, capped by the
-// application's maximum.
-func (s *sender) pacingRate() float64 {
+// pacingRate is sk_pacing_rate in bits/s as linux-6 sets it in
+// tcp_update_pacing_rate: mss_cache * max(cwnd, packets_out) / srtt, at
+// 200% (tcp_pacing_ss_ratio) while cwnd < ssthresh/2 and 120%
+// (tcp_pacing_ca_ratio) after, capped by the application's maximum
+// (sk_max_pacing_rate). Before the first RTT sample (the model has no
+// handshake to take one from) srtt counts as 1 ms.
+func (s *sender) pacingRate(mss int64) float64 {
 	srtt := s.srtt
 	if srtt <= 0 {
 		srtt = 1e6
@@ -118,7 +128,7 @@ func (s *sender) pacingRate() float64 {
 	if s.cwnd < s.ssthresh/2 {
 		ratio = 2
 	}
-	r := ratio * float64(s.cwnd) * 1448 * 8 * 1e9 / float64(srtt)
+	r := ratio * float64(max(s.cwnd, s.packetsOut)*mss) * 8 * 1e9 / float64(srtt)
 	if s.paceBps > 0 && r > s.paceBps {
 		r = s.paceBps
 	}
@@ -294,7 +304,10 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) {
 		r.wup = r.nxt
 		ep.prof.acks.onDataSent(ep, now, pc)
 	}
-	w.sendFrames(ep, done, b.seq, n, pc, b.fin)
+	left := w.sendFrames(ep, done, b.seq, n, pc, b.fin)
+	if ep.prof.tsq != nil {
+		s.holdWmem(n, left)
+	}
 
 	if s.rtoAt == 0 {
 		ep.armRTO(now)

@@ -148,31 +148,34 @@ func (w *world) pushFrame(qi int32, at, seq, ack, wnd int64, ep, n int32, fin bo
 	}
 }
 
-// path carries one frame from NIC a to NIC b, returning its arrival.
-func (w *world) path(a, b *nicState, t, wire int64) (int64, bool) {
+// path carries one frame from NIC a to NIC b, returning when it leaves
+// a's egress (t on loopback, and for a frame the egress drops) and its
+// arrival.
+func (w *world) path(a, b *nicState, t, wire int64) (left, arr int64, ok bool) {
 	if a.loopback {
-		return t, true
+		return t, t, true
 	}
 	d, ok := a.egress.send(t, wire)
 	if !ok {
 		w.stats.drops++
-		return 0, false
+		return t, 0, false
 	}
-	arr := d + a.delay
+	arr = d + a.delay
 	if a.switched && b.switched {
 		d2, ok := b.port.send(arr, wire)
 		if !ok {
 			w.stats.drops++
-			return 0, false
+			return d, 0, false
 		}
 		arr = d2
 	}
-	return arr, true
+	return d, arr, true
 }
 
 // sendFrames puts a send unit of n payload bytes (pcount segments; n == 0
-// is a pure ACK) from ep on the wire at time t.
-func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) {
+// is a pure ACK) from ep on the wire at time t, and returns when its
+// last frame has left ep's NIC (the skb is freed: TCP Small Queues).
+func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) int64 {
 	dst := ep.peer
 	ack := ep.rcv.nxt
 	wnd := ep.advertise()
@@ -180,22 +183,26 @@ func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) {
 		t = ep.host.busXfer(t, n+pcount*(hdrLen+14))
 	}
 	if n == 0 {
-		if arr, ok := w.path(ep.nic, dst.nic, t, hdrLen+ethOverhead); ok {
+		left, arr, ok := w.path(ep.nic, dst.nic, t, hdrLen+ethOverhead)
+		if ok {
 			w.pushFrame(dst.rxq, arr, seq, ack, wnd, dst.idx, 0, false)
 		}
-		return
+		return left
 	}
-	off := int64(0)
+	off, last := int64(0), t
 	for k := int64(0); k < pcount; k++ {
 		plen := min(ep.mss, n-off)
 		if k == pcount-1 {
 			plen = n - off
 		}
-		if arr, ok := w.path(ep.nic, dst.nic, t, plen+hdrLen+ethOverhead); ok {
+		left, arr, ok := w.path(ep.nic, dst.nic, t, plen+hdrLen+ethOverhead)
+		if ok {
 			w.pushFrame(dst.rxq, arr, seq+off, ack, wnd, dst.idx, int32(plen), fin && k == pcount-1)
 		}
+		last = max(last, left)
 		off += plen
 	}
+	return last
 }
 
 // poll runs one step of a receive queue's NAPI context (the driver's poll
