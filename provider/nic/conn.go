@@ -17,17 +17,22 @@ import (
 )
 
 // nsConn is one namespace a provider call works in: a handle on the
-// namespace, and a netlink socket and an ethtool socket opened inside it.
-// Sockets stay bound to the namespace they were opened in, so after one
-// switch of a locked thread every request runs from any goroutine.
+// namespace, a netlink socket opened inside it, and the ethtool socket
+// opened there when features are first read or set. Sockets stay bound
+// to the namespace they were opened in, so after one switch of a locked
+// thread every request runs from any goroutine.
 type nsConn struct {
 	name string         // "" = the machine's own namespace
 	fd   netns.NsHandle // for IFLA_NET_NS_FD
 	nl   *netlink.Handle
-	et   featureSocket
-	// table is the kernel's feature names, set by the NIC provider
-	// (nil for a switch, which never touches features).
-	table *featureTable
+	// probe gives the kernel's feature names, probed when features are
+	// first read or set (a NIC without offloads never needs them); set
+	// by the NIC provider, nil for a switch, which never touches features.
+	probe *prober
+
+	etOnce sync.Once
+	et     featureSocket
+	etErr  error
 	// pool is the shared namespace c belongs to, nil when the call
 	// opened c for itself.
 	pool *pooled
@@ -59,16 +64,9 @@ func openNS(name string) (*nsConn, error) {
 		if c.nl, err = netlink.NewHandle(unix.NETLINK_ROUTE); err != nil {
 			return fmt.Errorf("netlink socket: %w", err)
 		}
-		if c.et, err = openFeatureSocket(); err != nil {
-			return fmt.Errorf("ethtool socket: %w", err)
-		}
 		return nil
 	}
-	if name == "" {
-		err = open()
-	} else {
-		err = netnsfs.DoHandle(fd, open)
-	}
+	err = c.inside(open)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("namespace %s: %w", name, err)
@@ -91,20 +89,53 @@ func (c *nsConn) Close() {
 	c.fd.Close()
 }
 
+// inside runs fn on a thread in c's namespace (where the caller is, for
+// the machine's own), to open sockets there.
+func (c *nsConn) inside(fn func() error) error {
+	if c.name == "" {
+		return fn()
+	}
+	return netnsfs.DoHandle(c.fd, fn)
+}
+
+// featureAccess returns the ethtool socket, opened on first use, and the
+// kernel's feature names.
+func (c *nsConn) featureAccess() (featureSocket, *featureTable, error) {
+	if c.probe == nil {
+		panic("nic: features touched without the kernel's feature table")
+	}
+	caps, err := c.probe.get()
+	if err != nil {
+		return featureSocket{}, nil, err
+	}
+	c.etOnce.Do(func() {
+		c.etErr = c.inside(func() error {
+			var err error
+			if c.et, err = openFeatureSocket(); err != nil {
+				return fmt.Errorf("ethtool socket: %w", err)
+			}
+			return nil
+		})
+	})
+	return c.et, caps.table, c.etErr
+}
+
 // features reads a device's features.
 func (c *nsConn) features(ifname string) (Features, error) {
-	if c.table == nil {
-		panic("nic: features read without the kernel's feature table")
+	et, table, err := c.featureAccess()
+	if err != nil {
+		return nil, err
 	}
-	return c.et.get(c.table, ifname)
+	return et.get(table, ifname)
 }
 
 // setFeatures asks for features on or off.
 func (c *nsConn) setFeatures(ifname string, req map[string]bool) error {
-	if c.table == nil {
-		panic("nic: features set without the kernel's feature table")
+	et, table, err := c.featureAccess()
+	if err != nil {
+		return err
 	}
-	return c.et.set(c.table, ifname, req)
+	return et.set(table, ifname, req)
 }
 
 // foreign is host.ForeignNamespace for c's namespace, its mark (the
@@ -155,11 +186,7 @@ func (c *nsConn) rawSocket() (*nl.SocketHandle, error) {
 			c.raw = &nl.SocketHandle{Socket: s}
 			return nil
 		}
-		if c.name == "" {
-			c.rawErr = open()
-		} else {
-			c.rawErr = netnsfs.DoHandle(c.fd, open)
-		}
+		c.rawErr = c.inside(open)
 	})
 	return c.raw, c.rawErr
 }

@@ -523,18 +523,14 @@ func toAddr(p netip.Prefix) *netlink.Addr {
 	return a
 }
 
-// open opens the namespace a NIC lives in, with the kernel's feature
-// table for offloads.
+// open opens the namespace a NIC lives in; the kernel's feature table
+// for offloads is probed when they are first read or set.
 func (p *Provider) open(ns string) (*nsConn, error) {
-	caps, err := p.probe.get()
-	if err != nil {
-		return nil, err
-	}
 	c, err := openNS(ns)
 	if err != nil {
 		return nil, err
 	}
-	c.table = caps.table
+	c.probe = &p.probe
 	return c, nil
 }
 
