@@ -274,28 +274,30 @@ func readStateFile(path string) (*State, error) {
 	bad := func(format string, args ...any) error {
 		return &StateError{Path: path, Problem: fmt.Sprintf(format, args...)}
 	}
-	// The version first: a newer format may not decode into this one.
-	var v struct {
-		FormatVersion *int `json:"format_version"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		if len(bytes.TrimSpace(b)) == 0 {
-			return nil, bad("it is empty")
-		}
-		return nil, bad("it is not a tsolab state file (%v)", err)
-	}
-	switch {
-	case v.FormatVersion == nil:
-		return nil, bad("it has no format_version: it is not a tsolab state file")
-	case *v.FormatVersion > StateFormatVersion:
-		return nil, &StateError{Path: path, Newer: true,
-			Problem: fmt.Sprintf("it was written by a newer tsolab (state format %d; this tsolab reads format %d)", *v.FormatVersion, StateFormatVersion)}
-	case *v.FormatVersion != StateFormatVersion:
-		return nil, bad("it has format_version %d; tsolab has only ever written format %d", *v.FormatVersion, StateFormatVersion)
-	}
 	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, bad("it is not a tsolab state file (%v)", err)
+	derr := json.Unmarshal(b, &s)
+	if derr != nil || s.FormatVersion != StateFormatVersion {
+		// The version first: a newer format may not decode into this
+		// one, and its error is the one to give.
+		var v struct {
+			FormatVersion *int `json:"format_version"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			if len(bytes.TrimSpace(b)) == 0 {
+				return nil, bad("it is empty")
+			}
+			return nil, bad("it is not a tsolab state file (%v)", err)
+		}
+		switch {
+		case v.FormatVersion == nil:
+			return nil, bad("it has no format_version: it is not a tsolab state file")
+		case *v.FormatVersion > StateFormatVersion:
+			return nil, &StateError{Path: path, Newer: true,
+				Problem: fmt.Sprintf("it was written by a newer tsolab (state format %d; this tsolab reads format %d)", *v.FormatVersion, StateFormatVersion)}
+		case *v.FormatVersion != StateFormatVersion:
+			return nil, bad("it has format_version %d; tsolab has only ever written format %d", *v.FormatVersion, StateFormatVersion)
+		}
+		return nil, bad("it is not a tsolab state file (%v)", derr)
 	}
 	if err := s.check(); err != nil {
 		return nil, bad("%v", err)
