@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -67,10 +68,24 @@ func commands() map[string]command {
 }
 
 func main() {
+	setGC()
 	stop := startProfile()
 	code := processCLI().main(os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// gcPercent is the garbage collector's GOGC unless the environment sets
+// one: a command's heap is small (a 1000-host lab's apply peaks at 60 MB
+// resident with Go's 100) and mostly kept to the end, so collecting it
+// four times as seldom gives back the CPU the collector took (4% of that
+// apply, more of its plan) for memory nobody misses.
+const gcPercent = 400
+
+func setGC() {
+	if _, ok := os.LookupEnv("GOGC"); !ok {
+		debug.SetGCPercent(gcPercent)
+	}
 }
 
 func (c *cli) main(args []string) int {
