@@ -15,6 +15,7 @@ import (
 // fuzzOptions are stack_options the fuzzer picks from, by profile: each
 // switches one strategy or socket-buffer default away from the default.
 var fuzzOptions = map[string][]map[string]string{
+	"linux-2.6.12": {{"ucopy_delack": "true"}},
 	"linux-2.6.27": {{"size_goal_modulo": "false"}, {"tso_defer": "false"}, {"size_goal_modulo": "false", "tso_defer": "false"}},
 	"linux-6":      {{"tso_defer": "false"}},
 	"freebsd-10":   {{"sendbuf_auto": "false"}, {"sendspace": "1048576", "recvspace": "2097152", "maxsockbuf": "16777216"}, {"sendbuf_inc": "65536", "sendbuf_max": "262144"}},

@@ -288,7 +288,7 @@ type stackDef struct {
 var stacks = []stackDef{
 	{name: "freebsd-10", options: freebsdOptions, cpu: "xeon-2016", build: freebsd},
 	{name: "freebsd-11", options: freebsdOptions, cpu: "xeon-2016", build: freebsd},
-	{name: "linux-2.6.12", cpu: "opteron-2005", build: linux2612},
+	{name: "linux-2.6.12", options: map[string]stackOption{"ucopy_delack": {optBool, 0}}, cpu: "opteron-2005", build: linux2612},
 	{name: "linux-2.6.13", cpu: "opteron-2005", build: linux2613},
 	{name: "linux-2.6.27", options: map[string]stackOption{"size_goal_modulo": {optBool, 1}, "tso_defer": {optBool, 1}}, cpu: "xeon-2008", build: linux2627},
 	{name: "linux-6", options: map[string]stackOption{"tso_defer": {optBool, 1}}, cpu: "modern", build: linux6},
@@ -335,13 +335,17 @@ func defaultCPU(stack string) string {
 	return "modern"
 }
 
-func linux2612(name string, _ map[string]int64) (*profile, error) {
+// linux2612 is linux-2.6.12. Option ucopy_delack is its receive side
+// before "[TCP]: Fix stretch ACK performance killer when doing ucopy"
+// (314324121f9b, 2.6.12-rc5; seed 001's receivers ran it as
+// tcp_ack26.diff, seed 000's 2.6.11.5 receiver did not): linuxAcks.
+func linux2612(name string, set map[string]int64) (*profile, error) {
 	return &profile{
 		name:   name,
 		goal:   largeMSS2612{winDivisor: 8},
 		output: &linuxOutput{test: wholeSkbTest{}, deferral: noDefer{}, split: cutToLargeMSS{}, largeMSS: true},
 		push:   legacyPush{clobberNonagle: true, validateAlways: true},
-		acks:   &linuxAcks{decByPcount: false, ato: 40e6},
+		acks:   &linuxAcks{decByPcount: false, ato: 40e6, ucopyDelack: set["ucopy_delack"] != 0},
 		cc:     linuxCongestion("reno", false),
 		wake:   linuxWake{},
 		bufs:   linuxSockbufs{snd: 131072, rcv: 174760},

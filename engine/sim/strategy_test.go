@@ -63,7 +63,9 @@ func TestNewProfileOptions(t *testing.T) {
 		{"linux-2.6.27", map[string]string{"size_goal_modulo": "false"}, ""},
 		{"linux-2.6.27", map[string]string{"size_goal_modulo": "maybe"}, `write "true" or "false"`},
 		{"linux-2.6.27", map[string]string{"nagle": "false"}, `has no option "nagle": use one of size_goal_modulo, tso_defer`},
-		{"linux-2.6.12", map[string]string{"tso_defer": "false"}, "takes no stack_options"},
+		{"linux-2.6.13", map[string]string{"tso_defer": "false"}, "takes no stack_options"},
+		{"linux-2.6.12", map[string]string{"ucopy_delack": "true"}, ""},
+		{"linux-2.6.12", map[string]string{"tso_defer": "false"}, `has no option "tso_defer": use one of ucopy_delack`},
 		{"linux-3", nil, "unknown stack"},
 		{"freebsd-10", map[string]string{"sendspace": "1048576", "recvspace": "2MiB", "maxsockbuf": "4194304"}, ""},
 		{"freebsd-10", map[string]string{"sendbuf_auto": "false"}, ""},
@@ -258,6 +260,57 @@ func TestWholeSkbDefer(t *testing.T) {
 			b := &skb{seq: tt.packetsOut * mss, end: (tt.packetsOut + tt.segs) * mss, fin: tt.fin}
 			if got := (wholeSkbDefer{}).shouldDefer(ep, b, 0, true); got != tt.want {
 				t.Errorf("shouldDefer = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestUcopyDelack pins linux-2.6.12's ucopy_delack, the receive side
+// before 314324121f9b: a segment a waiting reader takes whole (the unread
+// data fits one read) is not ACKed for being the second full segment; the
+// read's cleanup_rbuf ACKs it when an ACK is pending and more than one
+// segment came since the last ACK. Quickack mode still ACKs at once.
+func TestUcopyDelack(t *testing.T) {
+	const mss = 1448
+	// cleanup_rbuf after the read: ACK pending and two segments unACKed.
+	a := &linuxAcks{ato: 40e6, ucopyDelack: true}
+	ep := &endpoint{mss: mss}
+	r := &ep.rcv
+	r.buf, r.nxt, r.wup, r.delackAt = 1<<20, 2*mss, 0, 5000
+	if !a.windowUpdate(ep, 1<<19, 1<<19) {
+		t.Error("ucopy_delack: the read sends no ACK for two pending segments")
+	}
+	r.delackAt = 0
+	if a.windowUpdate(ep, 1<<19, 1<<19) {
+		t.Error("ucopy_delack: the read ACKs with no ACK pending")
+	}
+	if (&linuxAcks{ato: 40e6}).windowUpdate(ep, 1<<19, 1<<19) {
+		t.Error("without ucopy_delack the read ACKs only for a window update")
+	}
+
+	// tcp_rcv_established: which in-order segments are ACKed at once.
+	tests := []struct {
+		name         string
+		ucopy        bool
+		quick        int64
+		unread, read int64
+		want         bool
+	}{
+		{"after the fix: second segment ACKed", false, 0, 2 * mss, 65536, true},
+		{"ucopy: eaten, left to the read", true, 0, 2 * mss, 65536, false},
+		{"ucopy: more than a read holds, not eaten", true, 0, 50 * mss, 65536, true},
+		{"ucopy: quickack mode ACKs at once", true, 3, 2 * mss, 65536, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &linuxAcks{ato: 40e6, ucopyDelack: tt.ucopy}
+			ep := &endpoint{mss: mss, peer: &endpoint{}}
+			ep.app.readSize = tt.read
+			r := &ep.rcv
+			r.started, r.quick = true, tt.quick
+			r.nxt, r.wup, r.unread = tt.unread, 0, tt.unread
+			if got, _ := a.onData(ep, 1000, 1); got != tt.want {
+				t.Errorf("onData ACKs now = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -577,9 +577,24 @@ type ackPolicy interface {
 // segment is unacknowledged, otherwise arm the delayed-ACK timer (ATO).
 // decByPcount is patch 2/9: tcp_dec_quickack_mode counts every segment of
 // a TSO frame, not one per frame.
+//
+// ucopyDelack is tcp_rcv_established before commit 314324121f9b ("[TCP]:
+// Fix stretch ACK performance killer when doing ucopy", 2.6.12-rc5; the
+// tcp_ack26 patch of the Super TSO posting): a segment "eaten", copied
+// straight into the buffer of a reader waiting in tcp_recvmsg (ucopy, the
+// prequeue), took tcp_send_delayed_ack (tcp_send_ack in quickack mode)
+// instead of __tcp_ack_snd_check, so its ACK waited for the read's
+// cleanup_rbuf ("Once-per-two-segments ACK was not sent by tcp_input.c":
+// more than one segment since the last ACK) or the delayed-ACK timer. The
+// hunk is quoted in the reject Maciej Soltysiak posted against
+// 2.6.12-rc5 (linux-kernel, 25 May 2005, "Re: 2.6.12-rc4-tcp3"). The model
+// has no prequeue: a segment counts as eaten when all the unread data,
+// it included, fits one read of the application (copied_seq == rcv_nxt
+// before it and room in ucopy.len).
 type linuxAcks struct {
 	decByPcount bool
 	ato         int64 // ns (TCP_ATO_MIN)
+	ucopyDelack bool
 }
 
 func (a *linuxAcks) onData(ep *endpoint, now, _ int64) (bool, ackKind) {
@@ -593,6 +608,9 @@ func (a *linuxAcks) onData(ep *endpoint, now, _ int64) (bool, ackKind) {
 	r.lrcvtime = now
 	if r.quick > 0 && !r.pingpong {
 		return true, ackQuick
+	}
+	if a.ucopyDelack && ep.app.readSize > 0 && r.unread <= ep.app.readSize {
+		return false, ackDelayed
 	}
 	if r.nxt-r.wup > ep.mss {
 		return true, ackDelayed
@@ -624,9 +642,15 @@ func (a *linuxAcks) delay(*endpoint) int64 { return a.ato }
 func (a *linuxAcks) onTimer(ep *endpoint) { ep.rcv.pingpong = false }
 
 // windowUpdate mirrors tcp_cleanup_rbuf: after a read, ACK when the
-// window at least doubled and had fallen below half the buffer.
+// window at least doubled and had fallen below half the buffer. With
+// ucopyDelack, also when an ACK is pending and more than one segment came
+// since the last one (the ACK tcp_rcv_established left to the read).
 func (a *linuxAcks) windowUpdate(ep *endpoint, old, now int64) bool {
-	return now >= 2*old && old < ep.rcv.buf/2 && now-old >= ep.mss
+	r := &ep.rcv
+	if a.ucopyDelack && r.delackAt != 0 && r.nxt-r.wup > ep.mss {
+		return true
+	}
+	return now >= 2*old && old < r.buf/2 && now-old >= ep.mss
 }
 
 // window mirrors __tcp_select_window: free space rounded down to whole

@@ -56,10 +56,15 @@ host "rx2" {
 }
 
 # Seed 000's receiver: a 4-way Opteron (2.6.11.5), cabled to the sender.
+# 2.6.11.5 predates the tcp_ack26 fix seed 001's receivers ran (commit
+# 314324121f9b, 2.6.12-rc5): a segment copied straight to a waiting reader
+# is ACKed by the read, not as every second segment (ucopy_delack;
+# engine/sim tcp.go, linuxAcks).
 host "rx0" {
-  stack = "linux-2.6.12"
-  cpu   = "opteron-2005-rx"
-  cores = 4
+  stack         = "linux-2.6.12"
+  stack_options = { ucopy_delack = true }
+  cpu           = "opteron-2005-rx"
+  cores         = 4
 }
 
 switch "sw" {}
