@@ -222,8 +222,12 @@ type Host struct {
 	StackOptions map[string]string // profile options, e.g. {"size_goal_modulo" = "false"}
 	CPU          string            // CPU cost profile name; "" = engine default
 	Cores        int               // CPU cores; 0 = engine default
-	Bus          Rate              // I/O bus limit (PCI-X ~7.5gbit); 0 = none
-	DelayedAck   bool              // receiver delays ACKs (default true)
+	// CoresOf names the host whose cores this one runs on ("" = its
+	// own): namespaces of one machine, whose veths between them have no
+	// wire and receive in the sender's context.
+	CoresOf    string
+	Bus        Rate // I/O bus limit (PCI-X ~7.5gbit); 0 = none
+	DelayedAck bool // receiver delays ACKs (default true)
 	// Scheduler names the scheduler model of the CPU profile the host
 	// runs ("c1-idle"); "" or "none" = none (FIFO cores).
 	Scheduler string

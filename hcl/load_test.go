@@ -150,6 +150,11 @@ func TestLoadMistakes(t *testing.T) {
 		{name: "peer on another machine", src: "machine \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" { machine = machine.r1 }\nnic \"c0\" {\n  host = host.c\n  »peer = nic.a9\n}\nnic \"a9\" { host = host.a }", want: []string{"Error: Link crosses machines"}},
 		{name: "one device name on two machines", src: "machine \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" { machine = machine.r1 }\nnic \"c0\" {\n  host = host.c\n  device = \"enp3s0\"\n}\nnic \"a0\" {\n  host = host.a\n  device = \"enp3s0\"\n}"},
 		{name: "two local hosts", src: "host \"c\" { kind = \"local\" }\nhost \"d\" { »kind = \"local\" }", want: []string{"Error: Two local hosts"}},
+		{name: "cores of another host", src: "host \"c\" { cores_of = host.a }"},
+		{name: "cores and cores_of", src: "host \"c\" {\n  cores_of = host.a\n  »cores = 2\n}", want: []string{"Error: Cores and cores_of"}},
+		{name: "cores of a host without cores", src: "host \"c\" { cores_of = host.a }\nhost \"d\" { »cores_of = host.c }", want: []string{"Error: Cores of a host without cores"}},
+		{name: "cores on another machine", src: "machine \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" {\n  machine = machine.r1\n  »cores_of = host.a\n}", want: []string{"Error: Cores on another machine"}},
+		{name: "cores of itself", src: "host \"c\" { cores_of = »host.c }", want: []string{"Error: Reference cycle"}},
 
 		// Required attributes.
 		{name: "nic without host", src: `»nic "n0" { connect = switch.sw }`, want: []string{"Error: Missing required attribute"}},

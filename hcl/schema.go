@@ -141,6 +141,7 @@ var schema = []*blockSpec{
 			{name: "stack_options", roots: values, example: `stack_options = { size_goal_modulo = false }`},
 			{name: "cpu", roots: values, example: `cpu = "opteron"`},
 			{name: "cores", roots: values, example: `cores = 4`},
+			{name: "cores_of", roots: withRefs(kindHost), refs: []string{kindHost}, example: `cores_of = host.HOST`},
 			{name: "bus", roots: values, example: `bus = "7.5gbit"`},
 			{name: "delayed_ack", roots: values, example: `delayed_ack = true`},
 			{name: "scheduler", roots: values, example: `scheduler = "c1-idle"`},

@@ -89,6 +89,7 @@ func (e *evaluator) host(b *block) *config.Host {
 	if n, ok := e.integer(b, "cores", 1, 4096); ok {
 		h.Cores = int(n)
 	}
+	h.CoresOf, _ = e.reference(b, "cores_of")
 	if r, ok := e.rate(b, "bus"); ok {
 		h.Bus = r
 	}

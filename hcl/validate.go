@@ -204,6 +204,24 @@ func (l *loader) checkHosts(sc *config.Scenario) {
 		}
 		local[h.Machine] = h
 	}
+	for _, h := range sc.Hosts {
+		if h.CoresOf == "" {
+			continue
+		}
+		b := l.blockOf(kindHost, h.Name)
+		owner := sc.Host(h.CoresOf)
+		switch {
+		case owner != nil && owner.CoresOf != "":
+			l.attrFail(b, "cores_of", "Cores of a host without cores",
+				"host %q runs on host %q's cores, but %q runs on host %q's: name %q, whose cores they are.", h.Name, owner.Name, owner.Name, owner.CoresOf, owner.CoresOf)
+		case h.Cores > 0:
+			l.attrFail(b, "cores", "Cores and cores_of",
+				"host %q has cores = %d and runs on host %q's cores: give the count on host %q only.", h.Name, h.Cores, h.CoresOf, h.CoresOf)
+		case owner != nil && owner.Machine != h.Machine:
+			l.attrFail(b, "cores_of", "Cores on another machine",
+				"host %q lives on %s and host %q on %s: hosts share cores only on one machine.", h.Name, machineOf(sc, h.Name), owner.Name, machineOf(sc, owner.Name))
+		}
+	}
 }
 
 // onMachine names a machine in a diagnostic: " on machine \"r1\"", or

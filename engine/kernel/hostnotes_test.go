@@ -18,6 +18,7 @@ func TestHostNotesNameSimOnlyAttributes(t *testing.T) {
 		{config.Host{Name: "plain", DelayedAck: true}, ""},
 		{config.Host{Name: "old", Stack: "linux-2.6.12", Cores: 4, DelayedAck: true}, "host.old: cores, stack describe the sim engine's model"},
 		{config.Host{Name: "quick", DelayedAck: false}, "host.quick: delayed_ack describe the sim engine's model"},
+		{config.Host{Name: "rx", CoresOf: "tx", DelayedAck: true}, "host.rx: cores_of describe the sim engine's model"},
 	}
 	for _, tt := range tests {
 		h := tt.host

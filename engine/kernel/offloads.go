@@ -59,6 +59,9 @@ func hostNotes(req engine.RunRequest, kernels map[string]string) []string {
 		if h.Cores != 0 {
 			attrs = append(attrs, "cores")
 		}
+		if h.CoresOf != "" {
+			attrs = append(attrs, "cores_of")
+		}
 		if h.Bus != 0 {
 			attrs = append(attrs, "bus")
 		}

@@ -85,6 +85,13 @@ func (b *builder) host(name string) (*host, error) {
 	if cores <= 0 {
 		cores = max(cp.Cores, 1)
 	}
+	var owner *host
+	if hc.CoresOf != "" {
+		if owner, err = b.host(hc.CoresOf); err != nil {
+			return nil, err
+		}
+		cores = len(owner.cores)
+	}
 	run, err := cp.scheduler(hc.Scheduler)
 	if err != nil {
 		return nil, fmt.Errorf("%shost.%s: %w", attrPlace(hc, "scheduler"), name, err)
@@ -98,6 +105,11 @@ func (b *builder) host(name string) (*host, error) {
 	}
 	for i := range h.queues {
 		h.queues[i] = -1
+		h.cores[i].id = i
+	}
+	if owner != nil {
+		shareCores(h, owner)
+		owner.machine, h.machine = owner, owner
 	}
 	if hc.Bus > 0 {
 		h.busNs = 8e9 / float64(hc.Bus)
@@ -116,7 +128,8 @@ func (b *builder) nic(nc *config.NIC) (*nicState, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &nicState{name: nc.Name, host: h, mtu: nc.MTU, switched: nc.Connect != ""}
+	n := &nicState{name: nc.Name, host: h, mtu: nc.MTU, switched: nc.Connect != "", l2: ethOverhead, shaped: nc.Rate != 0}
+	_, n.groSet = nc.Offload.Get(offGRO)
 	if n.mtu == 0 {
 		n.mtu = 1500
 	}

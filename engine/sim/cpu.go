@@ -197,13 +197,20 @@ func (e *Engine) cpuProfile(name string) (CPUProfile, error) {
 // core is one CPU core as a FIFO server of work.
 type core struct {
 	free int64 // virtual time the core finishes the work queued on it, ns
-	busy int64 // total work charged, ns (cpu_tx_pct/cpu_rx_pct)
+	busy int64 // work charged through this host's view of it, ns (cpu_tx_pct/cpu_rx_pct)
+	last int64 // when the last work charged through this view ends, ns
+	id   int   // its index among the host's cores
+	// mates are the same core as the other hosts of one machine see it
+	// (config.Host.CoresOf): they share its free time, each counts its
+	// own busy time.
+	mates []*core
 }
 
 // begin returns the time work submitted at now can start.
 func (c *core) begin(now int64) int64 {
 	if c.free < now {
 		c.free = now
+		c.sync()
 	}
 	return c.free
 }
@@ -215,5 +222,27 @@ func (c *core) charge(now int64, cost float64) int64 {
 	c.begin(now)
 	c.free += ns
 	c.busy += ns
+	c.last = c.free
+	c.sync()
 	return c.free
+}
+
+// sync gives the core's mates its free time.
+func (c *core) sync() {
+	for _, m := range c.mates {
+		m.free = c.free
+	}
+}
+
+// shareCores makes h run on owner's cores: each of h's cores becomes a
+// mate of the owner's and of the other hosts' already on them.
+func shareCores(h, owner *host) {
+	for i := range h.cores {
+		o := &owner.cores[i]
+		c := &h.cores[i]
+		for _, m := range append([]*core{o}, o.mates...) {
+			m.mates = append(m.mates, c)
+			c.mates = append(c.mates, m)
+		}
+	}
 }

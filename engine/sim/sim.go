@@ -235,9 +235,19 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 	b := &endpoint{idx: int32(len(w.eps) + 1), conn: conn, w: w, host: sh, nic: sn, prof: sh.prof, mss: mss}
 	a.peer, b.peer = b, a
 	w.eps = append(w.eps, a, b)
-	for _, ep := range []*endpoint{a, b} {
+	if sameMachine(ch, sh) {
+		onMachineVeth(cn)
+		onMachineVeth(sn)
+	}
+	for side, ep := range []*endpoint{a, b} {
 		h := ep.host
-		if n := len(h.cores); n > 1 {
+		switch n := len(h.cores); {
+		case h.machine != nil:
+			// One machine's threads spread over all its cores: a
+			// connection's writer on core conn mod n, its reader on the
+			// next (there is no interrupt core: veths raise none).
+			ep.core = (conn + side) % n
+		case n > 1:
 			ep.core = 1 + h.nEps%(n-1)
 		}
 		h.nEps++
@@ -276,6 +286,17 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		ep.snd.maxWnd = ep.snd.sndWnd
 		// Frames for ep arrive on a queue of its host: the sender's core
 		// on loopback, the flow's core with RSS, else core 0.
+		if ep.nic.onMachine {
+			// The sender's context (sendFrames): a queue of each core
+			// of each side; timers run on the endpoint's own core.
+			w.ctxQueues(ep.host)
+			w.ctxQueues(ep.peer.host)
+			if ep.peer.nic.shaped {
+				w.machineSoftirq(ep.peer.host)
+			}
+			ep.rxq = ep.host.ctxQueues[ep.core]
+			continue
+		}
 		qc := ep.host.irqCore
 		switch {
 		case ep.nic.loopback:
@@ -290,6 +311,21 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		ep.rxq = ep.host.queues[qc]
 	}
 	return nil
+}
+
+// ctxQueues makes h's receive queues in its own context, one a core,
+// for frames its endpoints send over veths of its machine: they run as
+// softirq in the sending thread's local_bh_enable (veth_xmit, netif_rx,
+// process_backlog), with h's costs, on the core that sent them.
+func (w *world) ctxQueues(h *host) {
+	if h.ctxQueues != nil {
+		return
+	}
+	h.ctxQueues = make([]int32, len(h.cores))
+	for i := range h.cores {
+		h.ctxQueues[i] = int32(len(w.rxqs))
+		w.rxqs = append(w.rxqs, rxQueue{host: h, core: i, softirq: true})
+	}
 }
 
 // sockbufs sizes ep's socket buffers: SO_SNDBUF/SO_RCVBUF when the
@@ -444,20 +480,7 @@ func (w *world) result(req engine.RunRequest, end int64) *result.WorkloadResult 
 	if dur <= 0 {
 		dur = 1e-9
 	}
-	busy := func(h *host) float64 {
-		var b int64
-		for i := range h.cores {
-			c := &h.cores[i]
-			b += c.busy - max(0, c.free-end)
-		}
-		return float64(b) / float64(end) * 100
-	}
-	cpuTx := busy(w.client)
-	var cpuRx float64
-	for _, h := range w.servers {
-		cpuRx += busy(h)
-	}
-	cpuRx /= float64(len(w.servers))
+	cpuTx, cpuRx := w.cpuPct(end)
 	m := map[string]float64{}
 	for _, n := range result.Names() {
 		m[n] = 0
@@ -528,6 +551,35 @@ func (w *world) result(req engine.RunRequest, end int64) *result.WorkloadResult 
 		res.Notes = append(res.Notes, fmt.Sprintf("%d retransmission timeouts", st.timeouts))
 	}
 	return res
+}
+
+// cpuPct is cpu_tx_pct and cpu_rx_pct: each host's busy time over the
+// run in % of one core, summed over its cores (the receivers' value is
+// their mean).
+func (w *world) cpuPct(end int64) (cpuTx, cpuRx float64) {
+	busy := func(h *host) float64 {
+		var b int64
+		for i := range h.cores {
+			c := &h.cores[i]
+			b += c.busy - max(0, c.last-end)
+		}
+		return float64(b) / float64(end) * 100
+	}
+	// Softirq work no thread ran (a shaped veth's, machineSoftirq) counts
+	// half to each side, as the kernel engine splits it by the segments
+	// each side sent and received, which are equal for a connection.
+	soft := func(h *host) float64 {
+		if h.machine == nil || h.machine.soft == nil {
+			return 0
+		}
+		return busy(h.machine.soft) / 2
+	}
+	cpuTx = busy(w.client) + soft(w.client)
+	for _, h := range w.servers {
+		cpuRx += busy(h) + soft(h)
+	}
+	cpuRx /= float64(len(w.servers))
+	return cpuTx, cpuRx
 }
 
 // meanCwnd is the time-average of the first connection's cwnd over the

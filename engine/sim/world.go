@@ -41,7 +41,41 @@ type host struct {
 	// delayedAck: the receiver may delay ACKs (config.Host.DelayedAck);
 	// without it every data segment is ACKed at once.
 	delayedAck bool
+	// machine is the host whose cores this one shares, itself for that
+	// host (config.Host.CoresOf); nil for a host with cores of its own.
+	machine *host
+	// ctxQueues are the receive queues that run in this host's context,
+	// by core, for veths to hosts of its machine (onMachine).
+	ctxQueues []int32
+	// soft is, on a machine's first host, the machine's softirq context
+	// that no thread runs (machineSoftirq); nil until a shaped veth needs
+	// it.
+	soft *host
 }
+
+// machineSoftirq is the context of h's machine in which a shaped veth's
+// frames are received: tbf's watchdog (an hrtimer) dequeues them and
+// veth_xmit, netif_rx and process_backlog run in softirq outside any
+// thread, so the kernel engine counts that time to neither side's
+// threads and splits it between them. It is a view of the machine's
+// cores with h's costs.
+func (w *world) machineSoftirq(h *host) *host {
+	m := h.machine
+	if m.soft == nil {
+		s := &host{name: m.name + " softirq", cpu: h.cpu, prof: h.prof, cores: make([]core, len(m.cores)), irqCore: m.irqCore}
+		for i := range s.cores {
+			s.cores[i].id = i
+		}
+		shareCores(s, m)
+		m.soft = s
+		w.ctxQueues(s)
+	}
+	return m.soft
+}
+
+// sameMachine reports whether a and b are namespaces of one machine
+// (config.Host.CoresOf): their cores are one machine's.
+func sameMachine(a, b *host) bool { return a.machine != nil && a.machine == b.machine }
 
 // busXfer moves bytes over the host's I/O bus starting no earlier than t.
 func (h *host) busXfer(t int64, bytes int64) int64 {
@@ -67,10 +101,39 @@ type nicState struct {
 	delay    int64             // one-way propagation delay of its egress, ns
 	switched bool              // connected to a switch
 	loopback bool              // the host's lo: no wire at all
+	l2       int64             // what a frame costs the egress beyond its IP packet, bytes
+	shaped   bool              // the lab sets its rate (a tbf)
+	groSet   bool              // the lab sets its gro offload
+	// onMachine: a veth to a host of the same machine (sameMachine): no
+	// wire, a TSO unit crosses whole, the receive runs in the sender's
+	// context (onMachineVeth).
+	onMachine bool
+}
+
+// onMachineVeth makes n a veth between namespaces of one machine, as the
+// kernel's veth driver is: without a wire (only a tbf `rate` shapes it,
+// counting the frame from its Ethernet header: veth has no preamble, FCS
+// or gap), the switch a bridge in the same kernel, and GRO off unless the
+// lab turns it on (veth clears NETIF_F_GRO by default since Linux 5.13:
+// "veth: allow enabling NAPI even without XDP").
+func onMachineVeth(n *nicState) {
+	if n.onMachine || n.loopback {
+		return
+	}
+	n.onMachine = true
+	n.l2 = 14
+	if !n.shaped {
+		n.egress.nsPerByte = 0
+	}
+	n.port.nsPerByte = 0
+	if !n.groSet {
+		n.off = n.off.Without(offGRO)
+	}
 }
 
 // serializer is a link direction: frames leave one after another at the
 // rate; a frame that would push the backlog past limit bytes is dropped.
+// Without a rate they leave at once, in order.
 type serializer struct {
 	nsPerByte float64 // 8e9 / rate; 0 = infinitely fast
 	free      float64 // when the last queued frame has left, ns
@@ -80,7 +143,12 @@ type serializer struct {
 
 func (l *serializer) send(t int64, bytes int64) (int64, bool) {
 	if l.nsPerByte == 0 {
-		return t, true
+		// No wire (a veth on one machine): frames leave at once, in
+		// the order they were sent.
+		if ft := float64(t); l.free < ft {
+			l.free = ft
+		}
+		return int64(math.Ceil(l.free)), true
 	}
 	ft := float64(t)
 	start, backlog := ft, 0.0
@@ -121,6 +189,18 @@ type rxQueue struct {
 	pollEv bool // an evRxPoll is queued
 	cont   bool // the queued poll continues a NAPI round: no new interrupt
 	budget int  // frames left in this round's budget (NAPI weight 64)
+	// softirq: no interrupt raises it; the sender's local_bh_enable runs
+	// it at once (a veth's netif_rx and process_backlog).
+	softirq bool
+}
+
+// wake is when a poll for a frame that arrives at at starts: after the
+// interrupt's moderation, or at once in softirq context.
+func (q *rxQueue) wake(at int64) int64 {
+	if q.softirq {
+		return at
+	}
+	return q.host.irqWake(at + int64(q.host.cpu.IRQDelay))
 }
 
 // pushFrame puts a frame (its fields, frame's) into receive queue qi's
@@ -144,7 +224,7 @@ func (w *world) pushFrame(qi int32, at, seq, ack, wnd int64, ep, n int32, fin bo
 	if !q.pollEv {
 		q.pollEv = true
 		q.cont = false
-		w.q.push(q.host.irqWake(at+int64(q.host.cpu.IRQDelay)), evRxPoll, qi)
+		w.q.push(q.wake(at), evRxPoll, qi)
 	}
 }
 
@@ -175,17 +255,36 @@ func (w *world) path(a, b *nicState, t, wire int64) (left, arr int64, ok bool) {
 // sendFrames puts a send unit of n payload bytes (pcount segments; n == 0
 // is a pure ACK) from ep on the wire at time t, and returns when its
 // last frame has left ep's NIC (the skb is freed: TCP Small Queues).
+// Over a veth on one machine the frames go to the receive queue of ep's
+// core in ep's host's context (the sending thread's; one queue per
+// direction of a connection, as the kernel's socket lock keeps one
+// connection's frames in order), and a TSO unit crosses whole, as one
+// skb.
 func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) int64 {
 	dst := ep.peer
 	ack := ep.rcv.nxt
 	wnd := ep.advertise()
+	qi := dst.rxq
+	switch {
+	case ep.nic.onMachine && ep.nic.shaped:
+		qi = ep.host.machine.soft.ctxQueues[ep.core]
+	case ep.nic.onMachine:
+		qi = ep.host.ctxQueues[ep.core]
+	}
 	if n > 0 {
 		t = ep.host.busXfer(t, n+pcount*(hdrLen+14))
 	}
 	if n == 0 {
-		left, arr, ok := w.path(ep.nic, dst.nic, t, hdrLen+ethOverhead)
+		left, arr, ok := w.path(ep.nic, dst.nic, t, hdrLen+ep.nic.l2)
 		if ok {
-			w.pushFrame(dst.rxq, arr, seq, ack, wnd, dst.idx, 0, false)
+			w.pushFrame(qi, arr, seq, ack, wnd, dst.idx, 0, false)
+		}
+		return left
+	}
+	if ep.nic.onMachine && ep.snd.tso && pcount > 1 {
+		left, arr, ok := w.path(ep.nic, dst.nic, t, n+pcount*(hdrLen+ep.nic.l2))
+		if ok {
+			w.pushFrame(qi, arr, seq, ack, wnd, dst.idx, int32(n), fin)
 		}
 		return left
 	}
@@ -195,9 +294,9 @@ func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) int6
 		if k == pcount-1 {
 			plen = n - off
 		}
-		left, arr, ok := w.path(ep.nic, dst.nic, t, plen+hdrLen+ethOverhead)
+		left, arr, ok := w.path(ep.nic, dst.nic, t, plen+hdrLen+ep.nic.l2)
 		if ok {
-			w.pushFrame(dst.rxq, arr, seq+off, ack, wnd, dst.idx, int32(plen), fin && k == pcount-1)
+			w.pushFrame(qi, arr, seq+off, ack, wnd, dst.idx, int32(plen), fin && k == pcount-1)
 		}
 		last = max(last, left)
 		off += plen
@@ -218,11 +317,14 @@ func (w *world) poll(qi int32, now int64) {
 	q.pollEv = false
 	h := q.host
 	c := &h.cores[q.core]
-	if c.free > now {
+	if c.free > now && !q.softirq {
 		q.pollEv = true
 		w.q.push(c.free, evRxPoll, qi)
 		return
 	}
+	// (A softirq queue does not wait for its core: it runs inside the
+	// sending thread's work, whose next turn would otherwise always come
+	// first. Its work queues after what the core holds.)
 	p := &h.cpu
 	if !q.cont {
 		c.charge(now, p.Interrupt)
@@ -254,7 +356,7 @@ func (w *world) poll(qi int32, now int64) {
 		} else {
 			q.cont = false
 			q.budget = 0
-			w.q.push(max(h.irqWake(next+int64(p.IRQDelay)), c.free), evRxPoll, qi)
+			w.q.push(max(q.wake(next), c.free), evRxPoll, qi)
 		}
 	} else {
 		q.budget = 0

@@ -17,10 +17,10 @@ matrix {
 }
 
 host "tx" {
-  cores = 2 # this machine's: sender and receiver share them on the kernel
+  cores = 2 # this machine's
 }
 host "rx" {
-  cores = 2
+  cores_of = host.tx # sender and receiver share them on the kernel
 }
 
 nic "tx0" {

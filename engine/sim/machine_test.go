@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tsolab/tsolab/config"
+)
+
+// oneMachine is a linux-6 pair whose receiver runs on the sender's two
+// cores (config.Host.CoresOf), over a veth, with 4 connections.
+func oneMachine(tso bool, rate config.Rate) *config.Scenario {
+	p := pair{stack: "linux-6", mtu: 1500, cores: 2, offTx: offloads(map[config.Offload]bool{config.TSO: tso}),
+		wl: config.Workload{Duration: 200 * time.Millisecond, WriteSize: 65536, Connections: 4}}
+	sc := p.scenario()
+	sc.Hosts[1].CoresOf = "tx"
+	sc.NICs[0].Rate = rate
+	return sc
+}
+
+// TestOneMachine: hosts that share cores share them (their CPU adds up
+// to at most the machine's, and binds), the veth between them has no
+// wire (TSO on carries more than the 10 Gb/s line rate), a TSO unit
+// reaches the receiver whole,
+// GRO is off on the veth as the kernel's veth leaves it, and the run is
+// deterministic.
+func TestOneMachine(t *testing.T) {
+	run := func(sc *config.Scenario) (gbps, tx, rx float64, rxGRO bool) {
+		e := New(Options{})
+		e.checks = true
+		res := runScenario(t, e, sc)
+		if errs := e.lastCheck.errs; len(errs) > 0 {
+			t.Errorf("invariants: %v", errs)
+		}
+		m := res.Metrics
+		return m["throughput_bps"] / 1e9, m["cpu_tx_pct"], m["cpu_rx_pct"], res.Offloads["rx0"]["gro"]
+	}
+	for _, tso := range []bool{false, true} {
+		gbps, tx, rx, gro := run(oneMachine(tso, 0))
+		t.Logf("tso %v: %.2f Gb/s, cpu tx %.1f%% rx %.1f%%", tso, gbps, tx, rx)
+		if tx+rx > 200.5 {
+			t.Errorf("tso %v: sender %.1f%% + receiver %.1f%% of one core on a 2-core machine", tso, tx, rx)
+		}
+		if tx+rx < 150 {
+			t.Errorf("tso %v: sender %.1f%% + receiver %.1f%%: an unshaped veth should be CPU-bound", tso, tx, rx)
+		}
+		if tso && gbps <= 10 {
+			t.Errorf("tso %v: %.2f Gb/s: a veth on one machine has no 10 Gb/s wire", tso, gbps)
+		}
+		if gro {
+			t.Errorf("tso %v: GRO on rx0; a veth has it off unless the lab turns it on", tso)
+		}
+	}
+	off, _, _, _ := run(oneMachine(false, 0))
+	on, _, _, _ := run(oneMachine(true, 0))
+	if on < 1.5*off {
+		t.Errorf("TSO on %.2f Gb/s, off %.2f: a TSO unit crosses a veth whole, one skb for the receiver instead of one per segment", on, off)
+	}
+	a, atx, arx, _ := run(oneMachine(true, 0))
+	if a != on || atx+arx <= 0 {
+		t.Errorf("two runs differ: %.6f and %.6f Gb/s", on, a)
+	}
+	// Behind a tbf the receive runs in softirq no thread runs: half of it
+	// counts to each side, so the sides come out close.
+	gbps, tx, rx, _ := run(oneMachine(true, 2e9))
+	t.Logf("2 Gb/s tbf: %.3f Gb/s, cpu tx %.2f%% rx %.2f%%", gbps, tx, rx)
+	if gbps < 1.9 || gbps > 2 {
+		t.Errorf("%.3f Gb/s behind a 2 Gb/s tbf: it counts 14 bytes of Ethernet header a frame, no preamble, FCS or gap", gbps)
+	}
+}
+
+// TestOwnCoresUnchanged: a host with cores of its own is the model it
+// was: the receiver's cores are its own, whatever its peer shares.
+func TestOwnCoresUnchanged(t *testing.T) {
+	sc := oneMachine(true, 0)
+	sc.Hosts[1].CoresOf = ""
+	res := runScenario(t, New(Options{}), sc)
+	if g := res.Metrics["throughput_bps"] / 1e9; g > 10 {
+		t.Errorf("%.2f Gb/s between hosts with cores of their own: their link is the engine's 10 Gb/s line rate", g)
+	}
+	if !res.Offloads["rx0"]["gro"] {
+		t.Errorf("GRO off on a NIC between hosts with cores of their own: the model's default device has it on")
+	}
+}
