@@ -42,10 +42,12 @@ func BenchmarkExamples(b *testing.B) {
 // segments on the wire (both directions: an rr workload's responses
 // count) per wall-clock second and per second of the process's CPU time
 // (user and system, garbage collection included: steadier than the wall
-// clock on a shared machine), and heap allocations per segment.
+// clock on a shared machine), heap allocations per segment, and events
+// the loop ran per segment (the queue's and the dispatch's share of the
+// time grows with it).
 func benchRun(b *testing.B, req engine.RunRequest) {
 	e := New(Options{})
-	var segs int64
+	var segs, events int64
 	b.ReportAllocs()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -55,6 +57,7 @@ func benchRun(b *testing.B, req engine.RunRequest) {
 		w := runWorld(b, e, req)
 		w.result(req, w.finishAt)
 		segs += w.stats.wireSegs
+		events += w.stats.events
 	}
 	elapsed := time.Since(start)
 	cpu := cpuTime(b) - cpu0
@@ -63,6 +66,7 @@ func benchRun(b *testing.B, req engine.RunRequest) {
 		b.Fatal("no data segment went on the wire")
 	}
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(segs), "allocs/segment")
+	b.ReportMetric(float64(events)/float64(segs), "events/segment")
 	b.ReportMetric(float64(segs)/elapsed.Seconds(), "segments/s")
 	b.ReportMetric(float64(segs)/cpu.Seconds(), "segments/cpu-s")
 }

@@ -210,6 +210,7 @@ func (w *world) loop(ctx context.Context, req engine.RunRequest) (int64, error) 
 			w.progressAt = nextProgress
 		}
 	}
+	w.stats.events = int64(events)
 	if !w.finished {
 		if dur > 0 {
 			w.finishAt = dur
@@ -453,6 +454,7 @@ type stats struct {
 	rxMissed                                          int64 // frames a full receive ring dropped (CPUProfile.RxRing)
 	readBytes                                         int64
 	wireSegs                                          int64 // data segments sent, both directions (benchmarks)
+	events                                            int64 // events the loop ran (benchmarks)
 	txns                                              int64
 	lat                                               []int64
 	bins                                              []bin
