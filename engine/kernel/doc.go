@@ -54,24 +54,31 @@
 // process's other threads used (getrusage over the run minus the
 // workers), beside the workers' and the softirq time.
 //
-// Data path. A worker's loop is its system call and a byte count: a
-// stream sender writes one reused buffer, a sendfile sender calls
-// sendfile, a receiver reads into one reused buffer and adds what it read
-// to the run's total once, when it ends. No loop reads the clock per
-// call or shares memory with the sampler: at the deadline the sampler shuts the
-// clients' sending side (shutdown SHUT_WR: the FIN follows what is
-// queued, and a write blocked on a full buffer returns), and it reads
-// progress once a second from TCP_INFO (tcpi_bytes_received). The
-// sockets get the options the workload declares and no others (no
-// timeouts: a stall or a cancellation shuts every socket down, which
-// wakes any blocked worker). rr clients read the clock once per
-// transaction, which they time anyway. What remains of the process on
-// the data path's cores is the Go runtime: a worker passes through its
-// scheduler about every 5 ms (a step in bytes from its rate, one clock
-// read a pass), and a run keeps GOMAXPROCS above its workers' count, so
-// that the sysmon thread finds no P to take back from a worker in a
-// system call and sleeps instead of waking every 20 us
-// (bench/iperf-compare measures the whole against iperf3).
+// Data path. A worker's loop is its system call, a byte count and a read
+// of the monotonic clock (the vDSO, ~30 ns): a stream sender writes one
+// reused buffer, a sendfile sender calls sendfile, a receiver reads into
+// one reused buffer and adds what it read to the run's total once, when
+// it ends. Their sockets are non-blocking (O_NONBLOCK, a file flag, not a
+// socket option; iperf3's are too): a write the full send buffer cuts
+// short, or a read that empties the socket, is followed by a poll(2)
+// that waits until the socket is ready or the worker's next pass through
+// the Go scheduler is due, where a blocking call would have slept; a
+// write cut short goes on with the rest of the same buffer, so the byte
+// stream is what blocking writes send. No loop shares memory with the
+// sampler: at the deadline the sampler shuts the clients' sending side
+// (shutdown SHUT_WR: the FIN follows what is queued, and a sender's next
+// write fails), and it reads progress once a second from TCP_INFO
+// (tcpi_bytes_received). The sockets get the options the workload
+// declares and no others (no timeouts: a stall or a cancellation shuts
+// every socket down, which ends every worker). rr clients read the clock
+// once per transaction, which they time anyway; rr sockets block. What
+// remains of the process on the data path's cores is the Go runtime: a
+// worker passes through its scheduler every 8 ms, less than sysmon's 10
+// ms look, and never blocks longer than that in a system call, and a run
+// keeps GOMAXPROCS above its workers' count, so that the sysmon thread
+// finds no P to take back from a worker in a system call and sleeps 10
+// ms instead of waking every 20 us (see yielder; bench/iperf-compare
+// measures the whole against iperf3).
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue

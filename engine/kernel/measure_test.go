@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
@@ -384,37 +385,78 @@ func TestHoldProcs(t *testing.T) {
 	}
 }
 
-// A worker's yielder passes about every yieldEvery whatever its rate: at
-// 20 Gbit/s and at 1 Gbit/s each step it plans takes yieldEvery at the
-// rate of the step before, and after the rate falls tenfold the next
-// step is planned at the new rate, not at an average.
-func TestYielderStep(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		rates []float64 // bytes per second in each step, in turn
-	}{
-		{"20 Gbit/s", []float64{2.5e9, 2.5e9, 2.5e9}},
-		{"1 Gbit/s", []float64{1.25e8, 1.25e8, 1.25e8}},
-		{"slows down 10x", []float64{2.5e9, 2.5e8, 2.5e8}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var y yielder
-			now := time.Unix(1000, 0)
-			y.plan(0, now)
-			if y.next != firstYieldBytes {
-				t.Fatalf("first step = %d bytes, want %d before the rate is known", y.next, firstYieldBytes)
+// A worker passes when passEvery has gone by since its last pass, and
+// only then: the first call passes (no pass yet), the next does not, one
+// after the due time does and plans the next a passEvery later.
+func TestYielderPassesWhenDue(t *testing.T) {
+	var y yielder
+	before := time.Now()
+	y.after()
+	if y.due.Before(before.Add(passEvery)) || y.due.After(time.Now().Add(passEvery)) {
+		t.Fatalf("due after the first pass = %v, want about %v from then", y.due.Sub(before), passEvery)
+	}
+	due := y.due
+	y.after()
+	if !y.due.Equal(due) {
+		t.Fatalf("a call before the due time passed (due moved from %v to %v)", due, y.due)
+	}
+	y.due = time.Now().Add(-time.Nanosecond)
+	before = time.Now()
+	y.after()
+	if y.due.Before(before.Add(passEvery)) {
+		t.Fatalf("a call after the due time did not pass (due %v)", y.due)
+	}
+}
+
+// A worker waiting on an idle socket returns by its due pass and passes
+// (no call blocks past a pass, so sysmon never finds it in a system call
+// for 10 ms); one whose socket is ready returns at once without passing.
+func TestYielderWaitBounded(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	done := make(chan error, 1)
+	var y yielder
+	y.due = time.Now().Add(20 * time.Millisecond)
+	due := y.due
+	go func() {
+		for y.due.Equal(due) { // a signal may end a poll early
+			if err := y.wait(fds[0], unix.POLLIN); err != nil {
+				done <- err
+				return
 			}
-			moved := y.next
-			for i, rate := range tc.rates {
-				now = now.Add(time.Duration(float64(moved-y.moved) / rate * float64(time.Second)))
-				y.plan(moved, now)
-				step := y.next - moved
-				took := time.Duration(float64(step) / rate * float64(time.Second))
-				if d := took - yieldEvery; d < -time.Microsecond || d > time.Microsecond {
-					t.Errorf("step %d at %.3g bytes/s: %d bytes take %v, want %v", i, rate, step, took, yieldEvery)
-				}
-				moved = y.next
-			}
-		})
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait on an idle socket did not return by its due pass")
+	}
+	if time.Now().Before(due) {
+		t.Errorf("passed before the due time")
+	}
+	if _, err := unix.Write(fds[1], []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	y.due = time.Now().Add(time.Hour)
+	due = y.due
+	go func() { done <- y.wait(fds[0], unix.POLLIN) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait on a readable socket did not return")
+	}
+	if !y.due.Equal(due) {
+		t.Errorf("wait on a readable socket passed before the due time")
 	}
 }

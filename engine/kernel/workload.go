@@ -105,76 +105,99 @@ func (r *run) spawnWorkers() error {
 	return nil
 }
 
-// yieldEvery is how often a stream or sendfile worker passes through the
-// Go scheduler: half of sysmon's longest sleep (10 ms), so that every
-// look of sysmon's finds the worker's P has scheduled since the last.
-const yieldEvery = 5 * time.Millisecond
+// passEvery is how often a stream or sendfile worker passes through the
+// Go scheduler (runtime.Gosched): less than sysmon's longest sleep (10
+// ms), so that each of sysmon's looks finds the worker's P has scheduled
+// since the last.
+const passEvery = 8 * time.Millisecond
 
-// firstYieldBytes is the worker's first step, before it knows its rate.
-const firstYieldBytes = 1 << 20
-
-// yielder makes a worker pass through the Go scheduler (runtime.Gosched)
-// about every yieldEvery. A locked goroutine that only ever makes system
-// calls never does, and the runtime's sysmon thread then takes its P
-// back at every look once it has run one goroutine for 10 ms: sysmon
-// polls every 20 us and the worker reacquires a P after every call,
+// yielder makes a worker pass through the Go scheduler every passEvery.
+// A locked goroutine that only ever makes system calls never does, and
+// the runtime's sysmon thread then takes its P back at every look once
+// it has run one goroutine for 10 ms: sysmon polls every 20 us after
+// each time it took a P, and the worker reacquires a P after every call,
 // thousands of wake-ups a second on the data path's cores (13-15% of a
 // core at 10 Gbit/s here). With a pass every few milliseconds and an
-// idle P (holdProcs), sysmon finds nothing to take and sleeps up to 10
-// ms. A pass costs a locked goroutine a hand-off between three threads
-// (the runtime's wakep and stoplockedm wake two other Ms, the second
-// hands the P back; ~80 us of CPU on this VM, and the wake-ups preempt
-// the other data thread), so a worker passes as seldom as that allows:
-// the step in bytes is what it moved in the last yieldEvery, which needs
-// the clock once a pass and never per call. A fixed step in bytes passes
-// too often on a fast flow (4 MiB: 600 times a second at 20 Gbit/s) and
-// too seldom on a slow one (below 3.3 Gbit/s, more than 10 ms apart).
+// idle P (holdProcs), sysmon finds nothing to take and sleeps 10 ms. A
+// pass costs a locked goroutine a hand-off between three threads (the
+// runtime's wakep and stoplockedm wake two other Ms, the second hands
+// the P back; ~80 us of CPU on this VM, and the wake-ups preempt the
+// other data thread), so a worker passes as seldom as that allows: it
+// reads the monotonic clock after each call and passes when passEvery
+// has gone by, whatever its rate, and its sockets are non-blocking so
+// that no call blocks past a pass (wait). A worker blocked in a system
+// call for 10 ms (a paused flow: the peer waiting for a CPU) would
+// otherwise lose its P and put sysmon back to its 20 us polls. Measured
+// on this VM under load (bench notes of issue 16): the process's other
+// threads used 0.1-0.3% of a core per Gbit/s with one connection,
+// against 0.3-1.9% with blocking sockets and a pass about every 5 ms
+// planned in bytes from the rate.
 type yielder struct {
-	next  int64     // bytes moved at which to pass next
-	at    time.Time // when it last passed; zero before the first pass
-	moved int64     // bytes moved then
+	due time.Time // when to pass next; zero before the first pass
 }
 
-// after is called with the bytes moved so far.
-func (y *yielder) after(moved int64) {
-	if moved >= y.next {
-		y.plan(moved, time.Now())
+// after passes if a pass is due; called after every system call. It
+// reads the monotonic clock only (~30 ns through the vDSO).
+func (y *yielder) after() {
+	if time.Until(y.due) <= 0 {
+		y.due = time.Now().Add(passEvery)
 		runtime.Gosched()
 	}
 }
 
-// plan sets the next step from the rate since the last pass.
-func (y *yielder) plan(moved int64, now time.Time) {
-	step := int64(firstYieldBytes)
-	if dt := now.Sub(y.at); !y.at.IsZero() && dt > 0 {
-		step = int64(float64(moved-y.moved) * float64(yieldEvery) / float64(dt))
+// wait polls fd for ev until it is ready or the next pass is due, then
+// passes if due: the call never blocks past a pass.
+func (y *yielder) wait(fd int, ev int16) error {
+	if left := time.Until(y.due); left > 0 {
+		p := []unix.PollFd{{Fd: int32(fd), Events: ev}}
+		ms := int((left + time.Millisecond - 1) / time.Millisecond)
+		if _, err := unix.Poll(p, ms); err != nil && !retryable(err) {
+			return fmt.Errorf("poll: %w", err)
+		}
 	}
-	y.next, y.at, y.moved = moved+step, now, moved
+	y.after()
+	return nil
 }
 
 // streamSend writes ws-byte buffers until it has sent limit bytes, then
 // half-closes, or until the run shuts the socket's sending side at the
-// deadline (stopped is set first). Each turn of the loop is the write
-// and a byte count: no clock, no shared counter.
+// deadline (stopped is set first). Each turn of the loop is the write, a
+// byte count and the yielder's clock read: no shared counter. A write
+// the full buffer cut short goes on with the rest of the same buffer
+// after a poll (as a blocking write would have slept and gone on), so the
+// byte stream is the same.
 func streamSend(fd, ws int, limit int64, stopped *atomic.Bool) error {
 	buf := make([]byte, ws)
 	for i := range buf {
 		buf[i] = byte(i)
 	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return fmt.Errorf("set non-blocking: %w", err)
+	}
 	var y yielder
+	off := 0 // where in buf the current write goes on
 	for sent := int64(0); sent < limit; {
-		b := buf
+		b := buf[off:]
 		if left := limit - sent; left < int64(len(b)) {
 			b = b[:left]
 		}
 		n, err := unix.Write(fd, b)
 		if n > 0 {
 			sent += int64(n)
+			if off += n; off == len(buf) {
+				off = 0
+			}
+		}
+		if errors.Is(err, unix.EAGAIN) || (n > 0 && n < len(b)) {
+			if err := y.wait(fd, unix.POLLOUT); err != nil {
+				return err
+			}
+			continue
 		}
 		if end, err := sendEnd("write", err, stopped); end {
 			return err
 		}
-		y.after(sent)
+		y.after()
 	}
 	return shutdownWrite(fd, stopped)
 }
@@ -186,6 +209,9 @@ func sendFile(fd int, f *os.File, size, limit int64, stopped *atomic.Bool) error
 	in := int(f.Fd())
 	var off int64
 	var y yielder
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return fmt.Errorf("set non-blocking: %w", err)
+	}
 	for sent := int64(0); sent < limit; {
 		if off >= size {
 			off = 0
@@ -195,10 +221,16 @@ func sendFile(fd int, f *os.File, size, limit int64, stopped *atomic.Bool) error
 		if n > 0 {
 			sent += int64(n)
 		}
+		if errors.Is(err, unix.EAGAIN) || (n > 0 && int64(n) < count) {
+			if err := y.wait(fd, unix.POLLOUT); err != nil {
+				return err
+			}
+			continue
+		}
 		if end, err := sendEnd("sendfile", err, stopped); end {
 			return err
 		}
-		y.after(sent)
+		y.after()
 	}
 	return shutdownWrite(fd, stopped)
 }
@@ -227,26 +259,34 @@ func shutdownWrite(fd int, stopped *atomic.Bool) error {
 }
 
 // drain reads until the peer half-closes, then adds what it read to c.
-// Each turn of the loop is the read and a local sum: the sampler reads
-// the progress from TCP_INFO instead.
+// Each turn of the loop is the read, a local sum and the yielder's clock
+// read: the sampler reads the progress from TCP_INFO instead. A short
+// read found the socket empty: it polls then, as a blocking read would
+// have slept.
 func drain(fd int, c *conn) error {
 	buf := make([]byte, recvBufSize)
 	var got int64
 	var y yielder
 	defer func() { c.received.Add(got) }()
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return fmt.Errorf("set non-blocking: %w", err)
+	}
 	for {
 		n, err := unix.Read(fd, buf)
 		if n > 0 {
 			got += int64(n)
-			y.after(got)
 		}
 		switch {
-		case err != nil && retryable(err):
-			continue
-		case err != nil:
-			return fmt.Errorf("read: %w", err)
-		case n == 0:
+		case err == nil && n == 0:
 			return nil
+		case errors.Is(err, unix.EAGAIN) || (err == nil && n < len(buf)):
+			if err := y.wait(fd, unix.POLLIN); err != nil {
+				return err
+			}
+		case err == nil || retryable(err):
+			y.after()
+		default:
+			return fmt.Errorf("read: %w", err)
 		}
 	}
 }
