@@ -15,7 +15,10 @@
 // never removes a namespace without the lab's prefix or the mark of its
 // own state, never writes a sysctl
 // outside net.*, and never touches links other than lo's alias:
-// provider/nic does.
+// provider/nic does. A Delete right after a Read in the same command
+// (a destroy) takes the mark Read found when the namespace bound at the
+// name is still the one Read held open (Checked), instead of asking the
+// kernel again while it frees the namespaces removed before.
 // The namespace mechanics (creating, entering without leaving a thread
 // behind) live in the sub-package netnsfs, shared with provider/nic.
 package host

@@ -19,9 +19,12 @@ import (
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 )
 
-// Provider manages provider.KindHost resources. It holds no state and is
-// safe for concurrent calls.
-type Provider struct{}
+// Provider manages provider.KindHost resources. It is safe for
+// concurrent calls. Its only memory between calls is the namespaces whose
+// marks Read found (checked), for Delete.
+type Provider struct {
+	checked Checked
+}
 
 // New returns the host provider.
 func New() *Provider { return &Provider{} }
@@ -149,6 +152,7 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 	d := newDiags(req.Addr)
 	ns := req.Recorded[provider.AttrNetNS]
 	if !isLocal(req.Recorded) {
+		p.checked.forget(ns)
 		if r := namespaceMissing(req.Addr, ns); r != nil {
 			return *r
 		}
@@ -161,22 +165,30 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 	var mark string
 	markRead := false
 	if len(keys) > 0 || hasLo {
-		err := netnsfs.Do(ns, func() error {
-			if hasLo {
-				if lo := readLoUp(d, actual); lo != nil {
-					mark, markRead = lo.Alias, true
+		h, err := netnsfs.Open(ns)
+		if err == nil {
+			err = netnsfs.DoHandle(h, func() error {
+				if hasLo {
+					if lo := readLoUp(d, actual); lo != nil {
+						mark, markRead = lo.Alias, true
+					}
 				}
-			}
-			for _, k := range keys {
-				v, err := readSysctl(k)
-				if err != nil {
-					d.warnf("read sysctl %s", err, k)
-					v = ""
+				for _, k := range keys {
+					v, err := readSysctl(k)
+					if err != nil {
+						d.warnf("read sysctl %s", err, k)
+						v = ""
+					}
+					actual[provider.PrefixSysctl+k] = v
 				}
-				actual[provider.PrefixSysctl+k] = v
+				return nil
+			})
+			if markRead {
+				p.checked.keep(ns, h, mark)
+			} else {
+				h.Close()
 			}
-			return nil
-		})
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			return provider.ReadResponse{Gone: true}
 		}
@@ -281,7 +293,9 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 		})
 		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
-	if w := ForeignNamespace(req.Naming, req.Addr, ns, "delete"); w != nil {
+	w, release := p.checked.Foreign(req.Naming, req.Addr, ns)
+	defer release()
+	if w != nil {
 		return provider.DeleteResponse{Diagnostics: hcl.Diagnostics{w}}
 	}
 	if err := netnsfs.Remove(ns); err != nil {
@@ -369,22 +383,7 @@ func ForeignMark(n provider.Naming, a provider.Addr, ns, mark, op string) *hcl.D
 	return d.diags[0]
 }
 
-// ReadNamespace returns the read of resource a, recorded in n's state
-// with the namespace ns, when ns is not there for that state: gone when
-// no namespace is bound at its name, with Remains when a file is left
-// there (netnsfs.Leftover), and gone with a warning when the namespace
-// is not n's (ForeignNamespace). It returns nil when ns is there and n's.
-func ReadNamespace(n provider.Naming, a provider.Addr, ns string) *provider.ReadResponse {
-	if r := namespaceMissing(a, ns); r != nil {
-		return r
-	}
-	if w := ForeignNamespace(n, a, ns, "read"); w != nil {
-		return &provider.ReadResponse{Gone: w.Severity != hcl.DiagError, Diagnostics: hcl.Diagnostics{w}}
-	}
-	return nil
-}
-
-// namespaceMissing is ReadNamespace's read of a namespace not bound at
+// namespaceMissing is Checked.ReadNamespace's read of a namespace not bound at
 // ns (gone, with Remains for a file left there), nil when it is bound.
 func namespaceMissing(a provider.Addr, ns string) *provider.ReadResponse {
 	ok, err := netnsfs.Exists(ns)

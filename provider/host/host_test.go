@@ -514,3 +514,46 @@ func TestUnknownOwner(t *testing.T) {
 		t.Errorf("after Delete, %s: %v, type %x; want still bound", p, err, st.Type)
 	}
 }
+
+// TestDeleteAfterSwap: a host's namespace removed by hand after a
+// refresh read it as the lab's, and another made by hand under its name,
+// is left alone by Delete, which then reads the new one's mark instead of
+// taking the refresh's word (Checked); the host's own, read
+// and still bound, is removed.
+func TestDeleteAfterSwap(t *testing.T) {
+	n := netnstest.Lab(t)
+	n.Owner = "state-a"
+	ctx := context.Background()
+	p := host.New()
+	for _, swap := range []bool{false, true} {
+		ns := n.HostNS(fmt.Sprintf("swap%v", swap))
+		addr := provider.Addr{Kind: provider.KindHost, Name: fmt.Sprintf("swap%v", swap)}
+		rec := provider.Attrs{"kind": "netns", "netns": ns, "lo.up": "true"}
+		t.Cleanup(func() { netnsfs.Remove(ns) })
+		if cr := p.Create(ctx, provider.CreateRequest{Naming: n, Addr: addr, Desired: rec}); cr.Diagnostics.HasErrors() {
+			t.Fatal(cr.Diagnostics)
+		}
+		if r := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: rec}); r.Gone || len(r.Diagnostics) > 0 {
+			t.Fatalf("Read: gone %v, %v", r.Gone, r.Diagnostics)
+		}
+		stillThere := func(string) {}
+		if swap {
+			if err := netnsfs.Remove(ns); err != nil {
+				t.Fatal(err)
+			}
+			stillThere = handMade(t, ns)
+		}
+		d := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: rec})
+		ok, err := netnsfs.Exists(ns)
+		if swap {
+			if d.Diagnostics.HasErrors() || len(d.Diagnostics) != 1 || !ok || err != nil {
+				t.Errorf("Delete after the swap: %v, exists %v (%v); want one warning and the namespace kept", d.Diagnostics, ok, err)
+			}
+			stillThere("after Delete")
+			continue
+		}
+		if len(d.Diagnostics) > 0 || ok || err != nil {
+			t.Errorf("Delete of the lab's own: %v, exists %v (%v); want it removed", d.Diagnostics, ok, err)
+		}
+	}
+}

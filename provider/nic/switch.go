@@ -18,8 +18,11 @@ import (
 // Switch manages provider.KindSwitch resources: a namespace of the
 // switch's own ("tsl.LAB.switch.SW") holding one bridge, up, carrying the
 // lab's alias. NICs connected to the switch are ports of that bridge.
-// It holds no state and is safe for concurrent calls.
-type Switch struct{}
+// It is safe for concurrent calls. Its only memory between calls is the
+// namespaces whose marks Read found (host.Checked), for Delete.
+type Switch struct {
+	checked host.Checked
+}
 
 // NewSwitch returns the switch provider.
 func NewSwitch() *Switch { return &Switch{} }
@@ -110,7 +113,7 @@ func (s *Switch) observe(c *nsConn, n provider.Naming, a provider.Addr, want pro
 func (s *Switch) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
 	d := newDiags(req.Addr)
 	ns := req.Recorded[provider.AttrNetNS]
-	if r := host.ReadNamespace(req.Naming, req.Addr, ns); r != nil {
+	if r := s.checked.ReadNamespace(req.Naming, req.Addr, ns); r != nil {
 		return *r
 	}
 	c, err := openNS(ns)
@@ -169,7 +172,9 @@ func (s *Switch) Delete(ctx context.Context, req provider.DeleteRequest) provide
 			fmt.Sprintf("It does not carry lab %s's prefix %s, so tsolab did not create it.", req.Naming.LabID, provider.NamespacePrefix+req.Naming.LabID+"."))
 		return provider.DeleteResponse{Diagnostics: d.diags}
 	}
-	if w := host.ForeignNamespace(req.Naming, req.Addr, ns, "delete"); w != nil {
+	w, release := s.checked.Foreign(req.Naming, req.Addr, ns)
+	defer release()
+	if w != nil {
 		return provider.DeleteResponse{Diagnostics: hcl.Diagnostics{w}}
 	}
 	if err := netnsfs.Remove(ns); err != nil {

@@ -191,6 +191,27 @@ func Open(name string) (netns.NsHandle, error) {
 	return h, nil
 }
 
+// Bound reports whether the namespace bound at name is the one h holds
+// open: the same nsfs inode. While h is open, no other namespace can have
+// its inode number, so a namespace removed and another made under the
+// name since h was opened is told apart.
+func Bound(name string, h netns.NsHandle) (bool, error) {
+	if err := checkName(name); err != nil {
+		return false, err
+	}
+	var at, held unix.Stat_t
+	if err := unix.Stat(Path(name), &at); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return false, nil
+		}
+		return false, err
+	}
+	if err := unix.Fstat(int(h), &held); err != nil {
+		return false, err
+	}
+	return at.Dev == held.Dev && at.Ino == held.Ino, nil
+}
+
 // Do runs fn on an OS thread that has entered the named namespace, and
 // moves that thread back before anything else can run on it. Sockets fn
 // opens stay bound to the namespace after Do returns. The empty name runs

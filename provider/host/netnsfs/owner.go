@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -13,21 +14,39 @@ import (
 // there is no such namespace. The providers give marks their meaning (the
 // state that owns the namespace, see provider.Naming.OwnerMark).
 func Mark(name string) (mark string, exists bool, err error) {
+	mark, h, exists, err := OpenMarked(name)
+	h.Close()
+	return mark, exists, err
+}
+
+// OpenMarked is Mark keeping the namespace open: h holds the namespace
+// whose mark it read until the caller closes it (see Bound); it is
+// netns.None() when there is no namespace or the mark cannot be read.
+func OpenMarked(name string) (mark string, h netns.NsHandle, exists bool, err error) {
 	if ok, err := Exists(name); err != nil || !ok {
-		return "", false, err
+		return "", netns.None(), false, err
 	}
-	err = withNetlink(name, func(h *netlink.Handle) error {
-		lo, err := h.LinkByIndex(1)
-		if err != nil {
-			return fmt.Errorf("find lo: %w", err)
-		}
-		mark = lo.Attrs().Alias
-		return nil
-	})
+	h, err = Open(name)
+	if err == nil {
+		err = DoHandle(h, func() error {
+			nh, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+			if err != nil {
+				return err
+			}
+			defer nh.Close()
+			lo, err := nh.LinkByIndex(1)
+			if err != nil {
+				return fmt.Errorf("find lo: %w", err)
+			}
+			mark = lo.Attrs().Alias
+			return nil
+		})
+	}
 	if err != nil {
-		return "", true, fmt.Errorf("read the mark of namespace %s: %w", name, err)
+		h.Close()
+		return "", netns.None(), true, fmt.Errorf("read the mark of namespace %s: %w", name, err)
 	}
-	return mark, true, nil
+	return mark, h, true, nil
 }
 
 // markHere writes mark as the alias of lo in the calling thread's
