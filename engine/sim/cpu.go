@@ -219,7 +219,9 @@ func (c *core) begin(now int64) int64 {
 // time it completes.
 func (c *core) charge(now int64, cost float64) int64 {
 	ns := int64(cost + 0.5)
-	c.begin(now)
+	if c.free < now { // begin, whose sync the one below makes redundant
+		c.free = now
+	}
 	c.free += ns
 	c.busy += ns
 	c.last = c.free
