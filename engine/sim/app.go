@@ -79,6 +79,9 @@ func (ep *endpoint) runApp(now int64) {
 			r.unread -= n
 			r.readBytes += n
 			w.onRead(ep, done, n)
+			if r.autoMax > 0 {
+				ep.rcvSpaceAdjust(done)
+			}
 			// tcp_cleanup_rbuf / tcp_usr_rcvd: tell the peer when the
 			// window opened a lot.
 			if nw := ep.prof.acks.window(ep); ep.prof.acks.windowUpdate(ep, oldWin, nw) {

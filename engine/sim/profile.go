@@ -110,15 +110,22 @@ type sockbufPolicy interface {
 	sndAutosize(s *sender, sendwin, off int64)
 	// wscale is the window scale a receiver with buffer rcv asks for.
 	wscale(rcv int64) uint
+	// rcvAutoMax is the most a receive buffer the workload does not set
+	// grows to (Linux's DRS, rcvSpaceAdjust), 0 when it stays as it is.
+	rcvAutoMax() int64
 }
 
-// linuxSockbufs: buffers stay as set (tcp_sndbuf_expand is not
-// modelled), and the window scale follows the receive buffer.
-type linuxSockbufs struct{ snd, rcv int64 }
+// linuxSockbufs: the send buffer stays as set (tcp_sndbuf_expand is not
+// modelled); the receive buffer stays as set too, or, with rcvMax (the
+// profile's tcp_rmem[2]), starts at rcv (tcp_rmem[1]) and grows by DRS
+// when the workload does not set it. The window scale follows the
+// receive buffer (world.sockbufs: the largest it may grow to).
+type linuxSockbufs struct{ snd, rcv, rcvMax int64 }
 
 func (b linuxSockbufs) defaults() (int64, int64, bool)    { return b.snd, b.rcv, false }
 func (linuxSockbufs) refuse(string, int64, string) string { return "" }
 func (linuxSockbufs) sndAutosize(*sender, int64, int64)   {}
+func (b linuxSockbufs) rcvAutoMax() int64                 { return b.rcvMax }
 func (linuxSockbufs) wscale(rcv int64) uint               { return windowScale(rcv) }
 
 // bsdSockbufs is FreeBSD's socket-buffer configuration from its sysctls:
@@ -163,6 +170,9 @@ func (b *bsdSockbufs) refuse(opt string, size int64, host string) string {
 // wscale follows sb_max (syncache_add, tcp_connect: the least scale that
 // reaches sb_max), not the buffer.
 func (b *bsdSockbufs) wscale(int64) uint { return windowScale(b.maxsockbuf) }
+
+// rcvAutoMax: recvbuf_auto is not modelled (docs/engine.md).
+func (b *bsdSockbufs) rcvAutoMax() int64 { return 0 }
 
 // check mirrors tcp_attach's soreserve: a sendspace or recvspace beyond
 // sb_max_adj makes every TCP socket fail with ENOBUFS.
@@ -411,7 +421,7 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 		acks:    &linuxAcks{decByPcount: true, ato: 40e6},
 		cc:      linuxCongestion("cubic", true),
 		wake:    linuxWake{},
-		bufs:    linuxSockbufs{snd: 4194304, rcv: 6291456},
+		bufs:    linuxSockbufs{snd: 4194304, rcv: 131072, rcvMax: 6291456}, // tcp_wmem[2]; tcp_rmem[1], [2]
 		softGSO: true, gsoAlways: true, gro: true,
 		tsq:    &smallQueues{limitOutputBytes: 4 << 20},
 		initCw: func(int64) int64 { return 10 }, rtoMin: 200e6, loMTU: 65536,

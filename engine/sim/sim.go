@@ -271,6 +271,9 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		}
 		s.cc = cc
 		s.cc.init(ep)
+		// tcp_init_buffer_space: the first measure of DRS is
+		// TCP_INIT_CWND segments.
+		ep.rcv.space = min(10*mss, ep.rcv.buf)
 		if sc := ep.host.sched; sc != nil {
 			// It starts asleep; startApps starts the writers.
 			ep.onWake, ep.app.woken = wokeUp, wokeUp
@@ -358,6 +361,15 @@ func (w *world) sockbufs(ep *endpoint, wl *config.Workload) {
 		}
 	}
 	ep.rcv.wscale = bufs.wscale(ep.rcv.buf)
+	if wl.RcvBuf <= 0 {
+		// SO_RCVBUF sets SOCK_RCVBUF_LOCK: no autotuning, and
+		// tcp_connect_init clamps the window (and so the scale
+		// tcp_select_initial_window picks) to the buffer; without it
+		// the scale reaches tcp_rmem[2].
+		if ep.rcv.autoMax = bufs.rcvAutoMax(); ep.rcv.autoMax > 0 {
+			ep.rcv.wscale = bufs.wscale(max(ep.rcv.buf, ep.rcv.autoMax))
+		}
+	}
 }
 
 // resolveOffloads applies the declared offloads to a device that has every

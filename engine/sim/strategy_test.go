@@ -132,6 +132,7 @@ func TestSockbufs(t *testing.T) {
 		{"SO_SNDBUF fixes the size", "freebsd-10", nil, 1 << 20, 0, 1 << 20, 65536, false, 6, false},
 		{"SO_RCVBUF beyond sb_max_adj fails: default kept", "freebsd-11", nil, 0, 2 << 20, 32768, 65536, true, 6, true},
 		{"linux: as set, scale from the buffer", "linux-6", nil, 1 << 20, 1 << 20, 1 << 20, 1 << 20, false, 5, false},
+		{"linux-6 unset: tcp_rmem[1], scale from tcp_rmem[2]", "linux-6", nil, 0, 0, 4194304, 131072, false, 7, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

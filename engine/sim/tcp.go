@@ -532,6 +532,39 @@ type receiver struct {
 
 	readBytes int64 // bytes the application read: delivered once, in order
 	dupBytes  int64 // bytes that arrived again and were dropped
+
+	// Receive-buffer autotuning (rcvSpaceAdjust): the most buf grows to
+	// (tcp_rmem[2]; 0 = none), and tp->rcvq_space: bytes read in the
+	// last measured RTT, and where and when this measure began.
+	autoMax             int64
+	space               int64
+	spaceSeq, spaceTime int64
+}
+
+// rcvSpaceAdjust mirrors tcp_rcv_space_adjust of Linux 6.x (DRS, as
+// tcp_recvmsg calls it after a copy to user space): once an RTT, if the
+// application read more in the last RTT than in the one before, grow the
+// receive buffer to twice that plus 16 segments, plus twice the growth
+// again for a sender in slow start (rcvwin += 2 * rcvwin * (copied -
+// space) / space), up to tcp_rmem[2]; it never shrinks. The RTT is the
+// receiver's timestamp estimate (tcp_rcv_rtt_measure_ts: the echo of its
+// own timestamps), the path's RTT the sender measures; the model's
+// buffer counts payload, so tcp_space_from_win is the identity.
+func (ep *endpoint) rcvSpaceAdjust(now int64) {
+	r := &ep.rcv
+	rtt := ep.peer.snd.srtt
+	if rtt <= 0 || now-r.spaceTime < rtt {
+		return
+	}
+	if copied := r.readBytes - r.spaceSeq; copied > r.space {
+		rcvwin := 2*copied + 16*ep.mss
+		rcvwin += 2 * (rcvwin * (copied - r.space) / r.space)
+		if b := min(rcvwin, r.autoMax); b > r.buf {
+			r.buf = b
+		}
+		r.space = copied
+	}
+	r.spaceSeq, r.spaceTime = r.readBytes, now
 }
 
 // ackKind classifies the ACKs a receiver sends.
