@@ -23,7 +23,8 @@
 # before a change) and run in every round beside the other two (the
 # order rotates by round), so that a change's effect is measured in
 # pairs: the table adds that tree's throughput and new/old, the medians
-# of the per-round ratios of throughput and of sender CPU per Gbit/s.
+# of the per-round ratios of throughput, of sender CPU per Gbit/s and of
+# sender + receiver CPU per Gbit/s.
 #
 # Targets (issues 16 and 14), checked; the script exits 1 when one is
 # missed:
@@ -141,7 +142,7 @@ echo "medians of $ROUNDS paired rounds of ${DUR} s; Gb/s received; CPU in % of o
 echo "at the start: $load_start; at the end: $(load)"
 printf "%-5s %-4s %7s %7s %7s  %7s %7s %7s  %7s %7s  %7s" P tso iperf3 tsolab ratio ip_tx ts_tx tx_cpu ip_rx ts_rx all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss
-[ -n "$OLD" ] && printf "  %7s %7s %7s" old new/old tx_n/o
+[ -n "$OLD" ] && printf "  %7s %7s %7s %7s" old new/old tx_n/o all_n/o
 echo
 for p in $CONNS; do
 	for tso in on off; do
@@ -163,7 +164,7 @@ for p in $CONNS; do
 		fi
 		if [ -n "$OLD" ]; then
 			f=$work/old.$p.$tso
-			printf "  %7.2f %6.1f%% %6.1f%%" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')"
+			printf "  %7.2f %6.1f%% %6.1f%% %6.1f%%" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
 		fi
 		echo
 	done
@@ -173,8 +174,9 @@ echo "and tsolab; tx_cpu = tsolab/iperf3 of it (target <= 100%); ip_rx, ts_rx = 
 echo "all_cpu = tsolab/iperf3 of sender + receiver CPU per Gb/s (which side pays for a"
 echo "transmit varies from run to run on veth: an ACK the receiver processes sends the next"
 echo "segments from its context when the sender sleeps on a full buffer)"
-[ -n "$OLD" ] && echo "old = tsolab built from $OLD; new/old, tx_n/o = this tree's throughput and sender CPU per Gb/s
-over that tree's, medians of the per-round ratios (no target: they show a change's effect)"
+[ -n "$OLD" ] && echo "old = tsolab built from $OLD; new/old, tx_n/o, all_n/o = this tree's throughput, sender CPU
+per Gb/s and sender + receiver CPU per Gb/s over that tree's, medians of the per-round ratios (no
+target: they show a change's effect; all_n/o does not move with which side paid for a transmit)"
 $COUNTERS && echo "cnt_cost = 1 - with/without the default counter (target <= 5%); ring_cost the same for the
 AF_PACKET ring; *_loss = worst capture_loss/(counted+lost) over the rounds (target < 1%)"
 grep -v "^note: capture on\|capture disabled\|^note: send units counted by\|^note: CPU in %" "$work/notes" | sort -u | sed 's/^/  /' || true
