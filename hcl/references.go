@@ -313,19 +313,28 @@ func (l *loader) checkEngineMetrics() {
 	}
 }
 
-// checkCalls checks the functions an expression calls, and the matrix
-// values scenario() is given.
-func (l *loader) checkCalls(b *block, a *hclsyntax.Attribute) {
-	funcs := Functions()
-	isCondition := b.kind() == kindExpect && a.Name == "condition"
-	names := make([]string, 0, len(funcs)+1)
-	for n := range funcs {
+// knownFunctions is Functions(), made once for checkCalls' look-ups (a
+// 1000-host lab has thousands of attributes to check).
+var knownFunctions = Functions()
+
+// functionNames lists, sorted, the functions an attribute may call:
+// scenario() too in an expectation's condition.
+func functionNames(isCondition bool) []string {
+	names := make([]string, 0, len(knownFunctions)+1)
+	for n := range knownFunctions {
 		names = append(names, n)
 	}
 	if isCondition {
 		names = append(names, funcScenario)
 	}
 	sort.Strings(names)
+	return names
+}
+
+// checkCalls checks the functions an expression calls, and the matrix
+// values scenario() is given.
+func (l *loader) checkCalls(b *block, a *hclsyntax.Attribute) {
+	isCondition := b.kind() == kindExpect && a.Name == "condition"
 	hclsyntax.VisitAll(a.Expr, func(n hclsyntax.Node) hclv2.Diagnostics {
 		switch n := n.(type) {
 		case *hclsyntax.FunctionCallExpr:
@@ -335,7 +344,8 @@ func (l *loader) checkCalls(b *block, a *hclsyntax.Attribute) {
 			case n.Name == funcScenario:
 				l.errorf(n.NameRange, "Function not allowed here",
 					"scenario() reads the results of a sibling scenario, so only an expectation's condition can call it.")
-			case !hasFunc(funcs, n.Name):
+			case !hasFunc(knownFunctions, n.Name):
+				names := functionNames(isCondition)
 				l.errorf(n.NameRange, "Call to unknown function",
 					"There is no function %q. %sThe functions are %s.", n.Name, didYouMean(n.Name, names), strings.Join(names, ", "))
 			}
