@@ -162,7 +162,7 @@ func configure(x *call, link netlink.Link, prior, out provider.Attrs) {
 		var addrs []netip.Prefix // a link the call created has none yet
 		var err error
 		if !x.created {
-			addrs, err = addresses(c, link)
+			addrs, err = addressesOf(c, link, familyOf(s.address))
 		}
 		if err != nil {
 			d.errorf("list addresses", err)
@@ -249,11 +249,7 @@ func observe(x *call, link netlink.Link, template provider.Attrs) provider.Attrs
 	}
 	s.link.observeFar(x, out)
 	if rec, ok := out[provider.AttrAddress]; ok {
-		addrs, err := addresses(c, link)
-		if err != nil {
-			d.errorf("read back addresses", err)
-		}
-		out[provider.AttrAddress] = pickAddress(addrs, rec, s.link.adoptsDevice())
+		out[provider.AttrAddress] = readAddress(c, link, rec, s.link.adoptsDevice(), d)
 	}
 	observeShaping(c, link, out, d)
 	observeOffloads(c, s, template, out, d)
@@ -485,9 +481,41 @@ func nsName(ns string) string {
 	return "namespace " + ns
 }
 
+// readAddress is the address to report (pickAddress) of a NIC whose
+// record holds recorded. The recorded address's family is listed first
+// and, when the link has it, is all that is read: the kernel lists one
+// family's addresses without the rtnl lock, all families' (an
+// AF_UNSPEC dump) under it.
+func readAddress(c *nsConn, link netlink.Link, recorded string, device bool, d *diags) string {
+	if p, err := netip.ParsePrefix(recorded); err == nil {
+		addrs, err := addressesOf(c, link, familyOf(p))
+		if err == nil && contains(addrs, p) {
+			return recorded
+		}
+	}
+	addrs, err := addresses(c, link)
+	if err != nil {
+		d.errorf("read back addresses", err)
+	}
+	return pickAddress(addrs, recorded, device)
+}
+
+// familyOf is p's address family for AddrList.
+func familyOf(p netip.Prefix) int {
+	if p.Addr().Is4() {
+		return netlink.FAMILY_V4
+	}
+	return netlink.FAMILY_V6
+}
+
 // addresses lists the link's addresses, link-local ones left out, sorted.
 func addresses(c *nsConn, link netlink.Link) ([]netip.Prefix, error) {
-	as, err := c.nl.AddrList(link, netlink.FAMILY_ALL)
+	return addressesOf(c, link, netlink.FAMILY_ALL)
+}
+
+// addressesOf is addresses of one family (netlink.FAMILY_*).
+func addressesOf(c *nsConn, link netlink.Link, family int) ([]netip.Prefix, error) {
+	as, err := c.nl.AddrList(link, family)
 	if err != nil {
 		return nil, err
 	}
