@@ -23,7 +23,7 @@ func (c *cli) reportCmd(args []string) int {
 	fs := newFlagSet("report", c.stderr, "report [options] -o FILE RESULTS.json")
 	var vars varFlags
 	vars.register(fs)
-	vars.registerName(fs)
+	fs.StringVar(&vars.name, "name", "", "with -lab: the `NAME` the results were run under (test -name NAME), when it is not the lab block's")
 	var out, baselineFile, labDirFlag string
 	var strict bool
 	fs.StringVar(&out, "o", "", "write the HTML report to `FILE` (- for stdout); required")
