@@ -14,7 +14,7 @@ import (
 func (e *Engine) build(sc *config.Scenario, wl *config.Workload, rep int) (*world, error) {
 	w := &world{e: e, rep: rep}
 	if e.checks {
-		w.checks = &checker{}
+		w.checks = &checker{budget: e.eventBudget}
 	}
 	b := &builder{e: e, w: w, sc: sc, hosts: map[string]*host{}, nics: map[string]*nicState{}}
 	client, err := b.host(wl.Client)

@@ -10,7 +10,17 @@ type checker struct {
 	steps     int64    // events seen
 	maxQueue  float64  // most bytes a NIC's egress queue held at once
 	errs      []string // violations, the first few
+	// budget, when > 0, is the events a run may take: the checker then
+	// ends it as its duration's end would (Engine.eventBudget), and cut
+	// says it did.
+	budget int64
+	cut    bool
+	markAt int64 // simulated time at the last stillSteps boundary, ns
 }
+
+// stillSteps events at one instant of simulated time are a livelock: a
+// lab of a few hosts has a handful of events per instant.
+const stillSteps = 1 << 16
 
 func (c *checker) fail(format string, args ...any) {
 	if len(c.errs) < 8 {
@@ -47,10 +57,27 @@ func (c *checker) unit(ep *endpoint, b *skb, pc int64) {
 	}
 }
 
-// step checks the sequence-space ordering after every event, and the
-// write queue every 1024 events.
+// step runs after every event: it ends a run that stands still in
+// simulated time or has had its budget, and checks the state.
 func (c *checker) step(w *world) {
 	c.steps++
+	if c.steps%stillSteps == 0 {
+		if w.now == c.markAt && !w.finished {
+			c.fail("%d events at %d ns without simulated time passing: a livelock", stillSteps, w.now)
+			c.end(w)
+		}
+		c.markAt = w.now
+	}
+	if c.steps == c.budget && !w.finished {
+		c.cut = true
+		c.end(w)
+	}
+	c.state(w)
+}
+
+// state checks the sequence-space ordering, and the write queue every
+// 1024 events.
+func (c *checker) state(w *world) {
 	var nxt int64
 	for _, ep := range w.eps {
 		s := &ep.snd
@@ -86,10 +113,16 @@ func (c *checker) step(w *world) {
 	}
 }
 
+// end ends the run as its duration's end would: after the events
+// already queued for now.
+func (c *checker) end(w *world) {
+	w.q.push(w.now, evStop, 0)
+}
+
 // finish checks the end state: every reader got the bytes its writer
 // queued, exactly once, when the workload was byte-bound and completed.
 func (c *checker) finish(w *world) {
-	c.step(w)
+	c.state(w)
 	if !w.finished || w.stopping {
 		return
 	}

@@ -22,6 +22,20 @@ var fuzzOptions = map[string][]map[string]string{
 	"freebsd-11":   {{"sendbuf_auto": "false"}, {"sendspace": "1048576", "recvspace": "2097152", "maxsockbuf": "16777216"}},
 }
 
+// fuzzEventBudget bounds the events of one run of a FuzzModel lab. Go's
+// fuzz worker gives an input 10 s of wall time, a fixed timer
+// (internal/fuzz RunFuzzWorker, go1.26) whose panic kills the worker
+// ("fuzzing process hung or terminated unexpectedly: exit status 2")
+// and records the input, which then passes alone. The target runs a lab
+// twice; an rr lab of 3 s at 5.8 Gb/s and MTU 612 takes 17.7 M events a
+// run, 3 s each in a plain test and more than 5 s under the fuzzer. The
+// fuzzing binary ran 0.18-3 M events/s on the 2-core machine at load
+// 8-12, so two runs of the budget take at most about 6 s. Byte-bound
+// labs (at most 24 MB) took at most 63 k events in 945 runs: one that
+// reaches the budget fails; a duration-bound or rr lab ends there, as its
+// duration's end would.
+const fuzzEventBudget = 1 << 19
+
 // FuzzModel runs random labs with the invariant checker on: every byte
 // written is delivered exactly once and in order, no unit cut into one
 // segment exceeds the MSS, a unit's pcount is what the split makes of it,
@@ -31,7 +45,9 @@ var fuzzOptions = map[string][]map[string]string{
 // streams (byte- or duration-bound, paced or not), sendfile and
 // request/response. A byte-bound stream must deliver every byte, a
 // duration-bound one some, an rr workload one transaction's bytes, and
-// two runs of one lab must give identical results.
+// two runs of one lab must give identical results. A run ends after
+// fuzzEventBudget events, and the checker fails one whose simulated time
+// stands still (a livelock).
 func FuzzModel(f *testing.F) {
 	f.Add(uint8(0), uint16(1500), uint8(0xff), uint32(200000), uint16(65535), uint32(1<<20), uint32(1<<20), uint8(1), uint16(20), uint8(0), uint16(0), uint32(0))
 	f.Add(uint8(4), uint16(1500), uint8(0x17), uint32(3000000), uint16(60000), uint32(1<<20), uint32(2<<20), uint8(1), uint16(20), uint8(1), uint16(0), uint32(0))
@@ -135,9 +151,10 @@ func FuzzModel(f *testing.F) {
 			// burst whole, and no stack completes then, real or modelled.
 			sc.NICs[0].Queue = max(int64(8*int(mtu)), 2*65536)
 		}
-		run := func() (*result.WorkloadResult, []byte) {
+		// run runs the lab and says whether the budget ended it.
+		run := func() (*result.WorkloadResult, []byte, bool) {
 			e := New(Options{MaxSimTime: 120 * time.Second})
-			e.checks = true
+			e.checks, e.eventBudget = true, fuzzEventBudget
 			res, err := e.Run(context.Background(), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -149,26 +166,29 @@ func FuzzModel(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return res, js
+			return res, js, e.lastCheck.cut
 		}
-		res, js1 := run()
-		if _, js2 := run(); !bytes.Equal(js1, js2) {
+		res, js1, cut := run()
+		if _, js2, _ := run(); !bytes.Equal(js1, js2) {
 			t.Fatalf("two runs of one lab differ:\n%s\n%s", js1, js2)
 		}
 		servers := float64(len(sc.Workloads[0].Servers))
+		want := float64(nbytes) * float64(wl.Connections) * servers // a byte-bound lab's
+		ran := time.Duration(res.Metrics[result.MetricDurationS] * 1e9)
 		switch {
 		case wl.Kind == config.RR:
 			// A whole transaction's bytes read: a message larger than
 			// the receive window must not stall its reader.
 			if res.Metrics[result.MetricBytes] < float64(wl.RequestSize+wl.ResponseSize) {
-				t.Fatalf("rr %d/%d: %v bytes read in %v, not one transaction's (stops %v, notes %v)", wl.RequestSize, wl.ResponseSize, res.Metrics[result.MetricBytes], wl.Duration, res.StopReasons, res.Notes)
+				t.Fatalf("rr %d/%d: %v bytes read in %v (budget cut %v), not one transaction's (stops %v, notes %v)", wl.RequestSize, wl.ResponseSize, res.Metrics[result.MetricBytes], ran, cut, res.StopReasons, res.Notes)
 			}
 		case durationBound:
 			if res.Metrics[result.MetricBytes] <= 0 {
-				t.Fatalf("nothing delivered in %v (stops %v, notes %v)", wl.Duration, res.StopReasons, res.Notes)
+				t.Fatalf("nothing delivered in %v (budget cut %v, stops %v, notes %v)", ran, cut, res.StopReasons, res.Notes)
 			}
+		case cut:
+			t.Fatalf("a byte-bound lab took %d events and delivered %v of %v bytes in %v: far more events than such a lab needs (a loop?)", fuzzEventBudget, res.Metrics[result.MetricBytes], want, ran)
 		default:
-			want := float64(nbytes) * float64(wl.Connections) * servers
 			if got := res.Metrics[result.MetricBytes]; got != want {
 				t.Fatalf("delivered %v bytes, want %v (notes %v)", got, want, res.Notes)
 			}

@@ -52,6 +52,10 @@ type Engine struct {
 	files      []result.File // ProfileFiles with their hashes
 	checks     bool          // tests: verify the invariants after every step
 	lastCheck  *checker      // tests: the checker of the last run
+	// eventBudget, when > 0 with checks, ends a run after that many
+	// events as its duration's end would (tests: the fuzz target's
+	// bound on an input's work).
+	eventBudget int64
 	// editProfile, when set (tests only), changes each host's profile
 	// after it is built: one strategy swapped to see its effect alone.
 	editProfile func(*profile)
