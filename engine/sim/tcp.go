@@ -262,8 +262,13 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) {
 	// The TX completion interrupt's work queues on the interrupt core
 	// from now: charged at done, a completion of work queued on another
 	// core would reserve the interrupt core's future and leave it idle
-	// before, with receive work waiting.
+	// before, with receive work waiting. A veth on one machine raises no
+	// TX interrupt: its skbs are freed as the receive path, in the
+	// sender's context, consumes them, on the sending core.
 	irq := &ep.host.cores[ep.host.irqCore]
+	if ep.nic.onMachine {
+		irq = cpu
+	}
 	if s.tso || pc == 1 {
 		irq.charge(now, p.TxCompletion)
 	} else {
