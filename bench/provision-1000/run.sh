@@ -14,6 +14,12 @@
 # TRACE=DIR writes an execution trace of each command to
 # DIR/{apply,plan,destroy}.trace (TSOLAB_TRACE), for the time spent
 # waiting: `go tool trace -pprof=syscall DIR/apply.trace > s.pprof`.
+# SETTLE=S waits S seconds before each command, so that it does not pay
+# for the kernel's asynchronous work the one before left: after an apply,
+# IPv6 address configuration of the 2000 new links (DAD, MLD reports the
+# bridge floods to every port; a plan at once took 1.6 s, 0.7 s five
+# seconds later), after a destroy the freeing of the namespaces (both
+# under the rtnl lock tsolab's requests wait for).
 # BASE=REV also builds tsolab at git revision REV and runs the two trees
 # alternately, ROUNDS=N times each (default 3; new first in odd rounds,
 # base first in even ones), so a noisy machine loads both alike; it
@@ -69,16 +75,23 @@ prof() {
 	[ -n "${TRACE:-}" ] && mkdir -p "$TRACE" && t=$TRACE/$1-$2.trace
 	echo "TSOLAB_CPUPROFILE=$p TSOLAB_TRACE=$t"
 }
+# settle: the wait SETTLE asks for.
+settle() {
+	if [ -n "${SETTLE:-}" ]; then sleep "$SETTLE"; fi
+}
 # cycle TREE: apply, plan (no changes) and destroy the lab with TREE's
 # binary.
 cycle() {
 	local t=$1 l=$work/lab-$1 b=$work/$1
+	settle
 	# shellcheck disable=SC2046
 	timed "$t:apply" env $(prof "$t" apply) "$b" apply -auto-approve "$l" >"$work/apply.log"
 	echo "$t: $(tail -1 "$work/apply.log")"
+	settle
 	# shellcheck disable=SC2046
 	timed "$t:plan" env $(prof "$t" plan) "$b" plan -detailed-exitcode "$l" >"$work/plan.log"
 	echo "$t: $(tail -1 "$work/plan.log")"
+	settle
 	# shellcheck disable=SC2046
 	timed "$t:destroy" env $(prof "$t" destroy) "$b" destroy -auto-approve "$l" >"$work/destroy.log"
 	echo "$t: $(tail -1 "$work/destroy.log")"
@@ -95,10 +108,11 @@ done
 
 # The kernel's floor: the same namespaces and veths made by iproute2 in
 # one process each (no addresses, no MTU, no ownership marks, no state),
-# the namespaces deleted (and with them the veths). LINKDEL=1 also times
-# deleting the veths one by one first, as tsolab's destroy does (17 s for
-# 1000 with ip -batch here: each waits for the kernel's RCU grace period;
-# tsolab overlaps them).
+# the namespaces deleted (and with them the veths). The links are not
+# brought up (no IPv6 address configuration follows, see SETTLE) nor made
+# bridge ports. LINKDEL=1 also times deleting the veths one by one first
+# (17 s for 1000 with ip -batch here: each waits for the kernel's RCU
+# grace period; tsolab's destroy leaves them to the namespaces' removal).
 {
 	echo "netns add $floor.sw"
 	for i in $(seq 1 "$hosts"); do echo "netns add $floor.$i"; done
@@ -110,6 +124,7 @@ done >"$work/veth.batch"
 	for i in $(seq 1 "$hosts"); do echo "netns delete $floor.$i"; done
 	echo "netns delete $floor.sw"
 } >"$work/del.batch"
+settle
 timed floor-netns ip -batch "$work/ns.batch"
 for i in $(seq 1 "$hosts"); do echo "link del p$i"; done >"$work/linkdel.batch"
 timed floor-veth ip -batch "$work/veth.batch"
