@@ -552,7 +552,8 @@ func (r *run) spawn(s side, fn func() error) {
 
 // stopSending ends stream and sendfile senders at the deadline: it shuts
 // the sending side of every client socket, which sends the FIN after
-// what is queued and makes a write blocked on a full send buffer return.
+// what is queued, wakes a sender polling on a full send buffer and fails
+// its next write.
 func (r *run) stopSending() {
 	r.stopped.Store(true)
 	for _, c := range r.conns {
