@@ -140,6 +140,25 @@ func TestBackToBackPair(t *testing.T) {
 	reach(t, nsY, nsX, "10.78.0.1")
 }
 
+// TestPairFarEndWithoutMTU: the far NIC of a pair that declares no MTU
+// gets the kernel's default, as the model gives it, not the owner's
+// (netlink copies the owner's MTU to a new veth's peer unless told).
+func TestPairFarEndWithoutMTU(t *testing.T) {
+	f := newFixture(t)
+	nsX, nsY := f.addHost("x"), f.addHost("y")
+	f.mustNIC("x0", provider.Attrs{
+		"host": "x", "netns": nsX, "ifname": "x0", "link": "peer:y0",
+		"peer_netns": nsY, "peer_ifname": "y0", "address": "10.78.0.1/30", "mtu": "9000",
+	})
+	f.mustNIC("y0", provider.Attrs{"host": "y", "netns": nsY, "ifname": "y0", "link": "peer-of:x0", "address": "10.78.0.2/30"})
+	if got := linkIn(t, nsX, "x0").Attrs().MTU; got != 9000 {
+		t.Errorf("x0 mtu = %d, want its declared 9000", got)
+	}
+	if got := linkIn(t, nsY, "y0").Attrs().MTU; got != 1500 {
+		t.Errorf("y0 (no mtu declared) mtu = %d, want the veth default 1500, not x0's", got)
+	}
+}
+
 // TestOffloads walks one veth through offload changes and checks what the
 // kernel really holds after each, and the diagnostic when it refuses.
 func TestOffloads(t *testing.T) {

@@ -236,6 +236,10 @@ func createVeth(x *call, farAlias string) (link, far netlink.Link) {
 	return link, far
 }
 
+// vethDefaultMTU is the MTU the kernel gives a new veth end
+// (ETH_DATA_LEN, veth_setup), and config.NIC's MTU 0 means for one.
+const vethDefaultMTU = 1500
+
 // addVeth creates the veth, its NIC end in x.c, up, and its far end in
 // peer, and returns the NIC's end as created (with the index the kernel
 // gave it, without the alias, which the kernel ignores on creation),
@@ -255,6 +259,13 @@ func addVeth(x *call, peer *nsConn, farAlias string) netlink.Link {
 		PeerName:      s.peerIf,
 		PeerTxQLen:    -1,
 		PeerNamespace: netlink.NsFd(peer.fd),
+	}
+	if _, pair := s.link.(vethPair); pair {
+		// The far end is another NIC, which sets its own MTU when it
+		// declares one: it starts at the kernel's veth default, as the
+		// model's NIC without mtu does, not at this end's (netlink
+		// copies LinkAttrs.MTU to the peer when PeerMTU is 0).
+		veth.PeerMTU = vethDefaultMTU
 	}
 	err := c.nl.LinkAdd(veth)
 	if errors.Is(err, unix.EEXIST) {
