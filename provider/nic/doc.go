@@ -47,4 +47,23 @@
 // (bench/provision-1000 measures a 1000-host lab).
 // Namespaces cost little: the bind mounts are private, and the kernel
 // frees a namespace asynchronously once it is unmounted.
+//
+// On this kernel (6.18) the kernel answers every change, every request
+// for one link and every link dump under the rtnl lock, and so an
+// AF_UNSPEC address dump; a dump of one family's addresses runs without
+// it, so a NIC's address is read back by its family. The lock is what
+// the calls in flight queue on: in a 1000-host apply (perf record -g)
+// 10.7% of the samples spin on it, inside the rest: veth creation 9.4%
+// (veth_newlink, the kernel's floor), switch ports 13.9% (br_add_if
+// 6.8%), link look-ups 18.9% (after LinkAdd for the index 21% of them,
+// the port's read-back 20%, the host namespace's mark 19%, the NIC's
+// read-back 14%, the far end 14%), addresses 4.9%, aliases 2.6%, host
+// namespaces 17% (copy_net_ns 10.8%, the floor). The kernel also holds
+// the lock for seconds after a command, for work the command started:
+// after an apply, the IPv6 configuration of the new links (duplicate
+// address detection and MLD reports, which the bridge floods to every
+// port), after a destroy, freeing the namespaces; a plan at once after
+// a 1000-host apply took 1.6 s, five seconds later 0.7 s
+// (bench/provision-1000 SETTLE). A destroy's deletions take the marks the
+// refresh read (host.Checked) instead of asking the kernel again.
 package nic
