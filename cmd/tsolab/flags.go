@@ -102,17 +102,25 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		err = errors.New(err.Error() + hint)
 		fmt.Fprintf(c.stderr, "\nError: %s\n", err)
 	}
-	if err != nil && !errors.Is(err, flag.ErrHelp) && c.json == nil && wantsJSON(fs, args) {
-		// The command line asked for JSON on stdout: the reason it
-		// could not run is a diagnostic there too.
-		c.useJSON()
-		c.json.Diagnostics(hclv2.Diagnostics{{
-			Severity: hclv2.DiagError,
-			Summary:  "Invalid command line",
-			Detail:   err.Error() + ": run tsolab help " + fs.Name() + " for the options.",
-		}})
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		c.jsonCommandLine(fs, args, err)
 	}
 	return pos, err
+}
+
+// jsonCommandLine writes err, a command line that does not parse, as a
+// diagnostic on stdout when the command line asked for JSON there, so
+// that a program reading stdout alone learns why the command exited 1.
+func (c *cli) jsonCommandLine(fs *flag.FlagSet, args []string, err error) {
+	if c.json != nil || !wantsJSON(fs, args) {
+		return
+	}
+	c.useJSON()
+	c.json.Diagnostics(hclv2.Diagnostics{{
+		Severity: hclv2.DiagError,
+		Summary:  "Invalid command line",
+		Detail:   err.Error() + ": run tsolab help " + fs.Name() + " for the options.",
+	}})
 }
 
 // unknownFlagHint suggests the option nearest to a mistyped one: err is
@@ -166,7 +174,9 @@ func (c *cli) parseDir(fs *flag.FlagSet, args []string) (string, bool) {
 	case 1:
 		return pos[0], true
 	}
-	c.errorf("expected one lab directory, got %d arguments: %v", len(pos), pos)
+	err = fmt.Errorf("expected one lab directory, got %d arguments: %v", len(pos), pos)
+	c.jsonCommandLine(fs, args, err)
+	fmt.Fprintln(c.stderr, "Error:", err)
 	return "", false
 }
 
