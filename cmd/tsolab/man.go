@@ -113,7 +113,7 @@ func writeMan(w io.Writer, cmds []cmdHelp) {
 		{"0", "success; for test and run, every expectation holds"},
 		{"1", "an error: a mistake in the lab or the flags, a failed apply, an expectation that could not be judged"},
 		{"2", "plan -detailed-exitcode: there are changes"},
-		{"3", "test and run: an expectation failed (fmt -check: a file is not canonical; calibrate -check: a calibration file is not what the fit gives)"},
+		{"3", "test and run: an expectation failed, or, with -strict or strict = true in the lab, was inconclusive (fmt -check: a file is not canonical; calibrate -check: a calibration file is not what the fit gives)"},
 	} {
 		fmt.Fprintf(w, ".TP\n.B %s\n%s\n", e.code, roff(e.what))
 	}
@@ -129,10 +129,10 @@ func writeMan(w io.Writer, cmds []cmdHelp) {
 	}
 	fmt.Fprintln(w, ".SH FILES")
 	fmt.Fprintf(w, ".TP\n.I DIR/*.tsolab.hcl\n%s\n", roff("the lab (docs/language.md)"))
-	fmt.Fprintf(w, ".TP\n.I DIR/.tsolab/state.json\n%s\n", roff("what apply made, which destroy removes"))
-	fmt.Fprintf(w, ".TP\n.I /run/netns/tsl.LAB.HOST\n%s\n", roff("the namespace of each host"))
+	fmt.Fprintf(w, ".TP\n.I DIR/.tsolab/state.json\n%s\n", roff("what apply made, which destroy removes; apply keeps the one it replaces as state.json.backup"))
+	fmt.Fprintf(w, ".TP\n.I /run/netns/tsl.LAB.HOST\n%s\n", roff("the namespace of each host, and tsl.LAB.switch.SW of each switch; LAB is the lab block's name, or -name"))
 	fmt.Fprintln(w, ".SH SEE ALSO")
-	fmt.Fprintln(w, roff("README.md and docs/ in tsolab's repository: language.md (the lab language), engine.md (the TSO model), report.md, json-format.md."))
+	fmt.Fprintln(w, roff("README.md and docs/ in tsolab's repository: language.md (the lab language), engine.md (the TSO model), report.md (the HTML report and -capture), json-format.md (the -json formats), ci.md (a lab as a CI gate)."))
 }
 
 // sentence starts s with a capital letter.
