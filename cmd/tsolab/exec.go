@@ -45,10 +45,7 @@ func (c *cli) execCmd(args []string) int {
 		c.errorf("give the command after --: tsolab exec %s -- ip -br addr", strings.Join(pos, " "))
 		return exitError
 	}
-	if !c.checkStateName(dir, name) {
-		return exitError
-	}
-	ns, machine, ok := c.hostNamespace(dir, hostName)
+	ns, machine, ok := c.hostNamespace(dir, hostName, name)
 	if !ok {
 		return exitError
 	}
@@ -90,11 +87,15 @@ func (c *cli) execOn(dir, machine, hostName, ns string, command []string) int {
 // hostNamespace returns the namespace the state of dir records for host
 // name, or for the host or switch it names by address (host.tx,
 // switch.sw), "" for a local host, and the machine it lives on ("" =
-// this one); false after printing why there is none.
-func (c *cli) hostNamespace(dir, name string) (ns, machine string, ok bool) {
+// this one); false after printing why there is none, or when copyName
+// is given and the state is another copy's.
+func (c *cli) hostNamespace(dir, name string, copyName stateName) (ns, machine string, ok bool) {
 	st, err := planner.ReadState(dir)
 	if err != nil {
 		c.fail(err)
+		return "", "", false
+	}
+	if !c.checkStateName(dir, st, copyName) {
 		return "", "", false
 	}
 	var hosts []string

@@ -25,12 +25,15 @@ func (c *cli) inspectCmd(args []string) int {
 	var name stateName
 	name.register(fs)
 	dir, ok := c.parseDir(fs, args)
-	if !ok || !c.checkStateName(dir, name) {
+	if !ok {
 		return exitError
 	}
 	st, err := planner.ReadState(dir)
 	if err != nil {
 		c.fail(err)
+		return exitError
+	}
+	if !c.checkStateName(dir, st, name) {
 		return exitError
 	}
 	var recorded []provider.Resource

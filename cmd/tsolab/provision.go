@@ -384,20 +384,23 @@ func (c *cli) destroy(args []string) int {
 	var name stateName
 	name.register(fs)
 	dir, ok := c.parseOutput(fs, args, &o)
-	if !ok || !c.checkStateName(dir, name) {
+	if !ok {
 		return exitError
 	}
-	code, _ := c.destroyDir(dir, o, targets, *auto)
+	code, _ := c.destroyDir(dir, name, o, targets, *auto)
 	return code
 }
 
 // destroyDir destroys what the state of dir records. It needs no lab
 // files: the state names everything (a lab whose files were deleted can
-// still be destroyed).
-func (c *cli) destroyDir(dir string, o outputFlags, targets targetFlags, auto bool) (int, *planner.ApplyResult) {
+// still be destroyed). With name, the state must be that copy's.
+func (c *cli) destroyDir(dir string, name stateName, o outputFlags, targets targetFlags, auto bool) (int, *planner.ApplyResult) {
 	st, err := planner.ReadState(dir)
 	if err != nil {
 		c.fail(err)
+		return exitError, nil
+	}
+	if !c.checkStateName(dir, st, name) {
 		return exitError, nil
 	}
 	if st == nil || len(st.Resources) == 0 {

@@ -154,7 +154,7 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 	if test && kind == config.EngineKernel && !f.keep {
 		f.view.destroying()
 		o := outputFlags{json: f.out.json, noColor: f.out.noColor, brief: !f.verbose}
-		if code, _ := c.destroyDir(dir, o, nil, true); code != exitOK && runErr == nil {
+		if code, _ := c.destroyDir(dir, "", o, nil, true); code != exitOK && runErr == nil {
 			runErr = fmt.Errorf("destroy failed: run tsolab destroy %s", dir)
 		}
 	}

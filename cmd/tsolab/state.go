@@ -183,18 +183,10 @@ func (n *stateName) register(fs *flag.FlagSet) {
 	fs.StringVar((*string)(n), "name", "", "refuse unless the state in DIR is the copy made with -name `NAME` (the name comes from the state; this checks it)")
 }
 
-// check reports, and returns false, when -name was given and the state
-// in dir records resources made under another name.
-func (c *cli) checkStateName(dir string, n stateName) bool {
-	if n == "" {
-		return true
-	}
-	st, err := planner.ReadState(dir)
-	if err != nil {
-		c.fail(err)
-		return false
-	}
-	if st == nil || len(st.Resources) == 0 || st.Lab == string(n) {
+// checkStateName reports, and returns false, when -name was given and
+// st, the state read from dir, records resources made under another name.
+func (c *cli) checkStateName(dir string, st *planner.State, n stateName) bool {
+	if n == "" || len(st.Resources) == 0 || st.Lab == string(n) {
 		return true
 	}
 	c.errorf("the state in %s belongs to lab %q, not %q\n\n%s records what apply made under the name %q. "+

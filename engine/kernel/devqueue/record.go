@@ -195,9 +195,8 @@ const (
 	longestPoll = 50 * time.Millisecond
 	// peakRecordRate is more records a second than one CPU writes
 	// (a TSO-off receiver writes ~1 M a second on two CPUs here): after
-	// a quiet spell
-	// the reader wakes before a sudden burst at this rate could fill a
-	// ring.
+	// a quiet spell the reader wakes before a sudden burst at this rate
+	// could fill a ring.
 	peakRecordRate = 2_000_000
 )
 
