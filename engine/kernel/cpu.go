@@ -133,13 +133,19 @@ func parseProcStat(stat string) (cpus int, idle time.Duration) {
 // outsideTasks is CPU time between two snapshots that no thread ran:
 // hardirq and softirq work on otherwise idle CPUs (TCP pacing timers, TSQ
 // tasklets). softirqd is the runtime of the ksoftirqd threads. Both are
-// exact to the 10 ms unit of /proc per CPU and per busy process.
-func outsideTasks(a, b cpuSnapshot) (outside, softirqd time.Duration) {
+// exact to the 10 ms unit of /proc per CPU and per busy process. own is
+// this process's CPU time over the same span: at least that much of the
+// busy time ran in a process, and the ksoftirqd threads' runtime in
+// others, even when the sum over /proc comes out smaller, as it does on
+// a loaded machine when a process's time leaves /proc without reaching
+// an ancestor's cutime (a child no one waited for, a reused PID).
+func outsideTasks(a, b cpuSnapshot, own time.Duration) (outside, softirqd time.Duration) {
+	softirqd = b.Softirqd - a.Softirqd
 	busy := time.Duration(b.CPUs)*b.Wall.Sub(a.Wall) - (b.Idle - a.Idle)
-	if outside = busy - (b.Processes - a.Processes); outside < 0 {
+	if outside = busy - max(b.Processes-a.Processes, own+softirqd); outside < 0 {
 		outside = 0
 	}
-	return outside, b.Softirqd - a.Softirqd
+	return outside, softirqd
 }
 
 // parseSchedstat reads the run time from a /proc/PID/schedstat line

@@ -45,7 +45,10 @@
 // busy time (online CPUs × wall time − idle − iowait − steal from
 // /proc/stat, idle measured exactly under NO_HZ) minus the CPU time of
 // every process (/proc/*/stat utime + stime + cutime + cstime, in 10 ms
-// units). That time and the ksoftirqd
+// units), and never more than the busy time less this process's CPU and
+// the ksoftirqd threads' (on a loaded machine the sum over /proc can
+// lose a process's time: a child no one waited for, a reused PID, which
+// once put 494% of one core on a single-connection sender). That time and the ksoftirqd
 // threads' runtime are split between the two sides in proportion to the
 // segments each side sent and received (TCP_INFO tcpi_segs_out +
 // tcpi_segs_in), since softirq work is per segment: a transmit on one

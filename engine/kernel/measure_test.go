@@ -285,6 +285,33 @@ func TestSplitSoftirq(t *testing.T) {
 	}
 }
 
+// What no thread ran is the machine's busy time less what processes ran,
+// and never more than the busy time left after this process and the
+// ksoftirqd threads: on a loaded machine the sum over /proc can lose a
+// process's time, which once put 494% of a core on a sender.
+func TestOutsideTasks(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	a := cpuSnapshot{Wall: t0, CPUs: 2, Idle: 10 * time.Second, Processes: 50 * time.Second, Softirqd: time.Second}
+	tests := []struct {
+		name                 string
+		idle, procs, softirq time.Duration // at the second snapshot, one second on
+		own                  time.Duration
+		wantOutside          time.Duration
+	}{
+		{"half idle", 10*time.Second + time.Second, 50*time.Second + 700*time.Millisecond, time.Second, 500 * time.Millisecond, 300 * time.Millisecond},
+		{"all accounted", 10 * time.Second, 52 * time.Second, time.Second, time.Second, 0},
+		{"processes' time lost", 10 * time.Second, 50*time.Second + 100*time.Millisecond, time.Second + 200*time.Millisecond, 1500 * time.Millisecond, 300 * time.Millisecond},
+		{"more than busy", 10*time.Second + 2*time.Second, 53 * time.Second, time.Second, time.Second, 0},
+	}
+	for _, tt := range tests {
+		b := cpuSnapshot{Wall: t0.Add(time.Second), CPUs: 2, Idle: tt.idle, Processes: tt.procs, Softirqd: tt.softirq}
+		outside, softirqd := outsideTasks(a, b, tt.own)
+		if outside != tt.wantOutside || softirqd != tt.softirq-a.Softirqd {
+			t.Errorf("%s: outsideTasks = %v, %v; want %v, %v", tt.name, outside, softirqd, tt.wantOutside, tt.softirq-a.Softirqd)
+		}
+	}
+}
+
 func TestParseProc(t *testing.T) {
 	stat := "cpu  10 0 10 500 5 0 1 2 0 0\ncpu0 5 0 5 250 3 0 1 1 0 0\ncpu1 5 0 5 250 2 0 0 1 0 0\nintr 1 2\n"
 	cpus, idle := parseProcStat(stat)

@@ -286,8 +286,8 @@ func (l *LocalWorker) Finish(_ context.Context, req FinishRequest) (Report, erro
 		if r.cpuErr != nil {
 			return rep, fmt.Errorf("CPU accounting: %w", r.cpuErr)
 		}
-		rep.Outside, rep.Softirqd = outsideTasks(r.cpu0, r.cpu1)
 		rep.Process = r.proc1 - r.proc0
+		rep.Outside, rep.Softirqd = outsideTasks(r.cpu0, r.cpu1, rep.Process)
 	}
 	r.mu.Lock()
 	rep.CPU, rep.Latencies = r.cpu, r.lat
