@@ -48,11 +48,11 @@
 // units), and never more than the busy time less this process's CPU and
 // the ksoftirqd threads' (on a loaded machine the sum over /proc can
 // lose a process's time: a child no one waited for, a reused PID, which
-// once put 494% of one core on a single-connection sender). That time and the ksoftirqd
-// threads' runtime are split between the two sides in proportion to the
-// segments each side sent and received (TCP_INFO tcpi_segs_out +
-// tcpi_segs_in), since softirq work is per segment: a transmit on one
-// side, a receive on the other. Other processes' threads, the Go runtime
+// once put 494% of one core on a single-connection sender). That time
+// and the ksoftirqd threads' runtime are split between the two sides in
+// proportion to the segments each side sent and received (TCP_INFO
+// tcpi_segs_out + tcpi_segs_in), since softirq work is per segment: a
+// transmit on one side, a receive on the other. Other processes' threads, the Go runtime
 // and the capture's reader thread are not counted; a Note gives what the
 // process's other threads used (getrusage over the run minus the
 // workers), beside the workers' and the softirq time.
