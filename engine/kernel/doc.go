@@ -52,10 +52,11 @@
 // and the ksoftirqd threads' runtime are split between the two sides in
 // proportion to the segments each side sent and received (TCP_INFO
 // tcpi_segs_out + tcpi_segs_in), since softirq work is per segment: a
-// transmit on one side, a receive on the other. Other processes' threads, the Go runtime
-// and the capture's reader thread are not counted; a Note gives what the
-// process's other threads used (getrusage over the run minus the
-// workers), beside the workers' and the softirq time.
+// transmit on one side, a receive on the other. Other processes'
+// threads, the Go runtime and the capture's reader thread are not
+// counted; a Note gives what the process's other threads used (getrusage
+// over the run minus the workers), beside the workers' and the softirq
+// time.
 //
 // Data path. A worker's loop is its system call, a byte count and a read
 // of the monotonic clock (the vDSO, ~30 ns): a stream sender writes one
