@@ -188,20 +188,32 @@ func (ep *endpoint) queueData(n int64) {
 	s := &ep.snd
 	limit := ep.mss
 	sg := ep.nic.off.Has(offSG)
+	linearCap := int64(0) // select_size (sendfile's pages are referenced, never copied)
 	if sg {
 		limit = ep.prof.goal.goal(ep)
+		if !ep.app.sendfile {
+			linearCap = ep.prof.layout.linearCap(ep.mss, s.gso)
+		}
 	}
 	for n > 0 {
 		t := s.wq.tail()
 		if t != nil && s.wq.unsent() && !t.fin && t.len() < limit {
 			add := min(n, limit-t.len())
+			if sg {
+				s.place(t, add, linearCap)
+			}
 			t.end += add
 			s.writeSeq += add
 			n -= add
 			continue
 		}
 		add := min(n, limit)
-		s.wq.q = append(s.wq.q, skb{seq: s.writeSeq, end: s.writeSeq + add, linear: !sg})
+		b := skb{seq: s.writeSeq, end: s.writeSeq, linear: !sg}
+		if sg {
+			s.place(&b, add, linearCap)
+		}
+		b.end += add
+		s.wq.q = append(s.wq.q, b)
 		s.writeSeq += add
 		n -= add
 	}

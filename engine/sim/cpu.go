@@ -41,6 +41,11 @@ type CPUProfile struct {
 	// (descriptor fetch and write-back, PCI-X split transactions), ns. Only
 	// used when the host has a `bus` limit.
 	BusPerUnit float64
+	// BusPerBuffer is the bus time of each DMA buffer of a transfer
+	// beyond its bytes (a descriptor of its own and a read of its own),
+	// ns: a unit of k buffers (skbLayout) costs BusPerUnit +
+	// k·BusPerBuffer. Only used when the host has a `bus` limit.
+	BusPerBuffer float64
 	// RxRing is the receive ring in frames: a frame that finds it full
 	// is dropped (rx_missed). 0 = unlimited.
 	RxRing int

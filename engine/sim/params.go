@@ -35,6 +35,7 @@ var params = []Param{
 	{"gro_merge", "ns per frame merged by GRO/LRO", func(p *CPUProfile) *float64 { return &p.GROMerge }},
 	{"irq_delay", "ns of interrupt moderation", func(p *CPUProfile) *float64 { return &p.IRQDelay }},
 	{"bus_per_unit", "ns of bus time per DMA transfer beyond its bytes", func(p *CPUProfile) *float64 { return &p.BusPerUnit }},
+	{"bus_per_buffer", "ns of bus time per DMA buffer of a transfer beyond its bytes", func(p *CPUProfile) *float64 { return &p.BusPerBuffer }},
 }
 
 // ParamNames lists the cost parameters a calibration may free, sorted.

@@ -49,6 +49,7 @@ type profile struct {
 	cc      congestionChoice // congestion control of one connection, and those a workload may name
 	wake    wakePolicy       // when a writer blocked on the send buffer wakes
 	bufs    sockbufPolicy    // socket buffer sizes, autosizing and window scale
+	layout  skbLayout        // where tcp_sendmsg puts the payload (select_size): DMA buffers a unit
 	softGSO bool             // sk_can_gso on an SG+CSUM device without TSO (2.6.27's software GSO)
 	// gsoAlways: TCP builds GSO super-packets whatever the device's
 	// flags (sk_setup_caps sets NETIF_F_GSO unconditionally since Linux
@@ -359,6 +360,7 @@ func linux2612(name string, set map[string]int64) (*profile, error) {
 		cc:     linuxCongestion("reno", false),
 		wake:   linuxWake{},
 		bufs:   linuxSockbufs{snd: 131072, rcv: 174760},
+		layout: skbLayout{pages: pagesNever},
 		initCw: linuxInitCwnd, rtoMin: 200e6, loMTU: 16436,
 	}, nil
 }
@@ -372,8 +374,10 @@ func linux2612(name string, set map[string]int64) (*profile, error) {
 // to a multiple of MSS"; tcp_write_xmit chops the buffer at send time).
 func linux2613(name string, _ map[string]int64) (*profile, error) {
 	var d deferral = heffnerDefer{divisor: 3}
+	layout := skbLayout{pages: pagesGSO}
 	if name == "super-tso-v2" {
 		d = wholeSkbDefer{}
+		layout = skbLayout{pages: pagesSG}
 	}
 	return &profile{
 		name:   name,
@@ -384,6 +388,7 @@ func linux2613(name string, _ map[string]int64) (*profile, error) {
 		cc:     linuxCongestion("reno", false),
 		wake:   linuxWake{},
 		bufs:   linuxSockbufs{snd: 131072, rcv: 174760},
+		layout: layout,
 		initCw: linuxInitCwnd, rtoMin: 200e6, loMTU: 16436,
 	}, nil
 }
@@ -402,6 +407,7 @@ func linux2627(name string, set map[string]int64) (*profile, error) {
 		cc:      linuxCongestion("cubic", false),
 		wake:    linuxWake{},
 		bufs:    linuxSockbufs{snd: 4194304, rcv: 4194304},
+		layout:  skbLayout{pages: pagesGSO},
 		softGSO: true,
 		initCw:  linuxInitCwnd, rtoMin: 200e6, loMTU: 16436,
 		divides: set["size_goal_modulo"] != 0,
@@ -422,6 +428,7 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 		cc:      linuxCongestion("cubic", true),
 		wake:    linuxWake{},
 		bufs:    linuxSockbufs{snd: 4194304, rcv: 131072, rcvMax: 6291456}, // tcp_wmem[2]; tcp_rmem[1], [2]
+		layout:  skbLayout{pages: pagesGSO},
 		softGSO: true, gsoAlways: true, gro: true,
 		tsq:    &smallQueues{limitOutputBytes: 4 << 20},
 		initCw: func(int64) int64 { return 10 }, rtoMin: 200e6, loMTU: 65536,
@@ -452,6 +459,7 @@ func freebsd(name string, set map[string]int64) (*profile, error) {
 		cc:     congestionChoice{def: "newreno", byName: []namedCC{{"newreno", func() congestion { return &newrenoBytes{} }}}},
 		wake:   freebsdWake{lowat: 2048},
 		bufs:   bufs,
+		layout: skbLayout{pages: pagesSG},
 		initCw: freebsdInitCwnd, rtoMin: 30e6, loMTU: 16384,
 		ithreads: true,
 	}, nil

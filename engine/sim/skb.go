@@ -8,8 +8,13 @@ type skb struct {
 	pcount   int64 // tcp_skb_pcount: segments it becomes on the wire (tcp_set_skb_tso_segs)
 	sentAt   int64 // when it was last handed to the NIC, ns (TCP_SKB_CB(skb)->when)
 	linear   bool  // payload in the linear area (no SG, select_size): never a GSO frame
-	fin      bool  // TCPCB_FLAG_FIN: the last buffer of the stream
-	retrans  bool  // sent more than once (Karn's rule: no RTT sample)
+	// head is the payload bytes at the buffer's start in its linear
+	// area, with the headers (skb_headlen less the headers); the rest is
+	// in page frags from pgOff on (skbLayout). Unused when linear.
+	head    uint16
+	pgOff   uint16 // offset in its page of the first paged byte (TCP_OFF when it was copied)
+	fin     bool   // TCPCB_FLAG_FIN: the last buffer of the stream
+	retrans bool   // sent more than once (Karn's rule: no RTT sample)
 }
 
 func (b *skb) len() int64 { return b.end - b.seq }

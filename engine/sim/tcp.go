@@ -92,6 +92,8 @@ type sender struct {
 	gso bool // buffers may be larger than one MSS (sk_can_gso)
 	tso bool // the NIC cuts them (NETIF_F_TSO in force); else software GSO does
 
+	pageOff int64 // where the next paged byte goes in the sender's page (TCP_OFF), bytes (skbLayout)
+
 	sndBuf  int64 // send buffer limit on queued payload, bytes (sk_sndbuf, FreeBSD sb_hiwat)
 	sndAuto bool  // FreeBSD SB_AUTOSIZE on so_snd: tcp_output may grow sndBuf
 
@@ -206,6 +208,8 @@ func (ep *endpoint) fragment(i int, limit int64) {
 	b := &s.wq.q[i]
 	old := ep.tsoSegs(b)
 	rest := skb{seq: b.seq + limit, end: b.end, linear: b.linear, fin: b.fin}
+	rest.head, rest.pgOff = layoutFrom(b, limit)
+	b.head = uint16(min(int64(b.head), limit))
 	b.end = b.seq + limit
 	b.fin = false
 	sent := i < s.wq.sendHead
@@ -309,7 +313,11 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) {
 		r.wup = r.nxt
 		ep.prof.acks.onDataSent(ep, now, pc)
 	}
-	left := w.sendFrames(ep, done, b.seq, n, pc, b.fin)
+	onWire := done
+	if ep.host.busNs != 0 {
+		onWire = ep.host.busXfer(done, n+pc*(hdrLen+14), unitBuffers(b, ep.mss, pc, s.tso))
+	}
+	left := w.sendFrames(ep, onWire, b.seq, n, pc, b.fin)
 	if ep.prof.tsq != nil {
 		s.holdWmem(n, left)
 	}
@@ -359,6 +367,7 @@ func (ep *endpoint) onAck(now, ack, wnd int64, pure bool, cpu *core) {
 		if wq.head < len(wq.q) && wq.q[wq.head].seq < ack {
 			b := &wq.q[wq.head]
 			old := b.pcount
+			b.head, b.pgOff = layoutFrom(b, ack-b.seq)
 			b.seq = ack
 			if wq.head < wq.sendHead {
 				b.pcount = ep.tsoSegs(b)

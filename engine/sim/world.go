@@ -77,8 +77,9 @@ func (w *world) machineSoftirq(h *host) *host {
 // (config.Host.CoresOf): their cores are one machine's.
 func sameMachine(a, b *host) bool { return a.machine != nil && a.machine == b.machine }
 
-// busXfer moves bytes over the host's I/O bus starting no earlier than t.
-func (h *host) busXfer(t int64, bytes int64) int64 {
+// busXfer moves one send unit of bytes in bufs DMA buffers over the
+// host's I/O bus starting no earlier than t.
+func (h *host) busXfer(t, bytes, bufs int64) int64 {
 	if h.busNs == 0 {
 		return t
 	}
@@ -86,7 +87,7 @@ func (h *host) busXfer(t int64, bytes int64) int64 {
 	if h.busFree > start { // math.Max without its NaN and signed-zero cases: neither occurs
 		start = h.busFree
 	}
-	h.busFree = start + h.cpu.BusPerUnit + float64(bytes)*h.busNs
+	h.busFree = start + h.cpu.BusPerUnit + float64(bufs)*h.cpu.BusPerBuffer + float64(bytes)*h.busNs
 	return int64(math.Ceil(h.busFree))
 }
 
@@ -248,7 +249,8 @@ func (w *world) path(a, b *nicState, t, wire int64) (left, arr int64, ok bool) {
 }
 
 // sendFrames puts a send unit of n payload bytes (pcount segments; n == 0
-// is a pure ACK) from ep on the wire at time t, and returns when its
+// is a pure ACK) from ep on the wire at time t (after the bus: transmit),
+// and returns when its
 // last frame has left ep's NIC (the skb is freed: TCP Small Queues).
 // Over a veth on one machine the frames go to the receive queue of ep's
 // core in ep's host's context (the sending thread's; one queue per
@@ -265,9 +267,6 @@ func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) int6
 		qi = ep.host.machine.soft.ctxQueues[ep.core]
 	case ep.nic.onMachine:
 		qi = ep.host.ctxQueues[ep.core]
-	}
-	if n > 0 {
-		t = ep.host.busXfer(t, n+pcount*(hdrLen+14))
 	}
 	if n == 0 {
 		left, arr, ok := w.path(ep.nic, dst.nic, t, hdrLen+ep.nic.l2)
