@@ -54,7 +54,8 @@ type Options struct {
 }
 
 // Sink receives recorded packets, one at a time, in order, on the
-// reader's goroutine: data is the headers (valid until Frame returns),
+// reader's goroutine, most of them when the counter stops (the reader
+// spools them until then: see spool): data is the headers (valid until Frame returns),
 // wireLen the whole packet with its MAC header. A sink that returns an
 // error gets no more packets; Stop returns the error. capture.Pcapng is
 // one.
@@ -134,8 +135,12 @@ func Open(opts Options) (*Counter, error) {
 	f := filter{Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS), Ingress: opts.Ingress}
 	c := &Counter{m: m, mss: opts.MSS}
 	if ring != nil {
+		// Without the spool's memory (ENOMEM) the reader writes the
+		// file as it reads, which takes more CPU time during the run
+		// and captures the same.
+		sp, _ := newSpool(SpoolBytes, spoolChunk)
 		// The reader runs before the program can write.
-		if c.rec, err = startRecorder(ring, opts.Headers); err != nil {
+		if c.rec, err = startRecorder(ring, opts.Headers, sp); err != nil {
 			ring.close()
 			m.Close()
 			return nil, fmt.Errorf("devqueue: %w", err)

@@ -517,7 +517,32 @@ func recordsHeaders(t *testing.T, ingress bool) {
 // time across CPUs; a producer that lapped the reader costs the records
 // it overwrote, and a slot whose seq is not its record's (being written,
 // or written again) costs that record: counted lost, never handed on.
+// The sink gets the same whether the reader hands the records on as it
+// reads them, keeps them in a spool until it stops, or fills a spool
+// smaller than them (which hands on its oldest chunk when full).
 func TestRecordRingReader(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		bytes, chunk int // the spool; 0: none
+	}{
+		{"no spool", 0, 0},
+		{"spool", 4 << 20, 1 << 20},
+		{"spool smaller than the records: full, then emptied", 64 << 10, 32 << 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sp *spool
+			if c.bytes > 0 {
+				var err error
+				if sp, err = newSpool(c.bytes, c.chunk); err != nil {
+					t.Fatal(err)
+				}
+			}
+			testRecordRingReader(t, sp)
+		})
+	}
+}
+
+func testRecordRingReader(t *testing.T, sp *spool) {
 	ring, err := newRecordRing(0)
 	if errors.Is(err, unix.EPERM) {
 		skipUnlessRequired(t, fmt.Sprintf("BPF refused: %v", err))
@@ -567,7 +592,7 @@ func TestRecordRingReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sink frames
-	r, err := startRecorder(ring, &sink)
+	r, err := startRecorder(ring, &sink, sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,5 +613,63 @@ func TestRecordRingReader(t *testing.T) {
 	}
 	if len(sink.data) > 0 && len(sink.data[0]) != 4 {
 		t.Errorf("first record has %d header bytes, want its caplen 4", len(sink.data[0]))
+	}
+}
+
+// A spool hands its records on in the order kept, each as long as its
+// header and captured bytes: when full, its two oldest chunks, and from
+// then on two chunks for each one it starts, so that it empties while
+// records keep coming (emptied); what it holds at the end, by each.
+func TestSpool(t *testing.T) {
+	const chunk = 4 * recordSize
+	sp, err := newSpool(4*chunk, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	var got []int
+	hand := func(rec []byte) {
+		i := int(binary.NativeEndian.Uint64(rec[recTime:]))
+		if want := recHeader + i%(HeaderMax+1); len(rec) != want {
+			t.Errorf("record %d has %d bytes, want %d", i, len(rec), want)
+		}
+		got = append(got, i)
+	}
+	n := 0
+	put := func() {
+		b := sp.room(hand)
+		caplen := n % (HeaderMax + 1)
+		binary.NativeEndian.PutUint64(b[recTime:], uint64(n))
+		binary.NativeEndian.PutUint32(b[recCapLen:], uint32(caplen))
+		for k := range caplen {
+			b[recHeader+k] = byte(n)
+		}
+		sp.keep(recHeader + caplen)
+		n++
+	}
+	for len(got) == 0 {
+		put()
+		if n > 4*chunk {
+			t.Fatalf("%d records and none handed on by a spool of %d bytes", n, 4*chunk)
+		}
+	}
+	if !sp.full || sp.emptied() {
+		t.Fatalf("full %v, emptied %v once it handed records on; want full, not emptied", sp.full, sp.emptied())
+	}
+	for !sp.emptied() {
+		put()
+		if n > 16*chunk {
+			t.Fatalf("%d records: a full spool of %d chunks never emptied", n, len(sp.chunks))
+		}
+	}
+	for sp.each(hand) {
+	}
+	if len(got) != n {
+		t.Fatalf("got %d records back, want %d", len(got), n)
+	}
+	for k, i := range got {
+		if i != k {
+			t.Fatalf("record %d back is record %d, want them in the order kept", k, i)
+		}
 	}
 }

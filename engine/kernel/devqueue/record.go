@@ -124,12 +124,13 @@ func seq(slot []byte) uint64 {
 	return (*atomic.Uint64)(unsafe.Pointer(&slot[recSeq])).Load()
 }
 
-// read copies record i from its slot into dst (its fields and captured
-// headers, not the whole slot) and returns the copy; ok is false when
+// readRecord copies record i from its slot into dst, recordSize bytes
+// (its fields and captured headers, not the whole slot) and returns the
+// copy; ok is false when
 // the slot does not hold record i whole: not written yet, or written
 // again (by a producer that lapped the reader) before or while it was
 // copied.
-func readRecord(slot []byte, i uint64, dst *[recordSize]byte) (rec []byte, ok bool) {
+func readRecord(slot []byte, i uint64, dst []byte) (rec []byte, ok bool) {
 	if seq(slot) != i+1 {
 		return nil, false
 	}
@@ -155,11 +156,15 @@ func (r *recordRing) close() {
 }
 
 // recorder reads the program's records from the rings (see nextPoll for
-// how often) and hands them to the sink in time order, from
-// startRecorder until stop.
+// how often) into its spool, and hands them to the sink in time order
+// when it stops (or the spool is full), from startRecorder until stop.
 type recorder struct {
 	ring *recordRing
-	sink Sink
+	// spool holds the records read and not yet handed to the sink; nil
+	// when its memory could not be had, or once it was full and has
+	// emptied: each drain then hands its records to the sink.
+	spool *spool
+	sink  Sink
 	// wallOffset turns the program's CLOCK_MONOTONIC times into wall
 	// clock times: wall = monotonic + wallOffset.
 	wallOffset time.Duration
@@ -219,13 +224,19 @@ func nextPoll(n, slots uint64, elapsed time.Duration) time.Duration {
 	return min(max(d, minPoll), longest)
 }
 
-func startRecorder(ring *recordRing, sink Sink) (*recorder, error) {
+// startRecorder starts the reader of ring, which keeps the records in
+// sp (which it frees) until it stops, or, when sp is nil, hands them to
+// the sink as it reads them.
+func startRecorder(ring *recordRing, sink Sink, sp *spool) (*recorder, error) {
 	var mono unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono); err != nil {
+		if sp != nil {
+			sp.close()
+		}
 		return nil, fmt.Errorf("clock_gettime(CLOCK_MONOTONIC): %w", err)
 	}
 	r := &recorder{
-		ring: ring, sink: sink,
+		ring: ring, sink: sink, spool: sp,
 		wallOffset: time.Duration(time.Now().UnixNano() - mono.Nano()),
 		stopc:      make(chan struct{}),
 		done:       make(chan struct{}),
@@ -256,6 +267,7 @@ func (r *recorder) read() {
 	for stopping := false; ; {
 		n := r.drain(&st)
 		if stopping {
+			r.unspool()
 			return
 		}
 		now := time.Now()
@@ -273,15 +285,20 @@ func (r *recorder) read() {
 // kept from one drain to the next for its memory.
 type readState struct {
 	next, end []uint64
-	rec       [recordSize]byte // the record being handed on
+	rec       [recordSize]byte // the record being handed on, without a spool
 }
 
-// drain hands the records published since the last drain to the sink in
-// time order (each CPU's records are in time order: they are merged),
-// reading them in place, and returns the most records one CPU published
+// drain copies the records published since the last drain into the
+// spool in time order (each CPU's records are in time order: they are
+// merged), reading them in place (a full spool hands its oldest records
+// to the sink), or, without a spool or once a full one has emptied,
+// hands them to the sink; it returns the most records one CPU published
 // since the last drain, those it overwrote included.
 func (r *recorder) drain(st *readState) (most uint64) {
 	ring := r.ring
+	if r.spool != nil && r.spool.emptied() {
+		r.unspool()
+	}
 	st.next, st.end = st.next[:0], st.end[:0]
 	for cpu := range ring.cpus {
 		first, end, lost := ring.pending(cpu)
@@ -307,13 +324,32 @@ func (r *recorder) drain(st *readState) (most uint64) {
 		}
 		i := st.next[best]
 		st.next[best]++
-		rec, ok := readRecord(ring.slot(best, i), i, &st.rec)
+		dst := st.rec[:]
+		if r.spool != nil {
+			dst = r.spool.room(r.hand)
+		}
+		rec, ok := readRecord(ring.slot(best, i), i, dst)
 		if !ok {
 			r.lost++
 			continue
 		}
-		r.hand(rec)
+		if r.spool != nil {
+			r.spool.keep(len(rec))
+		} else {
+			r.hand(rec)
+		}
 	}
+}
+
+// unspool hands every spooled record to the sink and frees the spool.
+func (r *recorder) unspool() {
+	if r.spool == nil {
+		return
+	}
+	for r.spool.each(r.hand) {
+	}
+	r.spool.close()
+	r.spool = nil
 }
 
 // recTS is the time of the record in slot.
@@ -342,7 +378,8 @@ func (r *recorder) hand(rec []byte) {
 }
 
 // stop drains the records written before the call (the program is
-// detached by then), ends the reader and frees the rings.
+// detached by then), hands the spooled ones to the sink, ends the
+// reader and frees the rings.
 func (r *recorder) stop() (recorded, data, lost int64, err error) {
 	close(r.stopc)
 	<-r.done
