@@ -126,21 +126,30 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		}
 		return provider.CreateResponse{New: newAttrs, Diagnostics: d.diags}
 	}
-	if diags := CreateNamespace(req.Naming, req.Addr, ns); diags.HasErrors() {
-		return provider.CreateResponse{Diagnostics: diags}
-	}
-	err := netnsfs.Do(ns, func() error {
-		if err := setLoUp(); err != nil {
+	// The namespace is configured before it is bound to its name; one an
+	// interrupted apply left is configured where it is.
+	setup := func(nh *netlink.Handle) error {
+		d.diags = nil // a namespace dropped for one bound meanwhile said nothing
+		if err := setLoUp(nh); err != nil {
+			return err
+		}
+		if err := NoLinkLocal(); err != nil {
 			return err
 		}
 		if _, ok := want[provider.AttrLoUp]; ok {
-			readLoUp(d, newAttrs)
+			readLoUp(nh, d, newAttrs)
 		}
 		writeSysctls(d, want, newAttrs)
 		return nil
-	})
-	if err != nil {
-		d.errorf("configure namespace %s", err, ns)
+	}
+	created, diags := CreateNamespace(req.Naming, req.Addr, ns, setup)
+	if diags.HasErrors() {
+		return provider.CreateResponse{Diagnostics: diags}
+	}
+	if !created {
+		if err := withNetlink(ns, setup); err != nil {
+			d.errorf("configure namespace %s", err, ns)
+		}
 	}
 	return provider.CreateResponse{New: newAttrs, Diagnostics: d.diags}
 }
@@ -169,8 +178,14 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		if err == nil {
 			err = netnsfs.DoHandle(h, func() error {
 				if hasLo {
-					if lo := readLoUp(d, actual); lo != nil {
-						mark, markRead = lo.Alias, true
+					err := withHandle(func(nh *netlink.Handle) error {
+						if lo := readLoUp(nh, d, actual); lo != nil {
+							mark, markRead = lo.Alias, true
+						}
+						return nil
+					})
+					if err != nil {
+						d.errorf("read lo", err)
 					}
 				}
 				for _, k := range keys {
@@ -236,10 +251,16 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 			recordOriginals(d, want, newAttrs)
 		}
 		if _, ok := want[provider.AttrLoUp]; ok && !local {
-			if err := setLoUp(); err != nil {
+			err := withHandle(func(nh *netlink.Handle) error {
+				if err := setLoUp(nh); err != nil {
+					d.errorf("configure namespace %s", err, ns)
+				}
+				readLoUp(nh, d, newAttrs)
+				return nil
+			})
+			if err != nil {
 				d.errorf("configure namespace %s", err, ns)
 			}
-			readLoUp(d, newAttrs)
 		}
 		writeSysctls(d, want, newAttrs)
 		return nil
@@ -305,38 +326,49 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 }
 
 // CreateNamespace makes ns, the namespace of resource a, for n's state,
-// marked as that state's (provider.Naming.OwnerMark), or completes it
-// when an interrupted apply of that state left it (marked, or as a file
-// with no namespace on it). It refuses a name without the lab's prefix,
-// and a namespace that is not n's: another copy of the lab's, or an
-// unmarked one, which tsolab did not make. Hosts use it, and so do
-// switches (provider/nic), whose bridges live in namespaces of their own.
-func CreateNamespace(n provider.Naming, a provider.Addr, ns string) hcl.Diagnostics {
+// marked as that state's (provider.Naming.OwnerMark) and configured by
+// setup (nil: nothing more) before it is bound to its name
+// (netnsfs.CreateSetUp), or finds it when an interrupted apply of that
+// state left it (marked; a file with no namespace on it is made again);
+// created says which. The caller completes one it found. It refuses a
+// name without the lab's prefix, and a namespace that is not n's:
+// another copy of the lab's, or an unmarked one, which tsolab did not
+// make. Hosts use it, and so do switches (provider/nic), whose bridges
+// live in namespaces of their own.
+func CreateNamespace(n provider.Naming, a provider.Addr, ns string, setup func(*netlink.Handle) error) (created bool, _ hcl.Diagnostics) {
 	d := newDiags(a)
 	if !n.OwnsNS(ns) {
 		d.errorf("refusing to create namespace %q", errors.New("it does not carry the lab's prefix"), ns)
-		return d.diags
+		return false, d.diags
 	}
-	unlock, err := netnsfs.LockClaims()
-	if err != nil {
-		d.errorf("create namespace", err)
-		return d.diags
-	}
-	defer unlock()
-	mark, exists, err := netnsfs.Mark(ns)
-	switch {
-	case err != nil:
-		d.errorf("create namespace", err)
-	case exists && !n.Ours(mark):
-		d.diags = append(d.diags, n.ForeignOwnerDiagnostic(a, ns, mark))
-	case !exists && n.OwnerMark() == "":
-		d.errorf("create namespace %s", errors.New("no state owns it (this is a bug in tsolab: apply runs as a state)"), ns)
-	case !exists:
-		if _, err := netnsfs.CreateMarked(ns, n.OwnerMark()); err != nil {
+	// A namespace bound at ns by another process between the look and the
+	// binding is looked at again; a name bound and unbound that often is
+	// an error.
+	for range 3 {
+		mark, exists, err := netnsfs.Mark(ns)
+		switch {
+		case err != nil:
 			d.errorf("create namespace", err)
+			return false, d.diags
+		case exists && !n.Ours(mark):
+			return false, append(d.diags, n.ForeignOwnerDiagnostic(a, ns, mark))
+		case exists:
+			return false, nil
+		case n.OwnerMark() == "":
+			d.errorf("create namespace %s", errors.New("no state owns it (this is a bug in tsolab: apply runs as a state)"), ns)
+			return false, d.diags
+		}
+		created, err := netnsfs.CreateSetUp(ns, n.OwnerMark(), setup)
+		if err != nil {
+			d.errorf("create namespace", err)
+			return false, d.diags
+		}
+		if created {
+			return true, nil
 		}
 	}
-	return d.diags
+	d.errorf("create namespace %s", errors.New("another process keeps binding and removing a namespace of that name"), ns)
+	return false, d.diags
 }
 
 // ForeignNamespace returns a diagnostic when ns exists and is not n's
@@ -408,25 +440,72 @@ func isLocal(a provider.Attrs) bool {
 	return config.HostKind(a[provider.AttrHostKind]) == config.HostLocal
 }
 
-// setLoUp brings up the calling thread's namespace's lo (ifindex 1 in
-// every namespace).
-func setLoUp() error {
-	if err := netlink.LinkSetUp(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}); err != nil {
+// setLoUp brings up the namespace's lo (ifindex 1 in every namespace)
+// through nh, a socket there.
+func setLoUp(nh *netlink.Handle) error {
+	if err := nh.LinkSetUp(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}); err != nil {
 		return fmt.Errorf("set lo up: %w", err)
 	}
 	return nil
 }
 
-// readLoUp records in out whether the calling thread's namespace's lo is
-// up, and returns lo's attributes (nil when it cannot be read).
-func readLoUp(d *diags, out provider.Attrs) *netlink.LinkAttrs {
-	lo, err := netlink.LinkByIndex(1)
+// readLoUp records in out whether the namespace's lo is up, read through
+// nh, a socket there, and returns lo's attributes (nil when it cannot be
+// read).
+func readLoUp(nh *netlink.Handle, d *diags, out provider.Attrs) *netlink.LinkAttrs {
+	lo, err := nh.LinkByIndex(1)
 	if err != nil {
 		d.errorf("read lo", err)
 		return nil
 	}
 	out[provider.AttrLoUp] = strconv.FormatBool(lo.Attrs().Flags&unix.IFF_UP != 0)
 	return lo.Attrs()
+}
+
+// withNetlink runs fn on a thread in namespace ns ("" = the machine's
+// own) with a route netlink socket there, closed afterwards.
+func withNetlink(ns string, fn func(nh *netlink.Handle) error) error {
+	return netnsfs.Do(ns, func() error { return withHandle(fn) })
+}
+
+// withHandle runs fn with a route netlink socket in the calling thread's
+// namespace, closed afterwards.
+func withHandle(fn func(nh *netlink.Handle) error) error {
+	nh, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err != nil {
+		return fmt.Errorf("netlink socket: %w", err)
+	}
+	defer nh.Close()
+	return fn(nh)
+}
+
+// addrGenMode is the sysctl that says how a new link of a namespace gets
+// its IPv6 link-local address, and addrGenModeNone its value for none
+// (IN6_ADDR_GEN_MODE_NONE).
+const (
+	addrGenMode     = "net.ipv6.conf.default.addr_gen_mode"
+	addrGenModeNone = "1"
+)
+
+// NoLinkLocal makes the links made later in the calling thread's
+// namespace, a new one of tsolab's, come up without an IPv6 link-local
+// address: without one a link does no duplicate address detection and
+// sends no multicast listener reports or router solicitations, which a
+// switch floods to every port (in a 1000-host lab that work took the
+// kernel more CPU than the apply itself, for seconds after it, holding
+// the rtnl lock the apply's requests wait for: bench/provision-1000).
+// It runs before the lab's own sysctls are written, so a host that sets
+// net.ipv6.conf.default.addr_gen_mode gets what it sets. A kernel without
+// IPv6 has nothing to turn off.
+func NoLinkLocal() error {
+	err := writeSysctl(addrGenMode, addrGenModeNone)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("set %s=%s: %w", addrGenMode, addrGenModeNone, err)
+	}
+	return nil
 }
 
 // sysctlKeys returns the sysctl names ("net.ipv4.tcp_wmem") declared in a,

@@ -557,3 +557,87 @@ func TestDeleteAfterSwap(t *testing.T) {
 		}
 	}
 }
+
+// TestNoLinkLocal: a link made in a new host's namespace comes up without
+// an IPv6 link-local address, unless the host sets
+// net.ipv6.conf.default.addr_gen_mode itself; the machine's own default
+// is left as it was.
+func TestNoLinkLocal(t *testing.T) {
+	netnstest.Require(t)
+	if _, err := os.Stat("/proc/sys/net/ipv6/conf/default/addr_gen_mode"); err != nil {
+		t.Skip("this kernel has no IPv6: there is no link-local address to leave out")
+	}
+	n := netnstest.Naming(t)
+	netnstest.CheckNoLeftovers(t, provider.NamespacePrefix+n.LabID+".")
+	rootMode, err := os.ReadFile("/proc/sys/net/ipv6/conf/default/addr_gen_mode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := host.New()
+	tests := []struct {
+		name      string
+		sysctl    string // the host's addr_gen_mode, "" for none declared
+		wantLocal bool
+	}{
+		{"default", "", false},
+		{"host sets eui64", "0", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := strings.ReplaceAll(tt.name, " ", "")
+			ns := n.HostNS(name)
+			t.Cleanup(func() { netnsfs.Remove(ns) })
+			desired := provider.Attrs{"kind": "netns", "netns": ns, "lo.up": "true"}
+			if tt.sysctl != "" {
+				desired["sysctl.net.ipv6.conf.default.addr_gen_mode"] = tt.sysctl
+			}
+			addr := provider.Addr{Kind: provider.KindHost, Name: name}
+			cr := p.Create(context.Background(), provider.CreateRequest{Naming: n, Addr: addr, Desired: desired})
+			if cr.Diagnostics.HasErrors() {
+				t.Fatalf("Create: %v", cr.Diagnostics)
+			}
+			local, err := linkLocalOfNewVeth(ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if local != tt.wantLocal {
+				t.Errorf("a new veth up in %s has a link-local address: got %v, want %v", ns, local, tt.wantLocal)
+			}
+		})
+	}
+	if got, _ := os.ReadFile("/proc/sys/net/ipv6/conf/default/addr_gen_mode"); string(got) != string(rootMode) {
+		t.Errorf("the machine's addr_gen_mode changed: got %q, want %q", got, rootMode)
+	}
+}
+
+// linkLocalOfNewVeth makes a veth pair in ns, brings both ends up and
+// reports whether the kernel gave the first end an IPv6 link-local
+// address (it does so at once when the carrier comes up).
+func linkLocalOfNewVeth(ns string) (bool, error) {
+	local := false
+	err := netnsfs.Do(ns, func() error {
+		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "ll0", TxQLen: -1}, PeerName: "ll1"}
+		if err := netlink.LinkAdd(veth); err != nil {
+			return err
+		}
+		for _, name := range []string{"ll1", "ll0"} {
+			l, err := netlink.LinkByName(name)
+			if err == nil {
+				err = netlink.LinkSetUp(l)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		l, err := netlink.LinkByName("ll0")
+		if err != nil {
+			return err
+		}
+		addrs, err := netlink.AddrList(l, netlink.FAMILY_V6)
+		for _, a := range addrs {
+			local = local || a.IP.IsLinkLocalUnicast()
+		}
+		return err
+	})
+	return local, err
+}

@@ -53,7 +53,10 @@ func (s *Switch) Validate(ctx context.Context, req provider.ValidateRequest) pro
 func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
 	d := newDiags(req.Addr)
 	ns, brName := req.Desired[provider.AttrNetNS], req.Desired[provider.AttrBridge]
-	if diags := host.CreateNamespace(req.Naming, req.Addr, ns); diags.HasErrors() {
+	// The bridge and its ports get no IPv6 link-local address (a port of
+	// a switch has no address of its own).
+	noLinkLocal := func(*netlink.Handle) error { return host.NoLinkLocal() }
+	if _, diags := host.CreateNamespace(req.Naming, req.Addr, ns, noLinkLocal); diags.HasErrors() {
 		return provider.CreateResponse{Diagnostics: diags}
 	}
 	c, err := openNS(ns)

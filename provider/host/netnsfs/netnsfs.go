@@ -68,10 +68,59 @@ func Create(name string) (created bool, err error) { return CreateMarked(name, "
 // so a kill at any point never leaves it unmarked. An empty mark writes
 // none. An existing namespace is left as it is, mark included.
 func CreateMarked(name, mark string) (created bool, err error) {
+	return CreateSetUp(name, mark, nil)
+}
+
+// CreateSetUp is CreateMarked running setup (when not nil) inside the new
+// namespace after the mark and before the binding, with a netlink socket
+// there: the namespace is configured when it first appears under its
+// name. An error from setup leaves nothing bound.
+//
+// The namespace is made and set up on a thread of its own before the
+// name is claimed: only the check that nothing is bound at the name and
+// the bind mount run under LockClaims, so that two processes never bind
+// one name twice, while namespaces are made in parallel (a 1000-host
+// apply waited most of its first second for the lock when it was held
+// around making them: bench/provision-1000). When a namespace is bound at
+// the name by the time the new one is ready, the new one is dropped,
+// setup's work with it, and created is false.
+func CreateSetUp(name, mark string, setup func(*netlink.Handle) error) (created bool, err error) {
 	if ok, err := Exists(name); err != nil || ok {
 		return false, err
 	}
 	if err := os.MkdirAll(Dir, 0o755); err != nil {
+		return false, err
+	}
+	err = onThread(func() error {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("unshare: %w", err)
+		}
+		if mark != "" || setup != nil {
+			if err := configureHere(mark, setup); err != nil {
+				return err
+			}
+		}
+		var err error
+		created, err = bindHere(name)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return created, nil
+}
+
+// bindHere binds the calling thread's namespace at Path(name) unless a
+// namespace is bound there already (bound false), under LockClaims. A
+// file left at the name without a namespace (Leftover) is reused; the
+// file is removed again when the binding fails.
+func bindHere(name string) (bound bool, err error) {
+	unlock, err := LockClaims()
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if ok, err := Exists(name); err != nil || ok {
 		return false, err
 	}
 	p := Path(name)
@@ -83,23 +132,9 @@ func CreateMarked(name, mark string) (created bool, err error) {
 	if Between != nil {
 		Between()
 	}
-	err = onThread(func() error {
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			return fmt.Errorf("unshare: %w", err)
-		}
-		if mark != "" {
-			if err := markHere(mark); err != nil {
-				return err
-			}
-		}
-		if err := unix.Mount(threadNS, p, "none", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("bind mount %s: %w", p, err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := unix.Mount(threadNS, p, "none", unix.MS_BIND, ""); err != nil {
 		os.Remove(p)
-		return false, fmt.Errorf("create namespace %s: %w", name, err)
+		return false, fmt.Errorf("bind mount %s: %w", p, err)
 	}
 	return true, nil
 }

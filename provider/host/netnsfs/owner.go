@@ -49,20 +49,24 @@ func OpenMarked(name string) (mark string, h netns.NsHandle, exists bool, err er
 	return mark, h, true, nil
 }
 
-// markHere writes mark as the alias of lo in the calling thread's
-// namespace.
-func markHere(mark string) error {
+// configureHere writes mark (when not empty) as the alias of lo in the
+// calling thread's namespace and runs setup (when not nil) there, with
+// one netlink socket for both.
+func configureHere(mark string, setup func(*netlink.Handle) error) error {
 	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
-		return fmt.Errorf("mark the new namespace: %w", err)
+		return fmt.Errorf("netlink socket in the new namespace: %w", err)
 	}
 	defer h.Close()
-	lo, err := h.LinkByIndex(1)
-	if err == nil {
-		err = h.LinkSetAlias(lo, mark)
+	if mark != "" {
+		// lo is ifindex 1 in every namespace: no look-up needed.
+		lo := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}
+		if err := h.LinkSetAlias(lo, mark); err != nil {
+			return fmt.Errorf("mark the new namespace: %w", err)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("mark the new namespace: %w", err)
+	if setup != nil {
+		return setup(h)
 	}
 	return nil
 }
@@ -73,9 +77,9 @@ func markHere(mark string) error {
 const lockPath = "/run/tsolab-netns.lock"
 
 // LockClaims takes a lock that every tsolab process on the machine shares
-// around looking at a namespace's mark and creating it (Mark, then
-// CreateMarked), so that two applies started at once cannot both find a
-// name free and both create on it. It returns the unlock.
+// around finding a name free and binding a namespace to it
+// (CreateSetUp), so that two applies started at once cannot both find a
+// name free and both bind on it. It returns the unlock.
 func LockClaims() (unlock func(), err error) {
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
