@@ -16,8 +16,8 @@ type congestion interface {
 	onRecovered(ep *endpoint)
 	// onTimeout sets ssthresh and cwnd after an RTO.
 	onTimeout(ep *endpoint, now int64)
-	// onRTT sees every RTT sample, ns.
-	onRTT(ep *endpoint, rtt int64)
+	// onRTT sees every RTT sample (ns) of an ACK at now, before onAck.
+	onRTT(ep *endpoint, now, rtt int64)
 	// segments is cwnd in segments, for the time series.
 	segments(ep *endpoint) float64
 }
@@ -64,7 +64,7 @@ func (*reno) onTimeout(ep *endpoint, _ int64) {
 	s.cwndCnt = 0
 }
 
-func (*reno) onRTT(*endpoint, int64)           {}
+func (*reno) onRTT(*endpoint, int64, int64)    {}
 func (*reno) segments(ep *endpoint) float64    { return float64(ep.snd.cwnd) }
 func (c *cubic) segments(ep *endpoint) float64 { return float64(ep.snd.cwnd) }
 func (n *newrenoBytes) segments(ep *endpoint) float64 {
@@ -72,18 +72,23 @@ func (n *newrenoBytes) segments(ep *endpoint) float64 {
 }
 
 // cubic mirrors tcp_cubic's bictcp_update (C = 0.4, beta = 717/1024, fast
-// convergence, the TCP-friendly region), with slow start growing by the
-// segments acked (linux-6) and, with hystart, a delay-based exit from slow
-// start (HyStart's delay detection).
+// convergence, the TCP-friendly region). Without HyStart (hy nil: 2.6.27)
+// slow start grows by one segment an ACK while cwnd <= ssthresh. With it
+// (linux-6) the connection is Linux 6.x's CUBIC: HyStart (hystart.go)
+// ends slow start, which lasts while cwnd < ssthresh (tcp_in_slow_start)
+// and grows by the segments acked up to ssthresh, the rest of the ACK
+// going to congestion avoidance (tcp_slow_start, cubictcp_cong_avoid);
+// bictcp_update grows at least 5% an RTT before the first loss
+// (last_max_cwnd == 0: cnt at most 20); and an RTO resets the state
+// (cubictcp_state on TCP_CA_Loss: bictcp_reset, bictcp_hystart_reset).
 type cubic struct {
-	hystart     bool
-	epochStart  int64   // ns, 0 = no epoch
-	lastMax     float64 // segments (bic.last_max_cwnd)
-	k           float64 // seconds to reach lastMax
-	origin      float64 // segments
-	tcpCwnd     float64 // the Reno estimate of the TCP-friendly region
-	ackCnt      float64
-	roundMinRTT int64
+	hy         *hyStart
+	epochStart int64   // ns, 0 = no epoch
+	lastMax    float64 // segments (bic.last_max_cwnd)
+	k          float64 // seconds to reach lastMax
+	origin     float64 // segments
+	tcpCwnd    float64 // the Reno estimate of the TCP-friendly region
+	ackCnt     float64
 }
 
 const cubicBeta = 717.0 / 1024.0
@@ -91,6 +96,9 @@ const cubicBeta = 717.0 / 1024.0
 func (c *cubic) init(ep *endpoint) {
 	ep.snd.cwnd = ep.prof.initCw(ep.mss)
 	ep.snd.ssthresh = math.MaxInt32
+	if c.hy != nil {
+		c.hy.reset(0, ep.snd.sndNxt) // cubictcp_init
+	}
 }
 
 func (c *cubic) onAck(ep *endpoint, now, acked, _ int64, cwndLimited bool) {
@@ -98,12 +106,18 @@ func (c *cubic) onAck(ep *endpoint, now, acked, _ int64, cwndLimited bool) {
 	if !cwndLimited {
 		return
 	}
-	if s.cwnd <= s.ssthresh {
-		if c.hystart {
-			s.cwnd += acked
-		} else {
-			s.cwnd++
+	switch {
+	case c.hy != nil && s.cwnd < s.ssthresh:
+		// tcp_slow_start of 6.x: up to ssthresh, the rest to
+		// congestion avoidance.
+		n := min(s.cwnd+acked, s.ssthresh)
+		acked -= n - s.cwnd
+		s.cwnd = n
+		if acked == 0 {
+			return
 		}
+	case c.hy == nil && s.cwnd <= s.ssthresh:
+		s.cwnd++
 		return
 	}
 	cw := float64(s.cwnd)
@@ -124,6 +138,9 @@ func (c *cubic) onAck(ep *endpoint, now, acked, _ int64, cwndLimited bool) {
 	cnt := 100 * cw
 	if target > cw {
 		cnt = cw / (target - cw)
+	}
+	if c.hy != nil && c.lastMax == 0 && cnt > 20 {
+		cnt = 20 // "increase cwnd 5% per RTT"
 	}
 	// TCP-friendly region: grow at least as fast as Reno would.
 	c.ackCnt += float64(acked)
@@ -163,18 +180,16 @@ func (c *cubic) onTimeout(ep *endpoint, now int64) {
 	c.onLoss(ep, now)
 	ep.snd.cwnd = 1
 	ep.snd.cwndCnt = 0
+	if c.hy != nil {
+		*c = cubic{hy: c.hy}
+		*c.hy = hyStart{}
+		c.hy.reset(now, ep.snd.sndNxt)
+	}
 }
 
-func (c *cubic) onRTT(ep *endpoint, rtt int64) {
-	s := &ep.snd
-	if !c.hystart || s.cwnd > s.ssthresh || s.cwnd < 16 {
-		return
-	}
-	// HyStart delay increase: leave slow start once an RTT sample exceeds
-	// the minimum by max(4 ms, min_rtt/8) capped at 16 ms.
-	thresh := min(max(s.minRTT/8, 4e6), 16e6)
-	if rtt > s.minRTT+thresh {
-		s.ssthresh = s.cwnd
+func (c *cubic) onRTT(ep *endpoint, now, rtt int64) {
+	if c.hy != nil {
+		c.hy.acked(ep, now, rtt, c.epochStart)
 	}
 }
 
@@ -228,4 +243,4 @@ func (n *newrenoBytes) onTimeout(ep *endpoint, now int64) {
 	n.cwnd = ep.mss
 }
 
-func (n *newrenoBytes) onRTT(*endpoint, int64) {}
+func (n *newrenoBytes) onRTT(*endpoint, int64, int64) {}

@@ -29,6 +29,7 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 		mssNow = ep.prof.goal.goal(ep)
 	}
 	sent := 0
+	cwndLimited := false
 	for s.wq.unsent() {
 		i := s.wq.sendHead
 		if s.ca == caLoss && s.wq.q[i].seq < s.sndMax && s.wq.q[i].len() > ep.mss {
@@ -46,9 +47,12 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 			ep.stopped(stop)
 			break
 		}
-		if ep.tsoSegs(b) > 1 && o.deferral.shouldDefer(ep, b, now, isLast) {
-			ep.stopped(stopDefer)
-			break
+		if ep.tsoSegs(b) > 1 {
+			if hold, forCwnd := o.deferral.shouldDefer(ep, b, now, isLast); hold {
+				cwndLimited = forCwnd
+				ep.stopped(stopDefer)
+				break
+			}
 		}
 		if !ep.paceOK(now) {
 			break
@@ -77,9 +81,7 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 		}
 		sent++
 	}
-	if sent > 0 {
-		s.cwndValidate(now)
-	}
+	ep.prof.use.validate(s, now, sent, cwndLimited)
 	return sent
 }
 

@@ -47,6 +47,7 @@ type profile struct {
 	push    pushPolicy       // __tcp_push_pending_frames
 	acks    ackPolicy        // the receiver's ACK policy
 	cc      congestionChoice // congestion control of one connection, and those a workload may name
+	use     windowUse        // whether the window is used: cwnd growth, tcp_cwnd_validate
 	wake    wakePolicy       // when a writer blocked on the send buffer wakes
 	bufs    sockbufPolicy    // socket buffer sizes, autosizing and window scale
 	layout  skbLayout        // where tcp_sendmsg puts the payload (select_size): DMA buffers a unit
@@ -358,6 +359,7 @@ func linux2612(name string, set map[string]int64) (*profile, error) {
 		push:   legacyPush{clobberNonagle: true, validateAlways: true},
 		acks:   &linuxAcks{decByPcount: false, ato: 40e6, ucopyDelack: set["ucopy_delack"] != 0},
 		cc:     linuxCongestion("reno", false),
+		use:    inFlightUse{},
 		wake:   linuxWake{},
 		bufs:   linuxSockbufs{snd: 131072, rcv: 174760},
 		layout: skbLayout{pages: pagesNever},
@@ -386,6 +388,7 @@ func linux2613(name string, _ map[string]int64) (*profile, error) {
 		push:   plainPush{},
 		acks:   &linuxAcks{decByPcount: true, ato: 40e6},
 		cc:     linuxCongestion("reno", false),
+		use:    inFlightUse{},
 		wake:   linuxWake{},
 		bufs:   linuxSockbufs{snd: 131072, rcv: 174760},
 		layout: layout,
@@ -405,6 +408,7 @@ func linux2627(name string, set map[string]int64) (*profile, error) {
 		push:    plainPush{},
 		acks:    &linuxAcks{decByPcount: true, ato: 40e6},
 		cc:      linuxCongestion("cubic", false),
+		use:     inFlightUse{},
 		wake:    linuxWake{},
 		bufs:    linuxSockbufs{snd: 4194304, rcv: 4194304},
 		layout:  skbLayout{pages: pagesGSO},
@@ -426,6 +430,7 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 		push:    plainPush{},
 		acks:    &linuxAcks{decByPcount: true, ato: 40e6},
 		cc:      linuxCongestion("cubic", true),
+		use:     usageSeqUse{initCw: 10},
 		wake:    linuxWake{},
 		bufs:    linuxSockbufs{snd: 4194304, rcv: 131072, rcvMax: 6291456}, // tcp_wmem[2]; tcp_rmem[1], [2]
 		layout:  skbLayout{pages: pagesGSO},
@@ -457,6 +462,7 @@ func freebsd(name string, set map[string]int64) (*profile, error) {
 		push:   plainPush{},
 		acks:   &freebsdAcks{delack: 100e6, sbMax: bufs.maxsockbuf},
 		cc:     congestionChoice{def: "newreno", byName: []namedCC{{"newreno", func() congestion { return &newrenoBytes{} }}}},
+		use:    inFlightUse{}, // newrenoBytes keeps its own test (CCF_CWND_LIMITED)
 		wake:   freebsdWake{lowat: 2048},
 		bufs:   bufs,
 		layout: skbLayout{pages: pagesSG},
@@ -643,14 +649,16 @@ func nagleCheck(s *sender, partial bool, nonagle nagleMode) bool {
 // deferral is the TSO Nagle test: hold a multi-segment buffer back to
 // send a larger one later.
 type deferral interface {
-	shouldDefer(ep *endpoint, b *skb, now int64, isLast bool) bool
+	// shouldDefer says whether to hold b, and whether it is held for the
+	// congestion window (tcp_tso_should_defer's is_cwnd_limited).
+	shouldDefer(ep *endpoint, b *skb, now int64, isLast bool) (hold, forCwnd bool)
 }
 
 // noDefer sends whatever the windows allow (2.6.12 had no deferral; the
 // tso_defer=false option short-circuits it as in seed 004).
 type noDefer struct{}
 
-func (noDefer) shouldDefer(*endpoint, *skb, int64, bool) bool { return false }
+func (noDefer) shouldDefer(*endpoint, *skb, int64, bool) (bool, bool) { return false, false }
 
 // heffnerDefer mirrors tcp_tso_should_defer of 2.6.13-2.6.27 (John
 // Heffner's algorithm): send when a full 64 KB frame fits or at least
@@ -661,7 +669,11 @@ type heffnerDefer struct {
 	tickCap int64 // ns; 0 = no cap (2.6.13)
 }
 
-func (d heffnerDefer) shouldDefer(ep *endpoint, b *skb, now int64, _ bool) bool {
+func (d heffnerDefer) shouldDefer(ep *endpoint, b *skb, now int64, _ bool) (bool, bool) {
+	return d.hold(ep, b, now), false
+}
+
+func (d heffnerDefer) hold(ep *endpoint, b *skb, now int64) bool {
 	s := &ep.snd
 	if b.fin || s.ca != caOpen {
 		return s.sendNow()
@@ -708,50 +720,59 @@ func (d heffnerDefer) shouldDefer(ep *endpoint, b *skb, now int64, _ bool) bool 
 // once (the merged function's first test; nothing later can join it).
 type wholeSkbDefer struct{}
 
-func (wholeSkbDefer) shouldDefer(ep *endpoint, b *skb, _ int64, _ bool) bool {
+func (wholeSkbDefer) shouldDefer(ep *endpoint, b *skb, _ int64, _ bool) (bool, bool) {
 	s := &ep.snd
 	if b.fin || s.packetsOut == 0 {
-		return false
+		return false, false
 	}
 	sendWin := s.sndUna + s.sndWnd - b.seq
 	congWin := (s.cwnd - s.inFlight()) * ep.mss
-	return min(sendWin, congWin) < b.len()
+	return min(sendWin, congWin) < b.len(), false
 }
 
 // eventDefer mirrors tcp_tso_should_defer of linux-6: no deferral in
 // recovery, when the last send is more than 1 ms old, when a full GSO frame
 // or the whole buffer in mid-queue fits, when 1/3 of the window is free, or
-// when the next ACK is more than half an RTT away.
+// when the next ACK is more than half an RTT away. What it holds it holds
+// for the congestion window (is_cwnd_limited) when that is the smaller
+// window and too small for the buffer; a FIN goes unless a window holds it.
 type eventDefer struct{ divisor int64 }
 
-func (d eventDefer) shouldDefer(ep *endpoint, b *skb, now int64, isLast bool) bool {
+func (d eventDefer) shouldDefer(ep *endpoint, b *skb, now int64, isLast bool) (bool, bool) {
 	s := &ep.snd
-	if s.ca != caOpen || b.fin {
-		return false
+	if s.ca != caOpen {
+		return false, false
 	}
 	if now-s.lastSend > 1e6 {
-		return false
+		return false, false
 	}
 	sendWin := s.sndUna + s.sndWnd - b.seq
 	congWin := (s.cwnd - s.inFlight()) * ep.mss
 	limit := min(sendWin, congWin)
 	if limit >= (65536/ep.mss)*ep.mss {
-		return false
+		return false, false
 	}
 	if !isLast && limit >= b.len() {
-		return false
+		return false, false
 	}
 	chunk := min(s.sndWnd, s.cwnd*ep.mss) / d.divisor
 	if limit >= chunk {
-		return false
+		return false, false
 	}
 	if s.wq.head >= s.wq.sendHead {
-		return false
+		return false, false
 	}
 	if now-s.wq.q[s.wq.head].sentAt < s.srtt/2 {
-		return false
+		return false, false
 	}
-	return true
+	if congWin < sendWin {
+		if congWin <= b.len() {
+			return true, true
+		}
+	} else if sendWin <= b.len() {
+		return true, false
+	}
+	return !b.fin, false
 }
 
 // ---- split ----
@@ -915,7 +936,12 @@ type namedCC struct {
 func linuxCongestion(def string, hystart bool) congestionChoice {
 	return congestionChoice{def: def, byName: []namedCC{
 		{"reno", func() congestion { return &reno{} }},
-		{"cubic", func() congestion { return &cubic{hystart: hystart} }},
+		{"cubic", func() congestion {
+			if hystart {
+				return &cubic{hy: &hyStart{}}
+			}
+			return &cubic{}
+		}},
 	}}
 }
 

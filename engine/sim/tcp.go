@@ -80,6 +80,10 @@ type sender struct {
 
 	cwndUsed  int64 // largest packets_out while the network starved (tp->snd_cwnd_used)
 	cwndStamp int64 // last time the cwnd was validated as used, ns (tp->snd_cwnd_stamp)
+	// Linux 6.x's record of window use (usageSeqUse).
+	isCwndLimited bool  // the last verdict of tcp_write_xmit for this window (tp->is_cwnd_limited)
+	maxPacketsOut int64 // most segments in flight this window (tp->max_packets_out)
+	cwndUsageSeq  int64 // the window ends when snd_una passes it (tp->cwnd_usage_seq)
 
 	finRule       bool  // the last send test let a FIN through a full cwnd
 	tsoDeferredAt int64 // when TSO deferral began, ns; -1 = not deferring (tp->tso_deferred)
@@ -135,31 +139,6 @@ func (s *sender) pacingRate(mss int64) float64 {
 		r = s.paceBps
 	}
 	return r
-}
-
-// cwndValidate mirrors tcp_cwnd_validate (RFC 2861): when the network is
-// not fed fully for an RTO, shrink cwnd halfway to what was used
-// (tcp_cwnd_application_limited).
-func (s *sender) cwndValidate(now int64) {
-	if s.packetsOut >= s.cwnd {
-		s.cwndUsed = 0
-		s.cwndStamp = now
-		return
-	}
-	if s.packetsOut > s.cwndUsed {
-		s.cwndUsed = s.packetsOut
-	}
-	if now-s.cwndStamp >= s.rto {
-		if s.ca == caOpen {
-			used := max(s.cwndUsed, 2)
-			if used < s.cwnd {
-				s.ssthresh = max(s.ssthresh, s.cwnd*3/4)
-				s.cwnd = (s.cwnd + used) / 2
-			}
-			s.cwndUsed = 0
-		}
-		s.cwndStamp = now
-	}
 }
 
 // tsoSegs mirrors tcp_set_skb_tso_segs: one segment unless the buffer is
@@ -380,7 +359,7 @@ func (ep *endpoint) onAck(now, ack, wnd int64, pure bool, cpu *core) {
 			s.sndNxt = ack
 		}
 		if rtt >= 0 {
-			ep.rttSample(rtt)
+			ep.rttSample(now, rtt)
 		}
 		switch s.ca {
 		case caRecovery:
@@ -395,7 +374,7 @@ func (ep *endpoint) onAck(now, ack, wnd int64, pure bool, cpu *core) {
 				s.ca = caOpen
 			}
 		default:
-			s.cc.onAck(ep, now, segs, acked, priorInFlight >= s.cwnd)
+			s.cc.onAck(ep, now, segs, acked, ep.prof.use.limited(s, priorInFlight))
 		}
 		s.dupAcks = 0
 		if s.packetsOut > 0 {
@@ -420,7 +399,7 @@ func (ep *endpoint) onAck(now, ack, wnd int64, pure bool, cpu *core) {
 }
 
 // rttSample mirrors tcp_rtt_estimator and tcp_set_rto (RFC 6298).
-func (ep *endpoint) rttSample(rtt int64) {
+func (ep *endpoint) rttSample(now, rtt int64) {
 	s := &ep.snd
 	if rtt <= 0 {
 		rtt = 1
@@ -440,7 +419,7 @@ func (ep *endpoint) rttSample(rtt int64) {
 		s.srtt += (rtt - s.srtt) / 8
 	}
 	s.rto = max(s.srtt+4*s.rttvar, ep.prof.rtoMin)
-	s.cc.onRTT(ep, rtt)
+	s.cc.onRTT(ep, now, rtt)
 }
 
 // retransmitHead resends the first unacknowledged segment (fast

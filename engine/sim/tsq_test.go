@@ -32,10 +32,13 @@ func TestSmallQueuesBoundTheQdisc(t *testing.T) {
 	onBelow, onStops, onRate := run(true)
 	offBelow, offStops, offRate := run(false)
 	t.Logf("TSQ: %.0f bytes queued at most, %d tsq stops, %.3f Gb/s; without: %.0f, %d, %.3f Gb/s", onBelow, onStops, onRate, offBelow, offStops, offRate)
-	// ~1 ms of a pacing rate of 1.2-2x the 1 Gb/s delivery rate: 150-250 KB
-	// (and a unit in flight).
-	if onBelow > 512<<10 {
-		t.Errorf("with TSQ the queue held %.0f bytes, want ~1 ms of the pacing rate (< 512 KB)", onBelow)
+	// ~1 ms of the pacing rate and a unit in flight. In slow start the
+	// pacing rate is 200% of cwnd a round trip, and Linux 6.x lets cwnd
+	// grow while it is below twice the most segments in flight
+	// (tcp_is_cwnd_limited), so up to ~4x the 1 Gb/s delivery rate:
+	// 500 KB, and the queue's delay raises srtt, not the rate.
+	if onBelow > 1<<20 {
+		t.Errorf("with TSQ the queue held %.0f bytes, want ~1 ms of the pacing rate (< 1 MB)", onBelow)
 	}
 	if offBelow < 2<<20 {
 		t.Errorf("without TSQ the queue held only %.0f bytes; the test no longer shows what TSQ bounds", offBelow)
