@@ -17,6 +17,8 @@
 # they do both ends' softirq work) for each byte carried with -capture.
 # On a loaded machine, where the throughput of a run depends on what the
 # other processes leave it, that ratio holds better; it is not a target.
+# The machine's load average and CPU pressure at the start and the end
+# are printed above the table.
 #
 # Targets, checked (the script exits 1 when one is missed):
 #   cost   1 - median(with/without throughput) <= 5% in every scenario
@@ -92,6 +94,10 @@ PY
 	rm -rf "$caps/$NAME"
 }
 
+load() { # the load average (1, 5, 15 min) and the CPU pressure (avg10, avg60)
+	echo "load $(cut -d' ' -f1-3 /proc/loadavg), cpu pressure $(awk '/^some/ { print $2, $3 }' /proc/pressure/cpu 2>/dev/null)"
+}
+load_start=$(load)
 for s in $SCENARIOS; do
 	"$work/tsolab" apply -auto-approve -name "$NAME" -scenario "$s" "$work/lab" >"$work/out" 2>&1 || { cat "$work/out" >&2; exit 1; }
 	for r in $(seq "$ROUNDS"); do
@@ -100,6 +106,7 @@ for s in $SCENARIOS; do
 	echo "$s: $ROUNDS rounds done" >&2
 done
 
+echo "machine at the start: $load_start; at the end: $(load)"
 python3 - "$work/runs" "$SCENARIOS" <<'PY'
 import statistics, sys
 runs = [l.split() for l in open(sys.argv[1])]
