@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -261,10 +263,13 @@ func BenchmarkProgram(b *testing.B) {
 // BenchmarkReader is what the reader costs a record: the rings filled by
 // the program (BPF_PROG_TEST_RUN on one CPU, an MSS segment each time)
 // are drained and merged as a receiver's capture does at every drain,
-// the records handed to a pcapng file in memory as they are read
-// ("file", cpu-ns/record) or copied into a spool ("spool": cpu-ns/record
-// is what the reader does while a run is measured, unspool-cpu-ns/record
-// what it does after, handing the spooled records to the file).
+// the records handed to a pcapng file as they are read ("file",
+// cpu-ns/record) or copied into a spool ("spool": cpu-ns/record is what
+// the reader does while a run is measured, unspool-cpu-ns/record what
+// it does after, handing the spooled records to the file). The file is
+// in /dev/shm (tmpfs, where bench/capture-cost writes its captures) when
+// there is one, emptied before each round, so that its writes take
+// fresh pages as a capture's do.
 func BenchmarkReader(b *testing.B) {
 	for _, spooled := range []bool{false, true} {
 		name := map[bool]string{false: "file", true: "spool"}[spooled]
@@ -279,8 +284,17 @@ func benchmarkReader(b *testing.B, spooled bool) {
 	l := loadForTest(b, HookTCXIngress)
 	pkt, _ := packet(false, 0, testPort, testMSS)
 	per := 1 << l.ring.log2 / 2
-	var file bytes.Buffer
-	sink, err := capture.NewPcapng(&file, "rx0", "bench", capture.Incoming, "eBPF")
+	dir := "/dev/shm"
+	if _, err := os.Stat(dir); err != nil {
+		dir = b.TempDir()
+	}
+	file, err := os.CreateTemp(dir, "tsolab-bench-reader-*.pcapng")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.Remove(file.Name())
+	defer file.Close()
+	sink, err := capture.NewPcapng(file, "rx0", "bench", capture.Incoming, "eBPF")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -300,7 +314,12 @@ func benchmarkReader(b *testing.B, spooled bool) {
 		if _, _, err := l.prog.Benchmark(pkt, per, nil); err != nil {
 			b.Fatal(err)
 		}
-		file.Reset()
+		if err := file.Truncate(0); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 		cpu0 := threadCPU(b)
 		r.drain(&st)
