@@ -72,7 +72,12 @@ func builtinCPUProfiles() []CPUProfile {
 		StackPerSkb: 2500, DriverPerUnit: 1500, GSOPerSeg: 1200, TxCompletion: 700, CsumPerByte: 0.8,
 		AckRx: 2500, AckTx: 1500,
 		Interrupt: 3000, RxPerFrame: 1200, RxPerSkb: 1800, GROMerge: 300,
-		IRQDelay: 15000, BusPerUnit: 3000,
+		IRQDelay: 15000,
+		// The bus overhead of a one-buffer frame, 3000 ns, split into a
+		// transfer's (descriptor list, doorbell, completion) and a DMA
+		// buffer's (a read request of its own on PCI-X): a starting
+		// point, which examples/neterion-2005 and super-tso-v2 fit.
+		BusPerUnit: 2500, BusPerBuffer: 500,
 	}
 	// The receivers are the same Opterons, two of them. Their receive
 	// path (no LRO, an older NIC) may cost more per frame; the seed gives

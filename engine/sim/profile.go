@@ -368,7 +368,9 @@ func linux2612(name string, set map[string]int64) (*profile, error) {
 }
 
 // linux2613 is linux-2.6.13, and super-tso-v2: linux-2.6.13's output path
-// with the Super TSO patch's deferral (wholeSkbDefer), the patch seed
+// with the Super TSO patch's deferral (wholeSkbDefer) and skb layout
+// (all in pages on any SG route, as patch 1/9; linux-2.6.13 pages only
+// with TSO, after "Fix send-side cpu utiliziation regression"), the patch seed
 // 001's Neterion rows measured on 2.6.12-rc4, and the original Super TSO
 // of seed 000 (Miller: the regression is in both versions; nothing in the
 // seeds tells them apart, so one profile stands for both). Size goal and

@@ -4,7 +4,9 @@
 # super-tso-v2 is linux-2.6.13's output path with the patch's deferral:
 # hold a multi-segment buffer until the windows take it whole
 # (engine/sim profile.go, wholeSkbDefer, says what is known of the patch
-# and what is inferred).
+# and what is inferred), and its skb layout: user data all in pages on any
+# scatter-gather route, TSO or not, so a frame is a header buffer and its
+# page frags for the NIC to fetch (engine/sim layout.go).
 #
 # Seed 001, Neterion: a 4-way Opteron sends 8 nttcp streams to each of two
 # dual Opterons through a switch, PCI-X 1.0 (~7.5 Gb/s), writes of 65535
@@ -22,8 +24,10 @@
 # second (Miller: both versions of the patch regress).
 #
 # The sender and the receivers are fitted as in examples/neterion-2005, to
-# the 2.6.12-rc4 TSO-off rows and its TSO-on MTU 1500 row; every
-# super-tso-v2 figure and both of seed 000 are predictions.
+# the 2.6.12-rc4 TSO-off rows (which set the sender's bus cost of a DMA
+# buffer: 2.6.12 sends a 1448-byte segment as one, an 8948-byte one as
+# 3.3) and its TSO-on MTU 1500 row; every super-tso-v2 figure and both of
+# seed 000 are predictions.
 lab "super-tso-v2" {
   description = "linux-2.6.12 vs the Super TSO patch: Neterion's rows (seed 001) and the back-to-back pair (seed 000)"
   engine      = "sim"
@@ -133,9 +137,10 @@ workload "b2b" {
 }
 
 # The seeds' signs: the patch is slower wherever they measured it. The
-# model reproduces the first only: `tsolab test -engine sim` fails the
-# other three (four verdicts) and exits 3; docs/engine.md (seeds 001 and
-# 000) says why, and engine/sim's TestExamples lists them as knownFailing.
+# model reproduces the first and the third (TSO off: the all-page layout's
+# DMA buffers on the bus); `tsolab test -engine sim` fails the second and
+# the fourth and exits 3; docs/engine.md (seeds 001 and 000) says why, and
+# engine/sim's TestExamples lists them as knownFailing.
 expect "v2_slower_tso_on_1500" {
   workload  = workload.nttcp
   when      = matrix.stack == "super-tso-v2" && matrix.tso && matrix.mtu == 1500
@@ -228,9 +233,10 @@ observed "b2b_original_super_tso" {
 }
 
 # As examples/neterion-2005: the sender fitted to 2.6.12-rc4's TSO-off
-# rows, the receivers to its TSO-on MTU 1500 row (where they bind).
+# rows, the receivers to its TSO-on MTU 1500 row (where they bind). No
+# super-tso-v2 figure enters a fit.
 calibrate "opteron-2005" {
-  free = ["bus_per_unit", "copy_per_byte"]
+  free = ["bus_per_unit", "bus_per_buffer", "copy_per_byte"]
   fit  = [observed.off_1500, observed.off_9000]
   file = "opteron-2005.calibration.json"
 }
