@@ -13,7 +13,8 @@ type app struct {
 	pending    int64     // bytes the application still wants to write
 	callRemain int64     // bytes left in the current call
 	blocked    bool      // waiting for send-buffer space (sk_stream_wait_memory)
-	ev         bool      // an evAppRun is queued
+	ev         bool      // an evAppRun is queued, or held (held)
+	held       bool      // its next turn is held out of the queue at hold (holdTurn)
 	woken      wokeState // its queued turn is a wake-up from sleep (hosts with a scheduler)
 	sendfile   bool      // zero-copy: pages, no copy cost
 	bytesMode  bool      // the stream ends after pending bytes (FIN on the tail)
@@ -29,13 +30,108 @@ type app struct {
 	next     int64 // rr client: bytes of the next request
 	txStart  int64 // rr client: when the outstanding transaction began, ns
 	want     int64 // stream reader: bytes to read before this connection is done; 0 = unbounded
+
+	// hold is the held turn's time and place in the order, when held.
+	hold qent
 }
 
 // wakeReader queues the application when data arrives.
 func (a *app) wakeReader(ep *endpoint, now int64) {
+	if a.held || !a.ev {
+		ep.wake(now)
+	}
+}
+
+// wake is wakeReader's work, out of line so that wakeReader inlines.
+func (ep *endpoint) wake(now int64) {
+	a := &ep.app
+	if a.held {
+		ep.unhold()
+	}
 	if !a.ev {
 		a.ev = true
+		if ep.idleTurn(now) {
+			ep.holdTurn(now)
+			return
+		}
 		ep.w.q.push(now+a.lag, evAppRun, ep.idx)
+	}
+}
+
+// A held turn. An application turn at t that, as things stand, would
+// find nothing to do (idleTurn) only clears app.ev, and the thread
+// sleeps: a reader's turn after a read when data has not come since, a
+// wake-up for part of an rr message. Such a turn is held out of the
+// queue with its place in the order (eventQueue.reserve) when only data
+// for it or another application's turn on its core can change that
+// before t: its core is free at t and only applications charge it
+// (appCore: no receive queue, interrupt, machine mate or scheduler), and
+// it wants to write nothing. Data comes with wakeReader, which ends the
+// hold (unhold): a turn that would have come before the event now
+// running has done nothing and the thread sleeps; one still to come is
+// queued in its place and runs as it would have. A turn of another
+// application on the core that makes it busy past a held turn still to
+// come queues that too (unholdMates): it would find the core busy. The
+// run is the same event for event, less the turns that did nothing; the
+// loop's end counts the time of a held turn it would have run
+// (passHeld).
+
+// idleTurn reports whether ep's turn at t, its core's free time or
+// later, can be held: it would find nothing to read (rr: not the rest of
+// the message, nor half the buffer) or write, within the loop's limit
+// and before its next progress report.
+func (ep *endpoint) idleTurn(t int64) bool {
+	a, r, w := &ep.app, &ep.rcv, ep.w
+	if !ep.appCore || a.pending > 0 || t > w.limit || t >= w.progressAt || ep.host.cores[ep.core].free > t {
+		return false
+	}
+	return r.unread == 0 || a.msg > 0 && r.unread < a.msg-a.got && r.unread < r.buf/2
+}
+
+// holdTurn holds ep's next turn at t (idleTurn); app.ev stays set.
+func (ep *endpoint) holdTurn(t int64) {
+	a := &ep.app
+	a.held = true
+	a.hold = ep.w.q.reserve(t, evAppRun, ep.idx)
+	if c := &ep.host.cores[ep.core]; c.lastHold.before(a.hold) {
+		c.lastHold = a.hold
+	}
+}
+
+// unhold ends ep's held turn as data arrives for it.
+func (ep *endpoint) unhold() {
+	a := &ep.app
+	q := &ep.w.q
+	a.held = false
+	if q.handedOut(a.hold) {
+		// It ran before the event now running and found nothing to do.
+		a.ev = false
+		a.woken = ep.onWake
+		return
+	}
+	q.pushReserved(a.hold)
+}
+
+// unholdMates queues the held turns still to come of the other
+// applications on ep's core, c, that its turn made busy past their time.
+// (runApp calls it when the core's last hold is such a turn.)
+func (ep *endpoint) unholdMates(c *core) {
+	q := &ep.w.q
+	for _, o := range ep.coreMates {
+		if a := &o.app; a.held && a.hold.at < c.free && !q.handedOut(a.hold) {
+			a.held = false
+			q.pushReserved(a.hold)
+		}
+	}
+}
+
+// passHeld is the loop's end: the held turns within the limit have run,
+// and the clock has reached the last of them.
+func (w *world) passHeld() {
+	for _, ep := range w.eps {
+		if a := &ep.app; a.held && a.hold.at <= w.limit {
+			w.now = max(w.now, a.hold.at)
+		}
 	}
 }
 
@@ -109,11 +205,18 @@ func (ep *endpoint) runApp(now int64) {
 	if a.pending > 0 {
 		did = ep.write(now, c) || did
 	}
+	if ep.appCore && c.lastHold.at < c.free && !w.q.handedOut(c.lastHold) {
+		ep.unholdMates(c)
+	}
 	if did && !a.ev && !(r.unread == 0 && a.pending == 0 && w.nextInLine(c.free)) {
 		// (Otherwise the next turn would find nothing to read or write,
 		// its core idle, and nothing could happen before it: it would
 		// only clear a.ev. Most of a reader's turns after a read.)
 		a.ev = true
+		if ep.idleTurn(c.free) {
+			ep.holdTurn(c.free)
+			return
+		}
 		w.q.push(c.free, evAppRun, ep.idx)
 		return
 	}

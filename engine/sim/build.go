@@ -240,6 +240,33 @@ func (w *world) startApps(wl *config.Workload) {
 			w.q.push(0, evAppRun, ep.idx)
 		}
 	}
+	// Application cores (holdTurn): no receive queue, interrupt, machine
+	// mate or scheduler charges them.
+	type hostCore struct {
+		h *host
+		c int
+	}
+	apps := map[hostCore][]*endpoint{}
+	for _, ep := range w.eps {
+		k := hostCore{ep.host, ep.core}
+		apps[k] = append(apps[k], ep)
+	}
+	for i := range w.rxqs {
+		delete(apps, hostCore{w.rxqs[i].host, w.rxqs[i].core})
+	}
+	for _, ep := range w.eps {
+		h := ep.host
+		eps, ok := apps[hostCore{h, ep.core}]
+		if !ok || h.sched != nil || h.machine != nil || ep.core == h.irqCore || w.e.noHold {
+			continue
+		}
+		ep.appCore = true
+		for _, o := range eps {
+			if o != ep {
+				ep.coreMates = append(ep.coreMates, o)
+			}
+		}
+	}
 }
 
 // buildNotes says what of the lab the model does not apply.

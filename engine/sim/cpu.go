@@ -214,6 +214,9 @@ type core struct {
 	// (config.Host.CoresOf): they share its free time, each counts its
 	// own busy time.
 	mates []*core
+	// lastHold is the latest turn held on it (holdTurn), on a core only
+	// applications charge.
+	lastHold qent
 }
 
 // begin returns the time work submitted at now can start.

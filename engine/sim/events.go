@@ -71,6 +71,7 @@ type eventQueue struct {
 	now       []qent // the FIFO: events at cur, from head
 	head      int    // first event of now not yet handed out
 	cur       int64  // time of the event last handed out, ns
+	curKey    uint64 // key of the event last handed out (its place at cur)
 	next      uint64 // insertion order of the next event
 }
 
@@ -88,7 +89,7 @@ func (q *eventQueue) len() int {
 
 func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 	if id < 0 || id > maxEventID || q.next > maxEventSeq {
-		panic(fmt.Sprintf("sim: event id %d or count %d beyond the queue's bounds", id, q.next))
+		q.beyond(id)
 	}
 	e := qent{at: at, key: q.next<<keySeqShift | uint64(id)<<keyKindBits | uint64(kind)}
 	q.next++
@@ -112,6 +113,48 @@ func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 	}
 }
 
+// beyond panics: an id or an insertion order past the key's bits.
+func (q *eventQueue) beyond(id int32) {
+	panic(fmt.Sprintf("sim: event id %d or count %d beyond the queue's bounds", id, q.next))
+}
+
+// reserve gives an event at at its place in the order, the next
+// insertion order, without queueing it: pushReserved queues it later
+// where push would have queued it now. Its ids, endpoints', are in
+// bounds (build).
+func (q *eventQueue) reserve(at int64, kind eventKind, id int32) qent {
+	if q.next > maxEventSeq {
+		q.beyond(id)
+	}
+	e := qent{at: at, key: q.next<<keySeqShift | uint64(id)<<keyKindBits | uint64(kind)}
+	q.next++
+	return e
+}
+
+// handedOut reports whether e, reserved, would have been handed out by
+// now: it is the event last handed out or comes before it.
+func (q *eventQueue) handedOut(e qent) bool {
+	return !(qent{at: q.cur, key: q.curKey}).before(e)
+}
+
+// pushReserved queues an event reserve made that has not been handed out
+// (handedOut is false): push with its insertion order, and at cur into
+// the FIFO before the events queued after its reservation.
+func (q *eventQueue) pushReserved(e qent) {
+	next := q.next
+	q.next = e.key >> keySeqShift
+	q.push(e.at, eventKind(e.key&(1<<keyKindBits-1)), int32(e.key>>keyKindBits&maxEventID))
+	q.next = next
+	if e.at != q.cur {
+		return
+	}
+	i := len(q.now) - 1
+	for ; i > q.head && e.key < q.now[i-1].key; i-- {
+		q.now[i] = q.now[i-1]
+	}
+	q.now[i] = e
+}
+
 // popped is pop's end for an event taken from first or a heap.
 func (q *eventQueue) popped(top qent) event {
 	if top.at > q.cur {
@@ -119,6 +162,7 @@ func (q *eventQueue) popped(top qent) event {
 		// before top).
 		q.cur = top.at
 	}
+	q.curKey = top.key
 	return top.event()
 }
 
@@ -127,6 +171,7 @@ func (q *eventQueue) pop() event {
 	if q.head < len(q.now) {
 		f := q.now[q.head]
 		if !q.hasFirst && q.heapsBefore(f) || q.hasFirst && f.before(q.first) {
+			q.curKey = f.key
 			q.head++
 			if q.head == len(q.now) {
 				q.now, q.head = q.now[:0], 0

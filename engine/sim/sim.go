@@ -56,6 +56,9 @@ type Engine struct {
 	// events as its duration's end would (tests: the fuzz target's
 	// bound on an input's work).
 	eventBudget int64
+	// noHold (tests only) holds no application turn (holdTurn): the
+	// runs must be the same.
+	noHold bool
 	// editProfile, when set (tests only), changes each host's profile
 	// after it is built: one strategy swapped to see its effect alone.
 	editProfile func(*profile)
@@ -216,6 +219,7 @@ func (w *world) loop(ctx context.Context, req engine.RunRequest) (int64, error) 
 	}
 	w.stats.events = int64(events)
 	if !w.finished {
+		w.passHeld()
 		if dur > 0 {
 			w.finishAt = dur
 		} else {

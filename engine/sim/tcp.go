@@ -40,6 +40,11 @@ type endpoint struct {
 	// wokeUp when its host has a scheduler (the turn comes a wake-up
 	// latency later, sched.go), else wokeNone (at once).
 	onWake wokeState
+	// appCore: only applications charge its core (no receive queue,
+	// interrupt, machine mate or scheduler): its own and coreMates'
+	// (holdTurn).
+	appCore   bool
+	coreMates []*endpoint
 
 	snd sender
 	rcv receiver
