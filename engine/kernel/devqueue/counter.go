@@ -138,7 +138,7 @@ func Open(opts Options) (*Counter, error) {
 		// Without the spool's memory (ENOMEM) the reader writes the
 		// file as it reads, which takes more CPU time during the run
 		// and captures the same.
-		sp, _ := newSpool(SpoolBytes, spoolChunk)
+		sp, _ := newSpool(spoolBytes(opts.Ingress), spoolChunk)
 		// The reader runs before the program can write.
 		if c.rec, err = startRecorder(ring, opts.Headers, sp); err != nil {
 			ring.close()

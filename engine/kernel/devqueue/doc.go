@@ -13,14 +13,14 @@
 // header), its whole length and the time it was queued, read by a
 // goroutine that drains the rings (every 2 to 50 ms, by how fast they
 // fill) and merges the CPUs' records by time into a spool (SpoolBytes
-// of memory populated at Open, before the run), which it hands to a
-// Sink (the engine's capture files) at Stop, after the run's
-// measurements: encoding and writing the file is not done while the
-// workload is measured (a run whose records outgrow the spool hands
-// them on while it runs once the spool is full; without the spool's
-// memory the reader hands each record on as it reads it);
-// a ring its reader fell a whole ring behind on loses the oldest records,
-// which are counted (Result.RecordLost). It never sends anything and never
+// of memory at ingress, a quarter of that at egress, populated at Open,
+// before the run), which it hands to a Sink (the engine's capture
+// files) at Stop, after the run's measurements: encoding and writing
+// the file is not done while the workload is measured (a run whose
+// records outgrow the spool hands them on while it runs once the spool
+// is full; without the spool's memory the reader hands each record on
+// as it reads it); a ring its reader fell a whole ring behind on loses
+// the oldest records, which are counted (Result.RecordLost). It never sends anything and never
 // changes an interface or a namespace (its TCX link passes every packet
 // on, TCX_NEXT, and goes with Stop), needs no tracefs and keeps no
 // payload bytes.

@@ -8,14 +8,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SpoolBytes is the memory, per recorder, that keeps the records the
-// reader took from the rings until the recorder stops: ~2.6 M records
-// of a TSO-off receiver (~100 bytes each: a 32-byte record header and
-// 66 bytes of Ethernet, IPv4 and TCP headers with timestamps), more
-// than a 2 s run of examples/tso-basics writes (1.2-1.9 M, TSO off, MTU
-// 1500, session 8). Populating it takes ~70-250 ms (0.25-0.96 ns a byte
-// here, load 10) before the run.
+// SpoolBytes is the memory of a receiver's spool (Options.Ingress), which
+// keeps the records the reader took from the rings until the counter
+// stops: ~2.6 M records of a TSO-off receiver (~100 bytes each: a
+// 32-byte record header and 66 bytes of Ethernet, IPv4 and TCP headers
+// with timestamps), more than a 2 s run of examples/tso-basics writes
+// (1.2-1.9 M, TSO off, MTU 1500, session 8). Populating it takes ~70-250
+// ms (0.25-0.96 ns a byte here, load 10) before the run. A sender's
+// spool is a quarter of it: a sender records send units, before GSO
+// (30-50k in such a run, TSO on or off), unless GSO is off too.
 const SpoolBytes = 256 << 20
+
+// spoolBytes is the spool of a counter at ingress or egress.
+func spoolBytes(ingress bool) int {
+	if ingress {
+		return SpoolBytes
+	}
+	return SpoolBytes / 4
+}
 
 // spoolChunk is the spool's unit: when the spool is full, the reader
 // hands the oldest chunks' records to the sink (~40k records a chunk, a
@@ -23,8 +33,8 @@ const SpoolBytes = 256 << 20
 const spoolChunk = 4 << 20
 
 // spoolsMax bounds the memory of all the spools of the process (four
-// of SpoolBytes: a lab with more captured NICs than that captures the
-// others without one).
+// receivers' spools: a lab with more captured NICs than fit captures
+// the others without one).
 const spoolsMax = 1 << 30
 
 // spoolsMapped is the memory of the spools of the process.
