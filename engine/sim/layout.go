@@ -57,7 +57,8 @@ type skbLayout struct {
 // linearCap is select_size: the payload bytes a new buffer's linear
 // area takes, for a sender with this MSS that builds multi-segment
 // buffers (gso) or not. Without scatter-gather the buffer is linear
-// whole and this is not asked.
+// whole and this is not asked. An MSS is at most 65483 (MTU 65535), so
+// the result fits skb.head.
 func (l skbLayout) linearCap(mss int64, gso bool) int64 {
 	if l.pages == pagesSG || l.pages == pagesGSO && gso {
 		return 0

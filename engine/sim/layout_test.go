@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tsolab/tsolab/result"
+)
 
 // TestSkbLayoutBuffers: a stream of one-MSS buffers, as tcp_sendmsg
 // builds them with TSO off, has the DMA buffers each layout gives it.
@@ -96,5 +100,38 @@ func TestSkbLayoutSplit(t *testing.T) {
 				t.Errorf("trimmed head: got %+v, want %+v", trimmed, rest)
 			}
 		})
+	}
+}
+
+// TestBusPerBuffer: with TSO off, super-tso-v2 differs from linux-2.6.13
+// only in its skb layout (every byte in pages: a 1448-byte frame is 2.35
+// DMA buffers on average, against one). Without a bus cost per buffer the
+// two carry the same; with one, on seed 001's bus-bound sender, the
+// all-page layout carries less by the bus time of its extra buffers.
+func TestBusPerBuffer(t *testing.T) {
+	const perUnit, perBuffer = 2000.0, 600.0
+	gbps := func(stack string, perBuffer float64) float64 {
+		t.Helper()
+		profiles := builtinCPUProfiles()
+		for i := range profiles {
+			if profiles[i].Name == "opteron-2005" {
+				profiles[i].BusPerUnit = perUnit
+				profiles[i].BusPerBuffer = perBuffer
+			}
+		}
+		res := runScenario(t, New(Options{CPUProfiles: profiles}), neterionScenario(false, 1500, stack))
+		return res.Metrics[result.MetricThroughputBps] / 1e9
+	}
+	if a, b := gbps("linux-2.6.13", 0), gbps("super-tso-v2", 0); a != b {
+		t.Errorf("no cost a buffer: linux-2.6.13 %.4f Gb/s, super-tso-v2 %.4f: want the same", a, b)
+	}
+	a, b := gbps("linux-2.6.13", perBuffer), gbps("super-tso-v2", perBuffer)
+	// A full frame's bus time: the transfer, its buffers, and its payload
+	// with 66 bytes of headers at the lab's 7.5 Gb/s.
+	bytes := (1448 + 66) * 8 / 7.5
+	want := (perUnit + perBuffer + bytes) / (perUnit + (2+1447.0/pageSize)*perBuffer + bytes)
+	t.Logf("linux-2.6.13 %.4f Gb/s, super-tso-v2 %.4f: %.4f, the bus time of a frame %.4f", a, b, b/a, want)
+	if got := b / a; got < want-0.01 || got > want+0.01 {
+		t.Errorf("super-tso-v2 / linux-2.6.13 = %.4f / %.4f Gb/s = %.3f, want %.3f (the bus time of a frame, one buffer against 2.35)", b, a, got, want)
 	}
 }
