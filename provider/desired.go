@@ -17,10 +17,14 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 	var out []Resource
 	hostNS := map[string]string{}
 	hostMachine := map[string]string{}
+	genMode := map[string]string{} // a host's declared SysctlAddrGenMode
 	for _, h := range sc.Hosts {
 		r := desiredHost(h, n)
 		hostNS[h.Name] = r.Attrs[AttrNetNS]
 		hostMachine[h.Name] = h.Machine
+		if v, ok := h.Sysctl[SysctlAddrGenMode]; ok {
+			genMode[h.Name] = v
+		}
 		out = append(out, r)
 	}
 	for _, s := range sc.Switches {
@@ -62,6 +66,9 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 			if p := sc.NIC(nic.Peer); p != nil {
 				a[AttrPeerNetNS] = hostNS[p.Host]
 				deps = append(deps, Addr{KindHost, p.Host})
+				if v, ok := genMode[p.Host]; ok {
+					a[AttrPeerAddrGenMode] = v
+				}
 			}
 			a[AttrPeerIfName] = nic.Peer
 		case peerOwner[nic.Name] != "":
@@ -72,6 +79,9 @@ func Desired(sc *config.Scenario, n Naming) []Resource {
 			a[AttrIfName] = nic.Device
 		default:
 			a[AttrLink] = LinkNone
+		}
+		if v, ok := genMode[nic.Host]; ok && nic.Device == "" {
+			a[AttrAddrGenMode] = v
 		}
 		nicSettings(nic, a)
 		out = append(out, Resource{Addr: Addr{KindNIC, nic.Name}, Attrs: a, DependsOn: deps})

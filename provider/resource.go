@@ -119,7 +119,19 @@ const (
 	AttrPortMaster = "port.master" // update: the bridge the port belongs to (BridgeName; "" = none)
 	AttrPortMTU    = "port.mtu"    // update: the port's MTU, the NIC's own; absent = unmanaged
 	PrefixOffload  = "offload."    // update: "offload.tso" = "true"/"false"
+	// AttrAddrGenMode is the IPv6 link-local address generation mode
+	// (IN6_ADDR_GEN_MODE_*) a link tsolab makes for the NIC gets before
+	// it comes up: its host's net.ipv6.conf.default.addr_gen_mode when
+	// the host declares that sysctl; absent = 1, none (no link-local
+	// address). replace: the kernel gives a link its link-local address
+	// when it comes up. AttrPeerAddrGenMode is the same for the far end
+	// of a pair the NIC owns (the peer NIC's host's).
+	AttrAddrGenMode     = "addr_gen_mode"
+	AttrPeerAddrGenMode = "peer_addr_gen_mode"
 )
+
+// SysctlAddrGenMode is the host sysctl AttrAddrGenMode follows.
+const SysctlAddrGenMode = "net.ipv6.conf.default.addr_gen_mode"
 
 // Link kinds, the value of AttrLink is KIND or KIND:NAME.
 const (
@@ -134,7 +146,8 @@ const (
 // replacement.
 func ReplaceAttr(key string) bool {
 	switch key {
-	case AttrMachine, AttrHostKind, AttrNetNS, AttrBridge, AttrHost, AttrIfName, AttrLink, AttrPeerNetNS, AttrPeerIfName:
+	case AttrMachine, AttrHostKind, AttrNetNS, AttrBridge, AttrHost, AttrIfName, AttrLink, AttrPeerNetNS, AttrPeerIfName,
+		AttrAddrGenMode, AttrPeerAddrGenMode:
 		return true
 	}
 	return false

@@ -133,9 +133,6 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		if err := setLoUp(nh); err != nil {
 			return err
 		}
-		if err := NoLinkLocal(); err != nil {
-			return err
-		}
 		if _, ok := want[provider.AttrLoUp]; ok {
 			readLoUp(nh, d, newAttrs)
 		}
@@ -477,35 +474,6 @@ func withHandle(fn func(nh *netlink.Handle) error) error {
 	}
 	defer nh.Close()
 	return fn(nh)
-}
-
-// addrGenMode is the sysctl that says how a new link of a namespace gets
-// its IPv6 link-local address, and addrGenModeNone its value for none
-// (IN6_ADDR_GEN_MODE_NONE).
-const (
-	addrGenMode     = "net.ipv6.conf.default.addr_gen_mode"
-	addrGenModeNone = "1"
-)
-
-// NoLinkLocal makes the links made later in the calling thread's
-// namespace, a new one of tsolab's, come up without an IPv6 link-local
-// address: without one a link does no duplicate address detection and
-// sends no multicast listener reports or router solicitations, which a
-// switch floods to every port (in a 1000-host lab that work took the
-// kernel more CPU than the apply itself, for seconds after it, holding
-// the rtnl lock the apply's requests wait for: bench/provision-1000).
-// It runs before the lab's own sysctls are written, so a host that sets
-// net.ipv6.conf.default.addr_gen_mode gets what it sets. A kernel without
-// IPv6 has nothing to turn off.
-func NoLinkLocal() error {
-	err := writeSysctl(addrGenMode, addrGenModeNone)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("set %s=%s: %w", addrGenMode, addrGenModeNone, err)
-	}
-	return nil
 }
 
 // sysctlKeys returns the sysctl names ("net.ipv4.tcp_wmem") declared in a,

@@ -59,12 +59,14 @@ func openNS(name string) (*nsConn, error) {
 		return nil, err
 	}
 	c := &nsConn{name: name, fd: fd}
+	// Both sockets are opened on one visit to the namespace.
 	open := func() error {
 		var err error
 		if c.nl, err = netlink.NewHandle(unix.NETLINK_ROUTE); err != nil {
 			return fmt.Errorf("netlink socket: %w", err)
 		}
-		return nil
+		c.rawOnce.Do(func() { c.rawErr = c.openRaw() })
+		return c.rawErr
 	}
 	err = c.inside(open)
 	if err != nil {
@@ -174,21 +176,94 @@ func (c *nsConn) execute(req *nl.NetlinkRequest) error {
 	return err
 }
 
-// rawSocket is a netlink socket in c's namespace for requests built by
-// hand, opened on first use.
-func (c *nsConn) rawSocket() (*nl.SocketHandle, error) {
-	c.rawOnce.Do(func() {
-		open := func() error {
-			s, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
-			if err != nil {
-				return fmt.Errorf("netlink socket: %w", err)
-			}
-			c.raw = &nl.SocketHandle{Socket: s}
-			return nil
+// create sends req, an RTM_NEWLINK that creates the link name in c's
+// namespace, with NLM_F_ECHO through c's raw socket, and returns the
+// link as the kernel's echo reports it: what the kernel made, with its
+// index, without asking for it again. A kernel older than 6.3, which
+// does not echo a creation, is asked by name.
+func (c *nsConn) create(req *nl.NetlinkRequest, name string) (netlink.Link, error) {
+	sock, err := c.rawSocket()
+	if err != nil {
+		return nil, err
+	}
+	req.Flags |= unix.NLM_F_ECHO
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: sock}
+	msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWLINK)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) == 0 {
+		l, err := c.linkByName(name)
+		if err == nil && l == nil {
+			err = errors.New("not found after creation")
 		}
-		c.rawErr = c.inside(open)
-	})
+		return l, err
+	}
+	return netlink.LinkDeserialize(nil, msgs[0])
+}
+
+// rawSocket is a netlink socket in c's namespace for requests built by
+// hand, opened with c's other socket.
+func (c *nsConn) rawSocket() (*nl.SocketHandle, error) {
+	c.rawOnce.Do(func() { c.rawErr = c.inside(c.openRaw) })
 	return c.raw, c.rawErr
+}
+
+// openRaw opens c.raw in the calling thread's namespace.
+func (c *nsConn) openRaw() error {
+	s, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
+	if err != nil {
+		return fmt.Errorf("netlink socket: %w", err)
+	}
+	c.raw = &nl.SocketHandle{Socket: s}
+	return nil
+}
+
+// markNew gives l, a link the call made, not yet up with a carrier, the
+// alias alias and the IPv6 link-local address generation mode mode
+// (IN6_ADDR_GEN_MODE_*, see AttrAddrGenMode) in one RTM_SETLINK: the
+// kernel gives a link its link-local address (or none) when it comes
+// up with a carrier, by the mode it has then.
+func (c *nsConn) markNew(l netlink.Link, alias string, mode uint8) error {
+	err := c.setLink(func(inet6 bool) *nl.NetlinkRequest {
+		req := setLinkRequest(l.Attrs().Index, false, inet6, mode)
+		req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(alias)))
+		return req
+	})
+	if err == nil {
+		l.Attrs().Alias = alias
+	}
+	return err
+}
+
+// setLink sends the RTM_SETLINK build makes, with the IPv6 part
+// (inet6), or without it when the kernel has no IPv6 (EAFNOSUPPORT):
+// then there is no link-local address to leave out.
+func (c *nsConn) setLink(build func(inet6 bool) *nl.NetlinkRequest) error {
+	err := c.execute(build(true))
+	if errors.Is(err, unix.EAFNOSUPPORT) {
+		err = c.execute(build(false))
+	}
+	return err
+}
+
+// setLinkRequest is an RTM_SETLINK of link index, setting it up when up,
+// with the IPv6 address generation mode mode when inet6; callers add to
+// it.
+func setLinkRequest(index int, up, inet6 bool, mode uint8) *nl.NetlinkRequest {
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(index)
+	if up {
+		msg.Change, msg.Flags = unix.IFF_UP, unix.IFF_UP
+	}
+	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
+	req.AddData(msg)
+	if inet6 {
+		spec := nl.NewRtAttr(unix.IFLA_AF_SPEC, nil)
+		spec.AddRtAttr(unix.AF_INET6, nil).AddRtAttr(unix.IFLA_INET6_ADDR_GEN_MODE, []byte{mode})
+		req.AddData(spec)
+	}
+	return req
 }
 
 // linkByName finds a link; nil, nil when there is none.

@@ -128,8 +128,12 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 	if link == nil {
 		return provider.CreateResponse{Diagnostics: d.diags}
 	}
-	configure(x, link, nil, template)
-	return provider.CreateResponse{New: observe(x, nil, template), Diagnostics: d.diags}
+	// A link the call made is as the kernel reported it unless configure
+	// changed its up state or MTU.
+	if configure(x, link, nil, template) || !x.created {
+		link = nil
+	}
+	return provider.CreateResponse{New: observe(x, link, template), Diagnostics: d.diags}
 }
 
 // configure brings the link up and makes its MTU, address, offloads and
@@ -137,14 +141,18 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 // (a switch NIC's port) what its kind needs. prior holds the attributes
 // as they were (nil on create), to remove an address that was replaced.
 // Every failure becomes a diagnostic; configure carries on with the rest.
-func configure(x *call, link netlink.Link, prior, out provider.Attrs) {
+// It reports whether it asked the kernel to change link's up state or
+// MTU (link as given is then out of date).
+func configure(x *call, link netlink.Link, prior, out provider.Attrs) (changed bool) {
 	c, s, d := x.c, x.s, x.d
 	if link.Attrs().Flags&net.FlagUp == 0 {
+		changed = true
 		if err := c.nl.LinkSetUp(link); err != nil {
 			d.errorf("set %s up", err, s.ifname)
 		}
 	}
 	if s.mtu > 0 && link.Attrs().MTU != s.mtu {
+		changed = true
 		if err := c.nl.LinkSetMTU(link, s.mtu); err != nil {
 			d.errorf("set mtu %d", err, s.mtu)
 		}
@@ -181,11 +189,12 @@ func configure(x *call, link netlink.Link, prior, out provider.Attrs) {
 	}
 
 	if x.created && s.shape.none() {
-		return // a new link has its device's default qdisc
+		return changed // a new link has its device's default qdisc
 	}
 	if err := applyShaping(c, link, s.shape, s.queueManaged); err != nil {
 		d.errorf("set shaping", err)
 	}
+	return changed
 }
 
 // setOffloads asks for the declared offloads in one ethtool request,

@@ -3,6 +3,7 @@ package nic_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"slices"
 	"sort"
@@ -864,6 +865,70 @@ func TestDeleteGoingWithHost(t *testing.T) {
 			}
 		case <-timeout:
 			t.Fatalf("port %s still in %s 30 s after its host's namespace was removed", port, swNS)
+		}
+	}
+}
+
+// linkLocals returns the names of the links in ns that have an IPv6
+// link-local address.
+func linkLocals(t *testing.T, ns string) []string {
+	t.Helper()
+	var out []string
+	err := netnsfs.Do(ns, func() error {
+		addrs, err := netlink.AddrList(nil, netlink.FAMILY_V6)
+		if err != nil {
+			return err
+		}
+		for _, a := range addrs {
+			if !a.IP.IsLinkLocalUnicast() {
+				continue
+			}
+			l, err := netlink.LinkByIndex(a.LinkIndex)
+			if err != nil {
+				return err
+			}
+			out = append(out, l.Attrs().Name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestNoLinkLocal: the links tsolab makes (a switch NIC's veth, its
+// port, the bridge, a pair's two ends, a dummy) come up without an IPv6
+// link-local address; a NIC whose host declares
+// net.ipv6.conf.default.addr_gen_mode (AttrAddrGenMode, and
+// AttrPeerAddrGenMode for a pair's far end) gets the mode it declares.
+func TestNoLinkLocal(t *testing.T) {
+	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
+		t.Skip("this kernel has no IPv6: there is no link-local address to leave out")
+	}
+	f := newFixture(t)
+	nsA, nsB, nsC := f.addHost("a"), f.addHost("b"), f.addHost("c")
+	nsSw := f.addSwitch("sw")
+	f.mustNIC("a0", f.switchNIC("a0", "a", "sw", provider.Attrs{"address": "10.82.0.1/24"}))
+	f.mustNIC("b0", f.switchNIC("b0", "b", "sw", provider.Attrs{"address": "10.82.0.2/24", provider.AttrAddrGenMode: "0"}))
+	f.mustNIC("a1", provider.Attrs{
+		"host": "a", "netns": nsA, "ifname": "a1", "link": "peer:c1",
+		"peer_netns": nsC, "peer_ifname": "c1", provider.AttrPeerAddrGenMode: "0",
+	})
+	f.mustNIC("c1", provider.Attrs{"host": "c", "netns": nsC, "ifname": "c1", "link": "peer-of:a1", provider.AttrAddrGenMode: "0"})
+	f.mustNIC("lone0", provider.Attrs{"host": "a", "netns": nsA, "ifname": "lone0", "link": "none"})
+	for _, tt := range []struct {
+		ns   string
+		want []string
+	}{
+		{nsA, nil},            // a0, a1 and lone0: none declared
+		{nsB, []string{"b0"}}, // its host declares 0 (eui64)
+		{nsC, []string{"c1"}}, // the far end of a1's pair, whose host declares 0
+		{nsSw, nil},           // the bridge and the ports
+	} {
+		if diff := cmp.Diff(tt.want, linkLocals(t, tt.ns)); diff != "" {
+			t.Errorf("links with an IPv6 link-local address in %s (-want +got):\n%s", tt.ns, diff)
 		}
 	}
 }

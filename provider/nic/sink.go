@@ -75,5 +75,9 @@ func createSink(x *call) netlink.Link {
 		d.errorf("create %s", fmt.Errorf("not found after creation (%v)", err), s.ifname)
 		return nil
 	}
+	// Made down: its mode before markUp brings it up.
+	if err := c.markNew(link, x.alias, s.genMode); err != nil {
+		d.errorf("configure %s", err, s.ifname)
+	}
 	return link
 }

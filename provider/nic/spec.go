@@ -24,6 +24,26 @@ type spec struct {
 	shape        shaping
 	queueManaged bool
 	offloads     []wantOffload
+	// genMode and peerGenMode are the IPv6 address generation modes
+	// (IN6_ADDR_GEN_MODE_*) of the NIC's link and of the far end of a
+	// pair it owns, when tsolab makes them (AttrAddrGenMode).
+	genMode, peerGenMode uint8
+}
+
+// genModeNone is IN6_ADDR_GEN_MODE_NONE: no IPv6 link-local address.
+const genModeNone = 1
+
+// parseGenMode parses an AttrAddrGenMode value; absent is none.
+func parseGenMode(a provider.Attrs, key string) (uint8, error) {
+	v, ok := a[key]
+	if !ok {
+		return genModeNone, nil
+	}
+	m, err := strconv.ParseUint(v, 10, 8)
+	if err != nil || m > 3 {
+		return 0, fmt.Errorf("%s %q is not an IPv6 address generation mode 0..3 (net.ipv6.conf.default.addr_gen_mode)", key, v)
+	}
+	return uint8(m), nil
 }
 
 func parseSpec(a provider.Attrs) (spec, error) {
@@ -101,5 +121,11 @@ func parseSpec(a provider.Attrs) (spec, error) {
 		return s, err
 	}
 	s.offloads = offs
+	if s.genMode, err = parseGenMode(a, provider.AttrAddrGenMode); err != nil {
+		return s, err
+	}
+	if s.peerGenMode, err = parseGenMode(a, provider.AttrPeerAddrGenMode); err != nil {
+		return s, err
+	}
 	return s, nil
 }

@@ -53,10 +53,7 @@ func (s *Switch) Validate(ctx context.Context, req provider.ValidateRequest) pro
 func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
 	d := newDiags(req.Addr)
 	ns, brName := req.Desired[provider.AttrNetNS], req.Desired[provider.AttrBridge]
-	// The bridge and its ports get no IPv6 link-local address (a port of
-	// a switch has no address of its own).
-	noLinkLocal := func(*netlink.Handle) error { return host.NoLinkLocal() }
-	if _, diags := host.CreateNamespace(req.Naming, req.Addr, ns, noLinkLocal); diags.HasErrors() {
+	if _, diags := host.CreateNamespace(req.Naming, req.Addr, ns, nil); diags.HasErrors() {
 		return provider.CreateResponse{Diagnostics: diags}
 	}
 	c, err := openNS(ns)
@@ -72,9 +69,9 @@ func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provide
 		d.errorf("find bridge %s", err, brName)
 		return provider.CreateResponse{Diagnostics: d.diags}
 	case br == nil:
+		// Made down: up with its mode (below), or it would get an IPv6
+		// link-local address at once.
 		attrs := linkAttrs(brName)
-		attrs.Alias = alias
-		attrs.Flags = net.FlagUp
 		br = &netlink.Bridge{LinkAttrs: attrs}
 		if err := c.nl.LinkAdd(br); err != nil {
 			d.errorf("create bridge %s", err, brName)
@@ -84,6 +81,10 @@ func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provide
 		if br, err = c.linkByName(brName); err != nil || br == nil {
 			d.errorf("create bridge %s", fmt.Errorf("not found after creation (%v)", err), brName)
 			return provider.CreateResponse{Diagnostics: d.diags}
+		}
+		// No IPv6 link-local address: the bridge is not a host of the lab.
+		if err := c.markNew(br, alias, genModeNone); err != nil {
+			d.errorf("configure bridge %s", err, brName)
 		}
 	case br.Attrs().Alias != "" && br.Attrs().Alias != alias:
 		d.errorf("create bridge %s", fmt.Errorf("a link of that name exists in %s with alias %q, not tsolab's", ns, br.Attrs().Alias), brName)

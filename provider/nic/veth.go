@@ -47,32 +47,36 @@ func (switchPort) create(ctx context.Context, x *call, out provider.Attrs) netli
 }
 
 // setPort makes port (the far end of a switch NIC's veth, in x.far) a
-// port of the switch's bridge, marked with the NIC's alias, up, with the
-// NIC's MTU when it declares one, in one RTM_SETLINK; what it is already
-// is left out of the request.
+// port of the switch's bridge, marked with the NIC's alias, with the
+// NIC's MTU when it declares one and no IPv6 link-local address, in one
+// RTM_SETLINK, then brings it up; what it is already is left out.
 func setPort(x *call, port netlink.Link) error {
 	br, err := x.far.pool.bridge(x.far, x.s.target)
 	if err != nil {
 		return err
 	}
 	a := port.Attrs()
-	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
-	msg.Index = int32(a.Index)
-	if a.Flags&net.FlagUp == 0 {
-		msg.Change, msg.Flags = unix.IFF_UP, unix.IFF_UP
+	// A port has no address of its own: no IPv6 link-local one either.
+	// The kernel gives a link its link-local address as it comes up,
+	// before it looks at the rest of the request: the port comes up in a
+	// request of its own, after the one that sets its mode.
+	err = x.far.setLink(func(inet6 bool) *nl.NetlinkRequest {
+		req := setLinkRequest(a.Index, false, inet6, genModeNone)
+		if a.Alias != x.alias {
+			req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(x.alias)))
+		}
+		if a.MasterIndex != br {
+			req.AddData(nl.NewRtAttr(unix.IFLA_MASTER, nl.Uint32Attr(uint32(br))))
+		}
+		if x.s.mtu > 0 && a.MTU != x.s.mtu {
+			req.AddData(nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(x.s.mtu))))
+		}
+		return req
+	})
+	if err == nil && a.Flags&net.FlagUp == 0 {
+		err = x.far.nl.LinkSetUp(port)
 	}
-	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
-	req.AddData(msg)
-	if a.Alias != x.alias {
-		req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(x.alias)))
-	}
-	if a.MasterIndex != br {
-		req.AddData(nl.NewRtAttr(unix.IFLA_MASTER, nl.Uint32Attr(uint32(br))))
-	}
-	if x.s.mtu > 0 && a.MTU != x.s.mtu {
-		req.AddData(nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(x.s.mtu))))
-	}
-	return x.far.execute(req)
+	return err
 }
 
 // readFar opens the switch's namespace and checks its mark; a namespace
@@ -147,6 +151,12 @@ func (vethPair) create(ctx context.Context, x *call, out provider.Attrs) netlink
 	if link == nil {
 		return nil
 	}
+	if x.created {
+		// The other NIC's end gets its mode before it comes up.
+		if err := x.far.markNew(far, farAlias, x.s.peerGenMode); err != nil {
+			x.d.errorf("configure the other end %s", err, x.s.peerIf)
+		}
+	}
 	if err := ensureAliasUp(x.far, far, farAlias); err != nil {
 		x.d.errorf("configure the other end %s", err, x.s.peerIf)
 	}
@@ -206,7 +216,15 @@ func createVeth(x *call, farAlias string) (link, far netlink.Link) {
 		d.errorf("create veth %s", foreignLink(c.name, link), s.ifname)
 		return nil, nil
 	}
-	// The kernel ignores IFLA_IFALIAS on creation: mark the link at once.
+	// The kernel ignores IFLA_IFALIAS on creation: mark the link at once,
+	// and give it its IPv6 address generation mode before the far end
+	// comes up.
+	if x.created {
+		if err := c.markNew(link, x.alias, s.genMode); err != nil {
+			d.errorf("mark veth %s", err, s.ifname)
+			return nil, nil
+		}
+	}
 	if link.Attrs().Alias != x.alias {
 		if err := c.nl.LinkSetAlias(link, x.alias); err != nil {
 			d.errorf("mark veth %s", err, s.ifname)
@@ -214,8 +232,11 @@ func createVeth(x *call, farAlias string) (link, far netlink.Link) {
 		}
 		link.Attrs().Alias = x.alias
 	}
+	if x.created {
+		return link, newFarEnd(link, s.peerIf)
+	}
 	far, err = peer.linkByName(s.peerIf)
-	if err == nil && far == nil && !x.created && !x.remade {
+	if err == nil && far == nil && !x.remade {
 		// The NIC's own veth from before, without its other end: the
 		// far namespace it was made with is gone (a destroy killed after
 		// the switch went but before the host, whose NIC left its veth to
@@ -241,33 +262,24 @@ func createVeth(x *call, farAlias string) (link, far netlink.Link) {
 const vethDefaultMTU = 1500
 
 // addVeth creates the veth, its NIC end in x.c, up, and its far end in
-// peer, and returns the NIC's end as created (with the index the kernel
-// gave it, without the alias, which the kernel ignores on creation),
+// peer, and returns the NIC's end as the kernel reports it created (its
+// echo of the request: index, flags, MTU, and the far end's index as
+// ParentIndex; without the alias, which the kernel ignores on creation),
 // setting x.created. When a link of either name is in the way it
 // returns the NIC end's name's link as it is (an interrupted apply's, or
 // not the NIC's: the caller tells), or removes an orphaned far end of the
 // lab's and tries again. nil when it cannot.
 func addVeth(x *call, peer *nsConn, farAlias string) netlink.Link {
 	s, c, d := x.s, x.c, x.d
-	attrs := linkAttrs(s.ifname)
-	attrs.Alias = x.alias
-	attrs.MTU = s.mtu
-	attrs.Flags = net.FlagUp
-	attrs.Namespace = netlink.NsFd(c.fd)
-	veth := &netlink.Veth{
-		LinkAttrs:     attrs,
-		PeerName:      s.peerIf,
-		PeerTxQLen:    -1,
-		PeerNamespace: netlink.NsFd(peer.fd),
-	}
+	peerMTU := s.mtu
 	if _, pair := s.link.(vethPair); pair {
 		// The far end is another NIC, which sets its own MTU when it
 		// declares one: it starts at the kernel's veth default, as the
-		// model's NIC without mtu does, not at this end's (netlink
-		// copies LinkAttrs.MTU to the peer when PeerMTU is 0).
-		veth.PeerMTU = vethDefaultMTU
+		// model's NIC without mtu does, not at this end's.
+		peerMTU = vethDefaultMTU
 	}
-	err := c.nl.LinkAdd(veth)
+	req := vethRequest(s.ifname, s.mtu, c, s.peerIf, peerMTU, peer)
+	link, err := c.create(req, s.ifname)
 	if errors.Is(err, unix.EEXIST) {
 		there, lerr := c.linkByName(s.ifname)
 		if lerr != nil {
@@ -278,7 +290,7 @@ func addVeth(x *call, peer *nsConn, farAlias string) netlink.Link {
 			return there
 		}
 		if err = removeOrphan(peer, s.peerIf, farAlias); err == nil {
-			err = c.nl.LinkAdd(veth)
+			link, err = c.create(vethRequest(s.ifname, s.mtu, c, s.peerIf, peerMTU, peer), s.ifname)
 		}
 	}
 	if err != nil {
@@ -288,13 +300,43 @@ func addVeth(x *call, peer *nsConn, farAlias string) netlink.Link {
 		d.errorf("create veth %s", err, s.ifname)
 		return nil
 	}
-	if veth.Index == 0 {
-		d.errorf("create veth %s", errors.New("not found after creation"), s.ifname)
-		return nil
-	}
 	x.created = true
-	veth.Alias = ""
-	return veth
+	return link
+}
+
+// vethRequest is the RTM_NEWLINK that makes a veth pair, its end name up
+// in c with MTU mtu (0: the kernel's) and its far end peerName, down, in
+// peer with MTU peerMTU (0: the kernel's). (vishvananda/netlink's LinkAdd
+// would look the new link up by name afterwards for its index, another
+// request under the rtnl lock; nsConn.create asks for the kernel's echo.)
+func vethRequest(name string, mtu int, c *nsConn, peerName string, peerMTU int, peer *nsConn) *nl.NetlinkRequest {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_CREATE|unix.NLM_F_EXCL|unix.NLM_F_ACK)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Change, msg.Flags = unix.IFF_UP, unix.IFF_UP
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(name)))
+	if mtu > 0 {
+		req.AddData(nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(mtu))))
+	}
+	req.AddData(nl.NewRtAttr(unix.IFLA_NET_NS_FD, nl.Uint32Attr(uint32(c.fd))))
+	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+	info.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("veth"))
+	far := info.AddRtAttr(nl.IFLA_INFO_DATA, nil).AddRtAttr(nl.VETH_INFO_PEER, nil)
+	nl.NewIfInfomsgChild(far, unix.AF_UNSPEC)
+	far.AddRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(peerName))
+	if peerMTU > 0 {
+		far.AddRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(peerMTU)))
+	}
+	far.AddRtAttr(unix.IFLA_NET_NS_FD, nl.Uint32Attr(uint32(peer.fd)))
+	req.AddData(info)
+	return req
+}
+
+// newFarEnd is the far end of a veth addVeth just made (link, as the
+// kernel echoed it), as it was made: down, without alias or master,
+// its MTU not known here. It saves asking the kernel for it.
+func newFarEnd(link netlink.Link, name string) netlink.Link {
+	return &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Index: link.Attrs().ParentIndex, Name: name}}
 }
 
 // removeOrphan deletes the far end name of a veth whose own end is
