@@ -45,13 +45,15 @@ var spoolsMapped atomic.Int64
 // populated when the recorder starts. It exists so that the reader's
 // work while a workload runs is a copy into memory already there: the
 // merge is done as the records are copied, and the encoding and the
-// file's write(2) (half the reader's CPU time a record, most of it the
-// kernel's page allocation for the file; a copy into fresh memory
-// faults just as much) wait until the recorder stops, after the run's
-// measurements. A run longer than the spool holds goes back to that
-// once the spool is full: the reader then hands two chunks to the sink
-// for each one it starts filling, so that the spool empties while the
-// run goes on (see room), and hands later records on as it reads them.
+// file's write(2) (about half the reader's CPU time a record, much of
+// it the kernel's page allocation for the file; a copy into memory not
+// populated beforehand pays for its pages too: 42 ns a 104-byte record
+// against 15 into populated memory, here) wait until the recorder
+// stops, after the run's measurements. A run longer than the spool
+// holds writes the file while it runs once the spool is full: the
+// reader then hands two chunks to the sink for each one it starts
+// filling, so that the spool empties while the run goes on (see room),
+// and from then on hands each record on as it reads it.
 type spool struct {
 	mem []byte
 	// full is set once the spool had no room: from then on it only
