@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
@@ -53,7 +54,9 @@ func (s *Switch) Validate(ctx context.Context, req provider.ValidateRequest) pro
 func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
 	d := newDiags(req.Addr)
 	ns, brName := req.Desired[provider.AttrNetNS], req.Desired[provider.AttrBridge]
-	if _, diags := host.CreateNamespace(req.Naming, req.Addr, ns, nil); diags.HasErrors() {
+	quiet := func(*netlink.Handle) error { return noLinkLocalHere() }
+	created, diags := host.CreateNamespace(req.Naming, req.Addr, ns, quiet)
+	if diags.HasErrors() {
 		return provider.CreateResponse{Diagnostics: diags}
 	}
 	c, err := openNS(ns)
@@ -62,6 +65,11 @@ func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provide
 		return provider.CreateResponse{Diagnostics: d.diags}
 	}
 	defer c.Close()
+	if !created {
+		if err := c.inside(noLinkLocalHere); err != nil {
+			d.errorf("configure namespace %s", err, ns)
+		}
+	}
 	alias := req.Naming.Alias(req.Addr)
 	br, err := c.linkByName(brName)
 	switch {
@@ -69,9 +77,8 @@ func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provide
 		d.errorf("find bridge %s", err, brName)
 		return provider.CreateResponse{Diagnostics: d.diags}
 	case br == nil:
-		// Made down: up with its mode (below), or it would get an IPv6
-		// link-local address at once.
 		attrs := linkAttrs(brName)
+		attrs.Flags = net.FlagUp
 		br = &netlink.Bridge{LinkAttrs: attrs}
 		if err := c.nl.LinkAdd(br); err != nil {
 			d.errorf("create bridge %s", err, brName)
@@ -82,10 +89,6 @@ func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provide
 			d.errorf("create bridge %s", fmt.Errorf("not found after creation (%v)", err), brName)
 			return provider.CreateResponse{Diagnostics: d.diags}
 		}
-		// No IPv6 link-local address: the bridge is not a host of the lab.
-		if err := c.markNew(br, alias, genModeNone); err != nil {
-			d.errorf("configure bridge %s", err, brName)
-		}
 	case br.Attrs().Alias != "" && br.Attrs().Alias != alias:
 		d.errorf("create bridge %s", fmt.Errorf("a link of that name exists in %s with alias %q, not tsolab's", ns, br.Attrs().Alias), brName)
 		return provider.CreateResponse{Diagnostics: d.diags}
@@ -94,6 +97,31 @@ func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provide
 		d.errorf("configure bridge %s", err, brName)
 	}
 	return provider.CreateResponse{New: s.observe(c, req.Naming, req.Addr, req.Desired), Diagnostics: d.diags}
+}
+
+// switchAddrGenMode is the sysctl a switch's namespace gets before any
+// link is in it: the bridge and the ports come up without an IPv6
+// link-local address (IN6_ADDR_GEN_MODE_NONE): a switch has no address
+// of its own. Written once per switch, against once per port in the
+// request that makes the port (the kernel gives a link its link-local
+// address as it comes up, before the rest of a request: a port would
+// need a request of its own for its mode before the one that brings it
+// up). It is the only write of this sysctl: the kernel takes the rtnl
+// lock for it with a trylock it retries at once, which spun 720 k
+// write(2) restarts when every host of a 1000-host apply wrote it.
+const switchAddrGenMode = "/proc/sys/net/ipv6/conf/default/addr_gen_mode"
+
+// noLinkLocalHere sets switchAddrGenMode to none in the calling thread's
+// namespace (a switch's); a kernel without IPv6 has nothing to set.
+func noLinkLocalHere() error {
+	err := os.WriteFile(switchAddrGenMode, []byte("1"), 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("set net.ipv6.conf.default.addr_gen_mode=1: %w", err)
+	}
+	return nil
 }
 
 // observe returns the switch's attributes as they are when the bridge is

@@ -47,36 +47,33 @@ func (switchPort) create(ctx context.Context, x *call, out provider.Attrs) netli
 }
 
 // setPort makes port (the far end of a switch NIC's veth, in x.far) a
-// port of the switch's bridge, marked with the NIC's alias, with the
-// NIC's MTU when it declares one and no IPv6 link-local address, in one
-// RTM_SETLINK, then brings it up; what it is already is left out.
+// port of the switch's bridge, marked with the NIC's alias, up, with the
+// NIC's MTU when it declares one, in one RTM_SETLINK; what it is already
+// is left out of the request. (It comes up without an IPv6 link-local
+// address: switchAddrGenMode.)
 func setPort(x *call, port netlink.Link) error {
 	br, err := x.far.pool.bridge(x.far, x.s.target)
 	if err != nil {
 		return err
 	}
 	a := port.Attrs()
-	// A port has no address of its own: no IPv6 link-local one either.
-	// The kernel gives a link its link-local address as it comes up,
-	// before it looks at the rest of the request: the port comes up in a
-	// request of its own, after the one that sets its mode.
-	err = x.far.setLink(func(inet6 bool) *nl.NetlinkRequest {
-		req := setLinkRequest(a.Index, false, inet6, genModeNone)
-		if a.Alias != x.alias {
-			req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(x.alias)))
-		}
-		if a.MasterIndex != br {
-			req.AddData(nl.NewRtAttr(unix.IFLA_MASTER, nl.Uint32Attr(uint32(br))))
-		}
-		if x.s.mtu > 0 && a.MTU != x.s.mtu {
-			req.AddData(nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(x.s.mtu))))
-		}
-		return req
-	})
-	if err == nil && a.Flags&net.FlagUp == 0 {
-		err = x.far.nl.LinkSetUp(port)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(a.Index)
+	if a.Flags&net.FlagUp == 0 {
+		msg.Change, msg.Flags = unix.IFF_UP, unix.IFF_UP
 	}
-	return err
+	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
+	req.AddData(msg)
+	if a.Alias != x.alias {
+		req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(x.alias)))
+	}
+	if a.MasterIndex != br {
+		req.AddData(nl.NewRtAttr(unix.IFLA_MASTER, nl.Uint32Attr(uint32(br))))
+	}
+	if x.s.mtu > 0 && a.MTU != x.s.mtu {
+		req.AddData(nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(x.s.mtu))))
+	}
+	return x.far.execute(req)
 }
 
 // readFar opens the switch's namespace and checks its mark; a namespace
