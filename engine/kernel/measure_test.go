@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
@@ -416,7 +417,9 @@ func TestHoldProcs(t *testing.T) {
 // only then: the first call passes (no pass yet), the next does not, one
 // after the due time does and plans the next a passEvery later.
 func TestYielderPassesWhenDue(t *testing.T) {
-	var y yielder
+	runtime.LockOSThread() // as spawn's workers are
+	defer runtime.UnlockOSThread()
+	y := yielder{meter: new(cpuMeter)}
 	before := time.Now()
 	y.after()
 	if y.due.Before(before.Add(passEvery)) || y.due.After(time.Now().Add(passEvery)) {
@@ -446,10 +449,12 @@ func TestYielderWaitBounded(t *testing.T) {
 	defer unix.Close(fds[0])
 	defer unix.Close(fds[1])
 	done := make(chan error, 1)
-	var y yielder
+	y := yielder{meter: new(cpuMeter)}
 	y.due = time.Now().Add(20 * time.Millisecond)
 	due := y.due
 	go func() {
+		runtime.LockOSThread() // as spawn's workers are
+		defer runtime.UnlockOSThread()
 		for y.due.Equal(due) { // a signal may end a poll early
 			if err := y.wait(fds[0], unix.POLLIN); err != nil {
 				done <- err
@@ -485,5 +490,60 @@ func TestYielderWaitBounded(t *testing.T) {
 	}
 	if !y.due.Equal(due) {
 		t.Errorf("wait on a readable socket passed before the due time")
+	}
+}
+
+// TestYielderPass checks what a worker relies on across its passes
+// through the scheduler: it is locked to a thread again after each (a
+// Gosched then brings it back on the same thread, though spinning
+// goroutines keep every P busy), and its meter sums the CPU of the
+// stretches between passes, each read on its own thread.
+func TestYielderPass(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	for range runtime.GOMAXPROCS(0) + 1 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	const passes, stretch = 10, time.Millisecond
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var m cpuMeter
+		y := yielder{meter: &m}
+		p0 := processCPU()
+		m.start()
+		for range passes {
+			// A stretch of work: stretch of this thread's CPU.
+			for c0 := threadCPU(); threadCPU()-c0 < stretch; {
+			}
+			y.pass()
+			tid := unix.Gettid()
+			for range 3 {
+				runtime.Gosched()
+				if got := unix.Gettid(); got != tid {
+					errc <- fmt.Errorf("after a pass a Gosched moved the worker from thread %d to %d: it is not locked", tid, got)
+					return
+				}
+			}
+		}
+		m.stop()
+		used, all := m.used, processCPU()-p0
+		if used < passes*stretch || used > all {
+			errc <- fmt.Errorf("meter: got %v, want at least the stretches' %v and at most the process's %v", used, passes*stretch, all)
+			return
+		}
+		errc <- nil
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }

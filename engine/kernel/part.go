@@ -187,7 +187,7 @@ func (r *run) files() []string {
 
 // spawnFor starts a worker for side s of c when this Worker holds that
 // end of the connection.
-func (r *run) spawnFor(c *conn, s side, fn func() error) {
+func (r *run) spawnFor(c *conn, s side, fn func(*cpuMeter) error) {
 	if (s == sideTx && c.client < 0) || (s == sideRx && c.server < 0) {
 		return
 	}

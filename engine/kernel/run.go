@@ -524,8 +524,10 @@ func holdProcs(n int) (release func()) {
 }
 
 // spawn starts a worker on a locked thread. It waits for startc, then
-// measures its own CPU time around fn.
-func (r *run) spawn(s side, fn func() error) {
+// measures its own CPU time around fn with m, which a worker that passes
+// through the scheduler unlocked (yielder) stops and starts around each
+// pass.
+func (r *run) spawn(s side, fn func(m *cpuMeter) error) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -533,13 +535,14 @@ func (r *run) spawn(s side, fn func() error) {
 		// The thread never left the process's namespace.
 		defer runtime.UnlockOSThread()
 		<-r.startc
-		c0 := threadCPU()
-		err := fn()
-		used := threadCPU() - c0
+		var m cpuMeter
+		m.start()
+		err := fn(&m)
+		m.stop()
 		end := time.Now()
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.cpu[s] += used
+		r.cpu[s] += m.used
 		if end.After(r.lastEnd) {
 			r.lastEnd = end
 		}
@@ -549,6 +552,21 @@ func (r *run) spawn(s side, fn func() error) {
 		}
 	}()
 }
+
+// cpuMeter sums the CPU time of a worker's thread over the spans it
+// runs locked to it: one span from start to end for a worker that never
+// unlocks, one per stretch between scheduler passes for one that does.
+type cpuMeter struct {
+	used time.Duration // the ended spans' thread CPU
+	t0   time.Duration // the thread's CPU clock at the open span's start
+}
+
+// start opens a span. Precondition: the goroutine is locked to its
+// thread until stop.
+func (m *cpuMeter) start() { m.t0 = threadCPU() }
+
+// stop ends the open span, on the thread that started it.
+func (m *cpuMeter) stop() { m.used += threadCPU() - m.t0 }
 
 // stopSending ends stream and sendfile senders at the deadline: it shuts
 // the sending side of every client socket, which sends the FIN after

@@ -84,22 +84,22 @@ func (r *run) spawnWorkers() error {
 		c := c
 		switch r.w.Kind {
 		case config.Stream:
-			r.spawnFor(c, sideTx, func() error { return streamSend(c.client, ws, r.byteLimit(), &r.stopped) })
-			r.spawnFor(c, sideRx, func() error { return drain(c.server, c) })
+			r.spawnFor(c, sideTx, func(m *cpuMeter) error { return streamSend(c.client, ws, r.byteLimit(), &r.stopped, m) })
+			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, c, m) })
 		case config.Sendfile:
 			size := r.w.FileSize
-			r.spawnFor(c, sideTx, func() error { return sendFile(c.client, r.file, size, r.byteLimit(), &r.stopped) })
-			r.spawnFor(c, sideRx, func() error { return drain(c.server, c) })
+			r.spawnFor(c, sideTx, func(m *cpuMeter) error { return sendFile(c.client, r.file, size, r.byteLimit(), &r.stopped, m) })
+			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, c, m) })
 		case config.RR:
 			req, resp := r.w.RequestSize, r.w.ResponseSize
-			r.spawnFor(c, sideTx, func() error {
+			r.spawnFor(c, sideTx, func(*cpuMeter) error {
 				lat, err := rrClient(c.client, req, resp, r.limits(), c)
 				r.mu.Lock()
 				r.lat = append(r.lat, lat...)
 				r.mu.Unlock()
 				return err
 			})
-			r.spawnFor(c, sideRx, func() error { return rrServer(c.server, req, resp, c) })
+			r.spawnFor(c, sideRx, func(*cpuMeter) error { return rrServer(c.server, req, resp, c) })
 		}
 	}
 	return nil
@@ -112,37 +112,59 @@ func (r *run) spawnWorkers() error {
 const passEvery = 8 * time.Millisecond
 
 // yielder makes a worker pass through the Go scheduler every passEvery.
-// A locked goroutine that only ever makes system calls never does, and
-// the runtime's sysmon thread then takes its P back at every look once
-// it has run one goroutine for 10 ms: sysmon polls every 20 us after
-// each time it took a P, and the worker reacquires a P after every call,
+// A goroutine that only ever makes system calls never does, and the
+// runtime's sysmon thread then takes its P back at every look once it
+// has run one goroutine for 10 ms: sysmon polls every 20 us after each
+// time it took a P, and the worker reacquires a P after every call,
 // thousands of wake-ups a second on the data path's cores (13-15% of a
 // core at 10 Gbit/s here). With a pass every few milliseconds and an
-// idle P (holdProcs), sysmon finds nothing to take and sleeps 10 ms. A
-// pass costs a locked goroutine a hand-off between three threads (the
-// runtime's wakep and stoplockedm wake two other Ms, the second hands
-// the P back; ~80 us of CPU on this VM, and the wake-ups preempt the
-// other data thread), so a worker passes as seldom as that allows: it
-// reads the monotonic clock after each call and passes when passEvery
-// has gone by, whatever its rate, and its sockets are non-blocking so
-// that no call blocks past a pass (wait). A worker blocked in a system
-// call for 10 ms (a paused flow: the peer waiting for a CPU) would
-// otherwise lose its P and put sysmon back to its 20 us polls. Measured
-// on this VM under load (bench notes of issue 16): the process's other
-// threads used 0.1-0.3% of a core per Gbit/s with one connection,
-// against 0.3-1.9% with blocking sockets and a pass about every 5 ms
-// planned in bytes from the rate.
+// idle P (holdProcs), sysmon finds nothing to take and sleeps 10 ms.
+//
+// The worker passes unlocked from its thread (pass). A locked
+// goroutine's pass parks its thread until two others have run (the
+// runtime's stoplockedm hands the P to another M, whose scheduler finds
+// the goroutine and hands the P back through startlockedm), so the data
+// path stops for as long as those threads wait for a CPU; unlocked, the
+// thread takes the goroutine straight back from the run queue. Two
+// goroutines making system calls on this 2-CPU VM, a pass every 8 ms,
+// both CPUs busy (notes of issue 16, session 8): a locked pass took 241
+// and 305 us of wall time on average (p90 0.4 ms, p99 4 ms), an unlocked
+// one 52 and 29 us (p90 34 us); the runtime's other threads used the
+// same CPU per pass (44-51 us, the M that Gosched's wakep starts). A
+// worker passes as seldom as sysmon allows: it reads the monotonic clock
+// after each call and passes when passEvery has gone by, whatever its
+// rate, and its sockets are non-blocking so that no call blocks past a
+// pass (wait). A worker blocked in a system call for 10 ms (a paused
+// flow: the peer waiting for a CPU) would otherwise lose its P and put
+// sysmon back to its 20 us polls.
 type yielder struct {
 	due time.Time // when to pass next; zero before the first pass
+	// meter is the worker's CPU: each stretch between passes is measured
+	// on the thread that ran it (the goroutine may come back from a pass
+	// on another thread); the pass itself is the runtime's.
+	meter *cpuMeter
 }
 
 // after passes if a pass is due; called after every system call. It
 // reads the monotonic clock only (~30 ns through the vDSO).
 func (y *yielder) after() {
 	if time.Until(y.due) <= 0 {
-		y.due = time.Now().Add(passEvery)
-		runtime.Gosched()
+		y.pass()
 	}
+}
+
+// pass goes through the Go scheduler unlocked from the worker's thread.
+// Precondition: the goroutine is locked to its thread once (spawn); it
+// is again when pass returns, perhaps to another thread, which is in the
+// process's namespace like every thread the runtime reuses (inNamespace's
+// threads never return to the pool).
+func (y *yielder) pass() {
+	y.due = time.Now().Add(passEvery)
+	y.meter.stop()
+	runtime.UnlockOSThread()
+	runtime.Gosched()
+	runtime.LockOSThread()
+	y.meter.start()
 }
 
 // wait polls fd for ev until it is ready or the next pass is due, then
@@ -166,7 +188,7 @@ func (y *yielder) wait(fd int, ev int16) error {
 // the full buffer cut short goes on with the rest of the same buffer
 // after a poll (as a blocking write would have slept and gone on), so the
 // byte stream is the same.
-func streamSend(fd, ws int, limit int64, stopped *atomic.Bool) error {
+func streamSend(fd, ws int, limit int64, stopped *atomic.Bool, m *cpuMeter) error {
 	buf := make([]byte, ws)
 	for i := range buf {
 		buf[i] = byte(i)
@@ -174,7 +196,7 @@ func streamSend(fd, ws int, limit int64, stopped *atomic.Bool) error {
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return fmt.Errorf("set non-blocking: %w", err)
 	}
-	var y yielder
+	y := yielder{meter: m}
 	off := 0 // where in buf the current write goes on
 	for sent := int64(0); sent < limit; {
 		b := buf[off:]
@@ -205,10 +227,10 @@ func streamSend(fd, ws int, limit int64, stopped *atomic.Bool) error {
 // sendFile sends the file with sendfile(2), from the start again each
 // time it ends, until it has sent limit bytes, then half-closes, or until
 // the run shuts the socket's sending side at the deadline.
-func sendFile(fd int, f *os.File, size, limit int64, stopped *atomic.Bool) error {
+func sendFile(fd int, f *os.File, size, limit int64, stopped *atomic.Bool, m *cpuMeter) error {
 	in := int(f.Fd())
 	var off int64
-	var y yielder
+	y := yielder{meter: m}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return fmt.Errorf("set non-blocking: %w", err)
 	}
@@ -263,10 +285,10 @@ func shutdownWrite(fd int, stopped *atomic.Bool) error {
 // read: the sampler reads the progress from TCP_INFO instead. A short
 // read found the socket empty: it polls then, as a blocking read would
 // have slept.
-func drain(fd int, c *conn) error {
+func drain(fd int, c *conn, m *cpuMeter) error {
 	buf := make([]byte, recvBufSize)
 	var got int64
-	var y yielder
+	y := yielder{meter: m}
 	defer func() { c.received.Add(got) }()
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return fmt.Errorf("set non-blocking: %w", err)
