@@ -12,7 +12,8 @@ import (
 
 // Checked remembers, for Delete, the mark a Read found in each namespace
 // of the lab's (a host's, a switch's), with a handle on that namespace
-// held open. A destroy reads every resource, then removes them; a mark
+// held open; the host provider's also remembers the namespaces its
+// Create made, for the NIC provider's look at their marks (Mark). A destroy reads every resource, then removes them; a mark
 // need not be read again when the namespace bound at the name is still
 // the one Read looked in: the same inode, which no other namespace can
 // have while the handle keeps this one alive. Reading it again cost the
@@ -28,15 +29,21 @@ type Checked struct {
 	ns map[string]checked
 }
 
-// checked is one namespace Read looked in.
+// checked is one namespace Read looked in (or Create made).
 type checked struct {
 	h    netns.NsHandle
+	id   netnsfs.ID // h's namespace
 	mark string
 }
 
 // keep remembers that namespace ns, open as h, carried mark; it takes h
 // over.
 func (c *Checked) keep(ns string, h netns.NsHandle, mark string) {
+	id, err := netnsfs.IDOf(h)
+	if err != nil {
+		h.Close()
+		return // not remembered: asked again
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.ns[ns]; ok {
@@ -45,7 +52,30 @@ func (c *Checked) keep(ns string, h netns.NsHandle, mark string) {
 	if c.ns == nil {
 		c.ns = map[string]checked{}
 	}
-	c.ns[ns] = checked{h: h, mark: mark}
+	c.ns[ns] = checked{h: h, id: id, mark: mark}
+}
+
+// Mark returns the mark a Read (or Create) of this provider found in
+// namespace ns when h, a handle the caller opened on the namespace bound
+// at ns, is that same namespace (while the Read's handle is kept, no
+// other namespace has its identity); ok is false when the caller must
+// read the mark itself. The NIC provider asks it before reading a NIC's
+// namespace's mark (provider/nic).
+func (c *Checked) Mark(ns string, h netns.NsHandle) (mark string, ok bool) {
+	if c == nil {
+		return "", false
+	}
+	c.mu.Lock()
+	e, found := c.ns[ns]
+	c.mu.Unlock()
+	if !found {
+		return "", false
+	}
+	id, err := netnsfs.IDOf(h)
+	if err != nil || id != e.id {
+		return "", false
+	}
+	return e.mark, true
 }
 
 // forget drops what keep remembered of ns.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/tsolab/tsolab/config"
@@ -21,10 +22,16 @@ import (
 
 // Provider manages provider.KindHost resources. It is safe for
 // concurrent calls. Its only memory between calls is the namespaces whose
-// marks Read found (checked), for Delete.
+// marks Read found or Create wrote (checked), for Delete and for the
+// NIC provider (Marks).
 type Provider struct {
 	checked Checked
 }
+
+// Marks is what the provider knows of its namespaces' marks, for the NIC
+// provider (nic.Provider.HostMarks): a NIC in a namespace this provider
+// made or read in the same process need not ask the kernel for its mark.
+func (p *Provider) Marks() *Checked { return &p.checked }
 
 // New returns the host provider.
 func New() *Provider { return &Provider{} }
@@ -128,8 +135,11 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 	}
 	// The namespace is configured before it is bound to its name; one an
 	// interrupted apply left is configured where it is.
+	made := netns.None() // the namespace setup ran in, for p.checked
 	setup := func(nh *netlink.Handle) error {
 		d.diags = nil // a namespace dropped for one bound meanwhile said nothing
+		made.Close()
+		made, _ = netns.Get()
 		if err := setLoUp(nh); err != nil {
 			return err
 		}
@@ -140,6 +150,11 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		return nil
 	}
 	created, diags := CreateNamespace(req.Naming, req.Addr, ns, setup)
+	if created {
+		p.checked.keep(ns, made, req.Naming.OwnerMark())
+	} else {
+		made.Close()
+	}
 	if diags.HasErrors() {
 		return provider.CreateResponse{Diagnostics: diags}
 	}

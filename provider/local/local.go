@@ -9,11 +9,14 @@ import (
 	"github.com/tsolab/tsolab/provider/nic"
 )
 
-// Providers returns fresh real providers, one per resource kind.
+// Providers returns fresh real providers, one per resource kind. The NIC
+// provider takes the marks the host provider found (nic.Provider.HostMarks).
 func Providers() map[provider.Kind]provider.Interface {
+	h, n := host.New(), nic.New()
+	n.HostMarks = h.Marks()
 	return map[provider.Kind]provider.Interface{
-		provider.KindHost:   host.New(),
+		provider.KindHost:   h,
 		provider.KindSwitch: nic.NewSwitch(),
-		provider.KindNIC:    nic.New(),
+		provider.KindNIC:    n,
 	}
 }

@@ -40,6 +40,8 @@ type nsConn struct {
 	markOnce sync.Once
 	mark     string // the alias of lo: the namespace's ownership mark
 	markErr  error
+	// marks, when set, may know mark already (host.Checked.Mark).
+	marks *host.Checked
 
 	rawOnce sync.Once
 	raw     *nl.SocketHandle // for requests netlink.Handle has no call for
@@ -142,7 +144,8 @@ func (c *nsConn) setFeatures(ifname string, req map[string]bool) error {
 
 // foreign is host.ForeignNamespace for c's namespace, its mark (the
 // alias of its lo) read through c's socket, once for as long as c is
-// open; nil for the machine's own. A mark that cannot be read is an
+// open, unless the host provider knows it (c.marks); nil for the
+// machine's own. A mark that cannot be read is an
 // error, as with ForeignNamespace: nothing is touched in a namespace
 // whose owner is unknown.
 func (c *nsConn) foreign(n provider.Naming, a provider.Addr, op string) *hcl.Diagnostic {
@@ -150,6 +153,10 @@ func (c *nsConn) foreign(n provider.Naming, a provider.Addr, op string) *hcl.Dia
 		return nil
 	}
 	c.markOnce.Do(func() {
+		if mark, ok := c.marks.Mark(c.name, c.fd); ok {
+			c.mark = mark
+			return
+		}
 		lo, err := c.nl.LinkByIndex(1)
 		if err != nil {
 			c.markErr = err

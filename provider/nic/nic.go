@@ -28,6 +28,11 @@ type Provider struct {
 	// first; the wait covers a concurrent apply).
 	PeerWait time.Duration
 
+	// HostMarks, when set, is what the host provider knows of the marks
+	// of the namespaces it made or read (host.Provider.Marks): a NIC's
+	// namespace among them is not asked for its mark again.
+	HostMarks *host.Checked
+
 	probe prober
 	far   nsPool // the namespaces of veths' far ends, shared by the calls in flight
 }
@@ -568,6 +573,7 @@ func (p *Provider) open(ns string) (*nsConn, error) {
 		return nil, err
 	}
 	c.probe = &p.probe
+	c.marks = p.HostMarks
 	return c, nil
 }
 

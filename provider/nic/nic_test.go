@@ -932,3 +932,29 @@ func TestNoLinkLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestHostMarksSwapped: the NIC provider takes a namespace's mark from
+// the host provider (HostMarks) only while the namespace bound at the
+// name is the one the host provider made; one swapped in by hand since
+// (unmarked: not tsolab's) is asked, and refused.
+func TestHostMarksSwapped(t *testing.T) {
+	f := newFixture(t)
+	f.nic.HostMarks = f.host.Marks()
+	ns := f.addHost("a")
+	f.addSwitch("sw")
+	f.mustNIC("a0", f.switchNIC("a0", "a", "sw", nil))
+	if err := netnsfs.Remove(ns); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := netnsfs.Create(ns); err != nil { // by hand, as ip netns add does
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { netnsfs.Remove(ns) })
+	r := f.createNIC("a1", f.switchNIC("a1", "a", "sw", nil))
+	if !r.Diagnostics.HasErrors() {
+		t.Errorf("Create in a namespace swapped in by hand: no error, want the namespace refused")
+	}
+	if l := linkIn(t, ns, "a1"); l != nil {
+		t.Errorf("a1 was made in the namespace swapped in by hand")
+	}
+}

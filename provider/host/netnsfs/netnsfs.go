@@ -247,6 +247,19 @@ func Bound(name string, h netns.NsHandle) (bool, error) {
 	return at.Dev == held.Dev && at.Ino == held.Ino, nil
 }
 
+// ID identifies a namespace while a handle on it is open: its nsfs
+// device and inode.
+type ID struct{ dev, ino uint64 }
+
+// IDOf returns the identity of the namespace h holds.
+func IDOf(h netns.NsHandle) (ID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(h), &st); err != nil {
+		return ID{}, err
+	}
+	return ID{dev: st.Dev, ino: st.Ino}, nil
+}
+
 // Do runs fn on an OS thread that has entered the named namespace, and
 // moves that thread back before anything else can run on it. Sockets fn
 // opens stay bound to the namespace after Do returns. The empty name runs
