@@ -133,23 +133,24 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		}
 		return provider.CreateResponse{New: newAttrs, Diagnostics: d.diags}
 	}
-	// The namespace is configured before it is bound to its name; one an
-	// interrupted apply left is configured where it is.
-	made := netns.None() // the namespace setup ran in, for p.checked
-	setup := func(nh *netlink.Handle) error {
-		d.diags = nil // a namespace dropped for one bound meanwhile said nothing
-		made.Close()
-		made, _ = netns.Get()
-		if err := setLoUp(nh); err != nil {
-			return err
-		}
+	// The namespace is configured before it is bound to its name (its lo
+	// came up with the mark: netnsfs.CreateMarked); one an interrupted
+	// apply left is configured where it is, lo brought up.
+	configure := func(nh *netlink.Handle) error {
 		if _, ok := want[provider.AttrLoUp]; ok {
 			readLoUp(nh, d, newAttrs)
 		}
 		writeSysctls(d, want, newAttrs)
 		return nil
 	}
-	created, diags := CreateNamespace(req.Naming, req.Addr, ns, setup)
+	made := netns.None() // the namespace fresh ran in, for p.checked
+	fresh := func(nh *netlink.Handle) error {
+		d.diags = nil // a namespace dropped for one bound meanwhile said nothing
+		made.Close()
+		made, _ = netns.Get()
+		return configure(nh)
+	}
+	created, diags := CreateNamespace(req.Naming, req.Addr, ns, fresh)
 	if created {
 		p.checked.keep(ns, made, req.Naming.OwnerMark())
 	} else {
@@ -159,7 +160,13 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		return provider.CreateResponse{Diagnostics: diags}
 	}
 	if !created {
-		if err := withNetlink(ns, setup); err != nil {
+		err := withNetlink(ns, func(nh *netlink.Handle) error {
+			if err := setLoUp(nh); err != nil {
+				return err
+			}
+			return configure(nh)
+		})
+		if err != nil {
 			d.errorf("configure namespace %s", err, ns)
 		}
 	}

@@ -65,8 +65,9 @@ func Create(name string) (created bool, err error) { return CreateMarked(name, "
 // CreateMarked is Create writing mark (see Mark) inside the new namespace
 // before binding it to its name: a namespace bound at Path(name) by
 // CreateMarked carries its mark from the first moment anyone can see it,
-// so a kill at any point never leaves it unmarked. An empty mark writes
-// none. An existing namespace is left as it is, mark included.
+// so a kill at any point never leaves it unmarked. Its lo comes up with
+// the mark. An empty mark writes none (and lo stays down). An existing
+// namespace is left as it is, mark included.
 func CreateMarked(name, mark string) (created bool, err error) {
 	return CreateSetUp(name, mark, nil)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -49,9 +50,9 @@ func OpenMarked(name string) (mark string, h netns.NsHandle, exists bool, err er
 	return mark, h, true, nil
 }
 
-// configureHere writes mark (when not empty) as the alias of lo in the
-// calling thread's namespace and runs setup (when not nil) there, with
-// one netlink socket for both.
+// configureHere marks the calling thread's namespace with mark (when not
+// empty: the alias of lo, which comes up in the same request) and runs
+// setup (when not nil) there, with a netlink socket there.
 func configureHere(mark string, setup func(*netlink.Handle) error) error {
 	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
@@ -59,9 +60,7 @@ func configureHere(mark string, setup func(*netlink.Handle) error) error {
 	}
 	defer h.Close()
 	if mark != "" {
-		// lo is ifindex 1 in every namespace: no look-up needed.
-		lo := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}
-		if err := h.LinkSetAlias(lo, mark); err != nil {
+		if err := markHere(mark); err != nil {
 			return fmt.Errorf("mark the new namespace: %w", err)
 		}
 	}
@@ -69,6 +68,20 @@ func configureHere(mark string, setup func(*netlink.Handle) error) error {
 		return setup(h)
 	}
 	return nil
+}
+
+// markHere sets mark as the alias of lo (ifindex 1 in every namespace:
+// no look-up) in the calling thread's namespace and brings lo up, in one
+// RTM_SETLINK (netlink.Handle has no call for both at once).
+func markHere(mark string) error {
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = 1
+	msg.Change, msg.Flags = unix.IFF_UP, unix.IFF_UP
+	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(mark)))
+	_, err := req.Execute(unix.NETLINK_ROUTE, 0)
+	return err
 }
 
 // lockPath is the machine-wide lock LockClaims takes: in /run, which
