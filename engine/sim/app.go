@@ -35,23 +35,16 @@ type app struct {
 	hold qent
 }
 
-// wakeReader queues the application when data arrives.
+// wakeReader queues the application when data arrives, or holds its
+// turn (holdTurn), and ends a held turn. (rcvData pushes in line in the
+// common case: no turn queued or held, and data it will read.)
 func (a *app) wakeReader(ep *endpoint, now int64) {
-	if a.held || !a.ev {
-		ep.wake(now)
-	}
-}
-
-// wake is wakeReader's work, out of line so that wakeReader inlines.
-func (ep *endpoint) wake(now int64) {
-	a := &ep.app
 	if a.held {
 		ep.unhold()
 	}
 	if !a.ev {
 		a.ev = true
-		if ep.idleTurn(now) {
-			ep.holdTurn(now)
+		if ep.tryHold(now) {
 			return
 		}
 		ep.w.q.push(now+a.lag, evAppRun, ep.idx)
@@ -82,20 +75,25 @@ func (ep *endpoint) wake(now int64) {
 // and before its next progress report.
 func (ep *endpoint) idleTurn(t int64) bool {
 	a, r, w := &ep.app, &ep.rcv, ep.w
-	if !ep.appCore || a.pending > 0 || t > w.limit || t >= w.progressAt || ep.host.cores[ep.core].free > t {
+	if a.pending > 0 || r.unread > 0 && (a.msg == 0 || r.unread >= a.msg-a.got || r.unread >= r.buf/2) {
 		return false
 	}
-	return r.unread == 0 || a.msg > 0 && r.unread < a.msg-a.got && r.unread < r.buf/2
+	return ep.appCore && t <= w.limit && t < w.progressAt && ep.host.cores[ep.core].free <= t
 }
 
-// holdTurn holds ep's next turn at t (idleTurn); app.ev stays set.
-func (ep *endpoint) holdTurn(t int64) {
+// tryHold holds ep's next turn at t if it can (idleTurn); app.ev stays
+// set either way.
+func (ep *endpoint) tryHold(t int64) bool {
+	if !ep.idleTurn(t) {
+		return false
+	}
 	a := &ep.app
 	a.held = true
 	a.hold = ep.w.q.reserve(t, evAppRun, ep.idx)
 	if c := &ep.host.cores[ep.core]; c.lastHold.before(a.hold) {
 		c.lastHold = a.hold
 	}
+	return true
 }
 
 // unhold ends ep's held turn as data arrives for it.
@@ -213,8 +211,7 @@ func (ep *endpoint) runApp(now int64) {
 		// its core idle, and nothing could happen before it: it would
 		// only clear a.ev. Most of a reader's turns after a read.)
 		a.ev = true
-		if ep.idleTurn(c.free) {
-			ep.holdTurn(c.free)
+		if ep.tryHold(c.free) {
 			return
 		}
 		w.q.push(c.free, evAppRun, ep.idx)

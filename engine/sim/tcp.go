@@ -796,7 +796,15 @@ func (ep *endpoint) rcvData(now, seq, n, frames int64, cpu *core) {
 				w.q.push(r.delackAt, evDelAck, ep.idx)
 			}
 		}
-		ep.app.wakeReader(ep, now)
+		// sk_data_ready. A reader without a turn queued or held that
+		// will find data to read (a stream's, an rr message's end) is
+		// queued here, in line; wakeReader does the rest.
+		if a := &ep.app; !a.ev && (a.msg == 0 || r.unread >= a.msg-a.got) {
+			a.ev = true
+			w.q.push(now+a.lag, evAppRun, ep.idx)
+		} else {
+			a.wakeReader(ep, now)
+		}
 	case end <= r.nxt:
 		r.dupBytes += n
 		ep.sendAck(now, ackDup, cpu)
