@@ -15,11 +15,12 @@
 # DIR/{apply,plan,destroy}.trace (TSOLAB_TRACE), for the time spent
 # waiting: `go tool trace -pprof=syscall DIR/apply.trace > s.pprof`.
 # SETTLE=S waits S seconds before each command, so that it does not pay
-# for the kernel's asynchronous work the one before left: after an apply,
-# IPv6 address configuration of the 2000 new links (DAD, MLD reports the
-# bridge floods to every port; a plan at once took 1.6 s, 0.7 s five
-# seconds later), after a destroy the freeing of the namespaces (both
-# under the rtnl lock tsolab's requests wait for).
+# for the kernel's asynchronous work the one before left: after a
+# destroy, the freeing of the namespaces (under the rtnl lock tsolab's
+# requests wait for). (After an apply there was the IPv6 configuration
+# of the 2000 new links, DAD and MLD reports the bridge flooded to every
+# port: a plan at once took 1.6 s, 0.7 s five seconds later. tsolab's
+# links get no IPv6 link-local address since, docs/language.md.)
 # BASE=REV also builds tsolab at git revision REV and runs the two trees
 # alternately, ROUNDS=N times each (default 3; new first in odd rounds,
 # base first in even ones), so a noisy machine loads both alike; it
@@ -109,8 +110,7 @@ done
 # The kernel's floor: the same namespaces and veths made by iproute2 in
 # one process each (no addresses, no MTU, no ownership marks, no state),
 # the namespaces deleted (and with them the veths). The links are not
-# brought up (no IPv6 address configuration follows, see SETTLE) nor made
-# bridge ports. LINKDEL=1 also times deleting the veths one by one first
+# brought up nor made bridge ports. LINKDEL=1 also times deleting the veths one by one first
 # (17 s for 1000 with ip -batch here: each waits for the kernel's RCU
 # grace period; tsolab's destroy leaves them to the namespaces' removal).
 {

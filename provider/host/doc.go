@@ -18,7 +18,12 @@
 // provider/nic does. A Delete right after a Read in the same command
 // (a destroy) takes the mark Read found when the namespace bound at the
 // name is still the one Read held open (Checked), instead of asking the
-// kernel again while it frees the namespaces removed before.
+// kernel again while it frees the namespaces removed before; the NIC
+// provider takes the marks of the namespaces Create made or Read found
+// the same way (Checked.Mark). A new namespace is marked, its lo brought
+// up (in the same request) and its sysctls written before it is bound
+// to its name, on the thread that made it; only the binding holds the
+// machine-wide claims lock (netnsfs.CreateSetUp).
 // The namespace mechanics (creating, entering without leaving a thread
 // behind) live in the sub-package netnsfs, shared with provider/nic.
 package host

@@ -36,14 +36,12 @@
 // the next one, each put in the batch's link group, and one RTM_DELLINK
 // of the group removes them all with one wait (pool.go). The namespace
 // of the far ends (a switch's) is shared by the calls in flight and its
-// mark read once per opening; a new veth is created up, and its port
-// made an up, marked port of the bridge with the NIC's MTU in one
-// RTM_SETLINK. A NIC deleted together with its host (a destroy:
-// DeleteRequest.Going names the host) leaves its veth to the removal of
-// the host's namespace, which frees the pair and its port in the kernel's
-// own time instead of a deletion and its RCU wait per batch here; a
-// create that finds the NIC's veth from before without its other end
-// (the far namespace went first) makes the pair again
+// mark read once per opening. A NIC deleted together with its host (a
+// destroy: DeleteRequest.Going names the host) leaves its veth to the
+// removal of the host's namespace, which frees the pair and its port in
+// the kernel's own time instead of a deletion and its RCU wait per batch
+// here; a create that finds the NIC's veth from before without its other
+// end (the far namespace went first) makes the pair again
 // (bench/provision-1000 measures a 1000-host lab).
 // Namespaces cost little: the bind mounts are private, and the kernel
 // frees a namespace asynchronously once it is unmounted.
@@ -52,18 +50,38 @@
 // for one link and every link dump under the rtnl lock, and so an
 // AF_UNSPEC address dump; a dump of one family's addresses runs without
 // it, so a NIC's address is read back by its family. The lock is what
-// the calls in flight queue on: in a 1000-host apply (perf record -g)
-// 10.7% of the samples spin on it, inside the rest: veth creation 9.4%
-// (veth_newlink, the kernel's floor), switch ports 13.9% (br_add_if
-// 6.8%), link look-ups 18.9% (after LinkAdd for the index 21% of them,
-// the port's read-back 20%, the host namespace's mark 19%, the NIC's
-// read-back 14%, the far end 14%), addresses 4.9%, aliases 2.6%, host
-// namespaces 17% (copy_net_ns 10.8%, the floor). The kernel also holds
-// the lock for seconds after a command, for work the command started:
-// after an apply, the IPv6 configuration of the new links (duplicate
-// address detection and MLD reports, which the bridge floods to every
-// port), after a destroy, freeing the namespaces; a plan at once after
-// a 1000-host apply took 1.6 s, five seconds later 0.7 s
-// (bench/provision-1000 SETTLE). A destroy's deletions take the marks the
-// refresh read (host.Checked) instead of asking the kernel again.
+// the calls in flight queue on, so a switch NIC's create makes five
+// requests under it: the veth is created up with NLM_F_ECHO (Linux 6.3
+// and later echo a creation: the new link's index, flags and MTU, and
+// its far end's index, IFLA_LINK, without looking either up; an older
+// kernel's link is looked up by name), marked with its alias and its
+// IPv6 address generation mode in one RTM_SETLINK, its port made a
+// marked, up port of the bridge with the NIC's MTU in one more, its
+// address added, and the port read back. The NIC's own read-back is the
+// echo when nothing changed the link since. The mark of the NIC's
+// namespace is the host provider's (HostMarks, host.Checked.Mark) when
+// that provider made or read the same namespace in this process.
+//
+// No link tsolab makes gets an IPv6 link-local address (unless the
+// NIC's host declares net.ipv6.conf.default.addr_gen_mode, which its
+// links then get: AttrAddrGenMode): the mode is set before a link comes
+// up with a carrier (the kernel gives a link its link-local address as
+// it comes up, before the rest of a request), per link for a NIC's
+// veth, a pair's far end and a dummy, once per namespace for a switch
+// (switchAddrGenMode). With link-local addresses, each new link's
+// duplicate address detection, multicast listener reports and router
+// solicitations, which the bridge flooded to every port, took the
+// kernel more CPU than a 1000-host apply itself (perf record -a: 21169
+// samples in kworkers and ksoftirqd against 10650 in tsolab during an
+// apply and the 3 s after it; 1064 against 12181 without), held the rtnl
+// lock for seconds after the apply, and made a plan run at once after it
+// pay for that. What a 1000-host apply spends now (perf record -g of the
+// process, main 2b5cf26, loaded machine): creating the veths 17%
+// (veth_newlink 12.5%), making the ports (setPort) 19% (br_add_if 12%),
+// host namespaces (copy_net_ns) 14.5%, the mount point files 4.4% (on
+// this machine /run/netns is ext4 without a journal, whose inode
+// allocation skips every inode deleted in the last seconds: 17% in one
+// profile after repeated runs), read-backs 5.7%, allocation 5%, loading
+// the lab 2.3%; 8015 netlink requests (sendto) for 2001 resources
+// against 13015 before (perf stat -e syscalls:sys_enter_sendto).
 package nic
