@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -419,7 +420,10 @@ func (f *frames) Frame(ts time.Time, data []byte, wireLen int) error {
 // to the watched port, whose length is the whole unit (the payload
 // summing to what was sent), in sequence order, with wall clock times of
 // the stream; the server's ACKs, from the watched port, are recorded
-// too.
+// too. At ingress a segment lo dropped before its ingress hook (its
+// backlog full: seen under load) is not recorded, and its
+// retransmission is: there the records must cover every byte sent, in
+// at most the bytes sent and retransmitted.
 func TestRecordsHeaders(t *testing.T) {
 	for _, ingress := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ingress=%v", ingress), func(t *testing.T) { recordsHeaders(t, ingress) })
@@ -465,6 +469,7 @@ func recordsHeaders(t *testing.T, ingress bool) {
 	}
 	var payload, units, fromServer int64
 	var next uint32
+	var spans []span // at ingress: the data records' bytes
 	for i, h := range sink.data {
 		if len(h) < 14+20+20 || binary.BigEndian.Uint16(h[12:]) != 0x0800 || h[14+9] != 6 {
 			t.Fatalf("record %d: %d header bytes %x: want Ethernet, IPv4, TCP", i, len(h), h)
@@ -491,6 +496,8 @@ func recordsHeaders(t *testing.T, ingress bool) {
 		}
 		seq := binary.BigEndian.Uint32(tcp[4:])
 		switch {
+		case ingress:
+			spans = append(spans, span{seq, p})
 		case units > 0 && int32(seq-next) < 0 && int32(seq+uint32(p)-next) <= 0:
 			// A retransmission of bytes already recorded.
 		case units > 0 && seq != next:
@@ -507,9 +514,52 @@ func recordsHeaders(t *testing.T, ingress bool) {
 	if fromServer == 0 {
 		t.Error("no record from the server's port: its ACKs on loopback should be recorded")
 	}
+	if ingress {
+		if covered, hole := coverage(spans); covered != n || hole >= 0 {
+			t.Errorf("the records cover %d bytes from the first, first hole at %d: want all %d bytes sent", covered, hole, n)
+		}
+		if payload < n || payload > n+retrans || units != wantUnits {
+			t.Errorf("records carry %d payload bytes in %d units, want %d to %d (%d retransmitted) in %d", payload, units, n, n+retrans, retrans, wantUnits)
+		}
+		return
+	}
 	if payload != n+retrans || units != wantUnits {
 		t.Errorf("records carry %d payload bytes in %d units, want %d (%d retransmitted) in %d", payload, units, n+retrans, retrans, wantUnits)
 	}
+}
+
+// span is a segment's sequence number and payload bytes.
+type span struct {
+	seq uint32
+	len int64
+}
+
+// coverage returns how many bytes the spans cover from the lowest
+// sequence number on without a hole, and where the first hole is (bytes
+// from the lowest; -1 when there is none).
+func coverage(spans []span) (covered, hole int64) {
+	if len(spans) == 0 {
+		return 0, -1
+	}
+	base := spans[0].seq
+	for _, s := range spans {
+		if int32(s.seq-base) < 0 {
+			base = s.seq
+		}
+	}
+	offs := make([][2]int64, len(spans))
+	for i, s := range spans {
+		o := int64(s.seq - base)
+		offs[i] = [2]int64{o, o + s.len}
+	}
+	slices.SortFunc(offs, func(a, b [2]int64) int { return int(a[0] - b[0]) })
+	for _, o := range offs {
+		if o[0] > covered {
+			return covered, covered
+		}
+		covered = max(covered, o[1])
+	}
+	return covered, -1
 }
 
 // The reader of the per-CPU record rings, against records written into
