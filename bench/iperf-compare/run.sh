@@ -4,10 +4,19 @@
 # 4 connections (-P), TSO on and off on the sender's NIC. Each round runs
 # every case as a pair, iperf3 and tsolab back to back (which goes first
 # alternates by round), so that each ratio is taken within a pair; the
-# table shows the medians over the rounds. Both tools' CPU is what their
-# own threads used over the run, in % of one core per Gbit/s received, as
-# iperf3 -J reports it (getrusage of the client and of the server:
-# user + system, which is the threads' runtime; softirq work done in a
+# table shows the medians over the rounds. Both throughputs are taken at
+# the receiver: iperf3's (-J end.sum_received) is what its server read
+# from its TEST_START to its TEST_END (what is still queued then is not
+# counted, nor is the time to drain it), tsolab's is everything its
+# receivers read until EOF over the run's start to the last worker's
+# end, the drain after the deadline included; that tail took 2-18 ms of
+# a 3 s run at the run's own rate (session 8, TSO on and off: 14.30
+# Gb/s up to the deadline against 14.297 with the tail), so the two
+# windows agree within 0.1%. Both tools' CPU is what their own threads
+# used over the run, in % of one core per Gbit/s received, as iperf3 -J
+# reports it (host_total and remote_total: clock(), the client's and the
+# server's process CPU time over each one's test window, user + system,
+# which is the threads' runtime; softirq work done in a
 # thread's context is part of it, softirq on an idle CPU is not). For
 # tsolab the sender is its sending threads plus every other thread of the
 # process (Go runtime, sampler), the receiver its receiving threads. The
