@@ -20,6 +20,11 @@ type linuxOutput struct {
 	// minshallPcount: tcp_minshall_update marks a buffer small when it is
 	// shorter than pcount*MSS (linux-6) instead of shorter than mss_now.
 	minshallPcount bool
+	// autosize: Linux 6.x's tcp_write_xmit takes tcp_tso_segs once a
+	// pass (max_segs) and sends at most that many segments a unit
+	// (cwnd_quota = min(tcp_cwnd_test, max_segs)); TSO deferral sends
+	// when that many fit.
+	autosize bool
 }
 
 func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core) int {
@@ -27,6 +32,10 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 	mssNow := ep.mss
 	if o.largeMSS {
 		mssNow = ep.prof.goal.goal(ep)
+	}
+	var maxSegs int64
+	if o.autosize && s.gso {
+		maxSegs = ep.tsoSegsGoal()
 	}
 	sent := 0
 	cwndLimited := false
@@ -47,8 +56,11 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 			ep.stopped(stop)
 			break
 		}
+		if maxSegs > 0 {
+			quota = min(quota, maxSegs)
+		}
 		if ep.tsoSegs(b) > 1 {
-			if hold, forCwnd := o.deferral.shouldDefer(ep, b, now, isLast); hold {
+			if hold, forCwnd := o.deferral.shouldDefer(ep, b, now, isLast, maxSegs); hold {
 				cwndLimited = forCwnd
 				ep.stopped(stopDefer)
 				break

@@ -427,8 +427,8 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 	}
 	return &profile{
 		name:    name,
-		goal:    autosizeGoal{gsoMax: 65536},
-		output:  &linuxOutput{test: quotaTest{finOneSeg: true}, deferral: d, split: mssSplitPoint{nagle: true}, minshallPcount: true},
+		goal:    gsoSegsGoal{},
+		output:  &linuxOutput{test: quotaTest{finOneSeg: true, halfCwnd: true}, deferral: d, autosize: true, split: mssSplitPoint{nagle: true}, minshallPcount: true},
 		push:    plainPush{},
 		acks:    &linuxAcks{decByPcount: true, ato: 40e6},
 		cc:      linuxCongestion("cubic", true),
@@ -542,27 +542,44 @@ func (g xmitSizeGoal) goal(ep *endpoint) int64 {
 	return max(goal, ep.mss)
 }
 
-// autosizeGoal mirrors tcp_xmit_size_goal with tcp_tso_autosize (linux-6):
-// about one millisecond of the pacing rate (sk_pacing_shift 10), at least
-// tcp_min_tso_segs (2) segments, at most the GSO maximum, plus the
-// min_rtt allowance of tcp_tso_rtt_log for close peers.
-type autosizeGoal struct{ gsoMax int64 }
+// gsoSegsGoal mirrors tcp_xmit_size_goal of Linux 6.x: the socket's GSO
+// maximum (sk_gso_max_size, the device's less MAX_TCP_HEADER + 1 since
+// sk_setup_caps takes it off), bounded by half the peer's largest window
+// (tcp_bound_to_half_wnd), in whole segments (tp->gso_segs). "Note :
+// tcp_tso_autosize() will eventually split this later": tcp_write_xmit
+// sends at most tcp_tso_segs of it at a time (quotaTest.autosize).
+type gsoSegsGoal struct{}
 
-func (g autosizeGoal) goal(ep *endpoint) int64 {
+func (gsoSegsGoal) goal(ep *endpoint) int64 {
 	s := &ep.snd
 	if !s.gso {
 		return ep.mss
 	}
-	bytes := int64(s.pacingRate(ep.mss)/8) >> pacingShift // bytes per ~ms
-	if r := s.minRTT / 1000 >> 9; r < 32 {                // tcp_min_rtt (us) >> sysctl_tcp_tso_rtt_log (9)
-		bytes += g.gsoMax >> r
+	goal := int64(skGSOMaxSize)
+	if s.maxWnd > 536 && goal > s.maxWnd/2 { // TCP_MSS_DEFAULT
+		goal = max(s.maxWnd/2, 68-hdrLen+20)
 	}
-	bytes = min(bytes, g.gsoMax-1-40-tcpOptLen)
-	segs := max(bytes/ep.mss, 2)
-	if s.maxWnd > 0 {
-		segs = min(segs, max(1, s.maxWnd/2/ep.mss))
+	return max(goal/ep.mss*ep.mss, ep.mss)
+}
+
+// skGSOMaxSize is sk_gso_max_size of a TCP socket on a device with the
+// legacy GSO maximum (65536): less MAX_TCP_HEADER (320 on x86-64) and 1.
+const skGSOMaxSize = 65536 - 320 - 1
+
+// tsoSegs mirrors tcp_tso_segs with tcp_tso_autosize of Linux 6.x: the
+// segments tcp_write_xmit puts in one unit, about a millisecond of the
+// pacing rate (sk_pacing_rate >> sk_pacing_shift, 10) plus, for close
+// peers, the min_rtt allowance (sk_gso_max_size >> (min_rtt in us >>
+// tcp_tso_rtt_log, 9)), at most sk_gso_max_size, at least
+// tcp_min_tso_segs (2).
+func (ep *endpoint) tsoSegsGoal() int64 {
+	s := &ep.snd
+	bytes := int64(s.pacingRate(ep.mss)/8) >> pacingShift
+	if r := s.minRTT / 1000 >> 9; r < 32 {
+		bytes += skGSOMaxSize >> r
 	}
-	return segs * ep.mss
+	bytes = min(bytes, skGSOMaxSize)
+	return max(bytes/ep.mss, 2)
 }
 
 // unboundedGoal is FreeBSD's sbappendstream: the socket buffer is one byte
@@ -604,14 +621,18 @@ func (wholeSkbTest) allow(ep *endpoint, b *skb, mssNow int64, nonagle nagleMode)
 
 // quotaTest mirrors tcp_snd_test's parts as tcp_write_xmit calls them since
 // 2.6.13: tcp_cwnd_test (quota = cwnd - in_flight; 1 for a FIN, or since
-// 2.6.2x only for a one-segment FIN: finOneSeg), tcp_snd_wnd_test (the
-// first segment fits the receive window) and, for a one-segment buffer
-// only, tcp_nagle_test.
-type quotaTest struct{ finOneSeg bool }
+// 2.6.2x only for a one-segment FIN: finOneSeg; with halfCwnd, Linux
+// 6.x's, at most half the cwnd, "to ensure we have at least 2 GSO packets
+// in flight"), tcp_snd_wnd_test (the first segment fits the receive
+// window) and, for a one-segment buffer only, tcp_nagle_test.
+type quotaTest struct{ finOneSeg, halfCwnd bool }
 
 func (t quotaTest) allow(ep *endpoint, b *skb, mssNow int64, nonagle nagleMode) (int64, stopReason) {
 	s := &ep.snd
 	quota := s.cwnd - s.inFlight()
+	if t.halfCwnd && quota > 0 {
+		quota = min(quota, max(s.cwnd>>1, 1))
+	}
 	s.finRule = false
 	if b.fin && (!t.finOneSeg || ep.tsoSegs(b) == 1) {
 		s.finRule = quota <= 0
@@ -653,14 +674,15 @@ func nagleCheck(s *sender, partial bool, nonagle nagleMode) bool {
 type deferral interface {
 	// shouldDefer says whether to hold b, and whether it is held for the
 	// congestion window (tcp_tso_should_defer's is_cwnd_limited).
-	shouldDefer(ep *endpoint, b *skb, now int64, isLast bool) (hold, forCwnd bool)
+	// maxSegs is the pass's tcp_tso_segs (linuxOutput.autosize), else 0.
+	shouldDefer(ep *endpoint, b *skb, now int64, isLast bool, maxSegs int64) (hold, forCwnd bool)
 }
 
 // noDefer sends whatever the windows allow (2.6.12 had no deferral; the
 // tso_defer=false option short-circuits it as in seed 004).
 type noDefer struct{}
 
-func (noDefer) shouldDefer(*endpoint, *skb, int64, bool) (bool, bool) { return false, false }
+func (noDefer) shouldDefer(*endpoint, *skb, int64, bool, int64) (bool, bool) { return false, false }
 
 // heffnerDefer mirrors tcp_tso_should_defer of 2.6.13-2.6.27 (John
 // Heffner's algorithm): send when a full 64 KB frame fits or at least
@@ -671,7 +693,7 @@ type heffnerDefer struct {
 	tickCap int64 // ns; 0 = no cap (2.6.13)
 }
 
-func (d heffnerDefer) shouldDefer(ep *endpoint, b *skb, now int64, _ bool) (bool, bool) {
+func (d heffnerDefer) shouldDefer(ep *endpoint, b *skb, now int64, _ bool, _ int64) (bool, bool) {
 	return d.hold(ep, b, now), false
 }
 
@@ -722,7 +744,7 @@ func (d heffnerDefer) hold(ep *endpoint, b *skb, now int64) bool {
 // once (the merged function's first test; nothing later can join it).
 type wholeSkbDefer struct{}
 
-func (wholeSkbDefer) shouldDefer(ep *endpoint, b *skb, _ int64, _ bool) (bool, bool) {
+func (wholeSkbDefer) shouldDefer(ep *endpoint, b *skb, _ int64, _ bool, _ int64) (bool, bool) {
 	s := &ep.snd
 	if b.fin || s.packetsOut == 0 {
 		return false, false
@@ -733,14 +755,14 @@ func (wholeSkbDefer) shouldDefer(ep *endpoint, b *skb, _ int64, _ bool) (bool, b
 }
 
 // eventDefer mirrors tcp_tso_should_defer of linux-6: no deferral in
-// recovery, when the last send is more than 1 ms old, when a full GSO frame
-// or the whole buffer in mid-queue fits, when 1/3 of the window is free, or
+// recovery, when the last send is more than 1 ms old, when a full unit
+// (the pass's tcp_tso_segs) or the whole buffer in mid-queue fits, when 1/3 of the window is free, or
 // when the next ACK is more than half an RTT away. What it holds it holds
 // for the congestion window (is_cwnd_limited) when that is the smaller
 // window and too small for the buffer; a FIN goes unless a window holds it.
 type eventDefer struct{ divisor int64 }
 
-func (d eventDefer) shouldDefer(ep *endpoint, b *skb, now int64, isLast bool) (bool, bool) {
+func (d eventDefer) shouldDefer(ep *endpoint, b *skb, now int64, isLast bool, maxSegs int64) (bool, bool) {
 	s := &ep.snd
 	if s.ca != caOpen {
 		return false, false
@@ -751,7 +773,7 @@ func (d eventDefer) shouldDefer(ep *endpoint, b *skb, now int64, isLast bool) (b
 	sendWin := s.sndUna + s.sndWnd - b.seq
 	congWin := (s.cwnd - s.inFlight()) * ep.mss
 	limit := min(sendWin, congWin)
-	if limit >= (65536/ep.mss)*ep.mss {
+	if limit >= maxSegs*ep.mss {
 		return false, false
 	}
 	if !isLast && limit >= b.len() {

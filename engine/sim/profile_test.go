@@ -25,7 +25,7 @@ func strategies(p *profile) map[string]string {
 		m["send test"] = fmt.Sprintf("%#v", o.test)
 		m["deferral"] = fmt.Sprintf("%#v", o.deferral)
 		m["split"] = fmt.Sprintf("%#v", o.split)
-		m["mss_now"] = fmt.Sprintf("large %v, minshall by pcount %v", o.largeMSS, o.minshallPcount)
+		m["mss_now"] = fmt.Sprintf("large %v, minshall by pcount %v, autosize %v", o.largeMSS, o.minshallPcount, o.autosize)
 	case *freebsdOutput:
 		m["trim"] = fmt.Sprintf("%#v", o.trim)
 	default:
@@ -66,7 +66,7 @@ func TestProfileStrategies(t *testing.T) {
 			"send test": "sim.wholeSkbTest{}",
 			"deferral":  "sim.noDefer{}",
 			"split":     "sim.cutToLargeMSS{}",
-			"mss_now":   "large true, minshall by pcount false",
+			"mss_now":   "large true, minshall by pcount false, autosize false",
 			"push":      "sim.legacyPush{clobberNonagle:true, validateAlways:true}",
 			"acks":      linuxAcks2612,
 			"cc":        "*sim.reno",
@@ -76,10 +76,10 @@ func TestProfileStrategies(t *testing.T) {
 		}},
 		{"linux-2.6.13", nil, map[string]string{
 			"size goal": "sim.xmitSizeGoal{gsoMax:65535, modulo:true}",
-			"send test": "sim.quotaTest{finOneSeg:false}",
+			"send test": "sim.quotaTest{finOneSeg:false, halfCwnd:false}",
 			"deferral":  "sim.heffnerDefer{divisor:3, tickCap:0}",
 			"split":     "sim.windowAllowsTrim{}",
-			"mss_now":   "large false, minshall by pcount false",
+			"mss_now":   "large false, minshall by pcount false, autosize false",
 			"push":      "sim.plainPush{}",
 			"acks":      linuxAcksPcount,
 			"cc":        "*sim.reno",
@@ -89,10 +89,10 @@ func TestProfileStrategies(t *testing.T) {
 		}},
 		{"super-tso-v2", nil, map[string]string{
 			"size goal": "sim.xmitSizeGoal{gsoMax:65535, modulo:true}",
-			"send test": "sim.quotaTest{finOneSeg:false}",
+			"send test": "sim.quotaTest{finOneSeg:false, halfCwnd:false}",
 			"deferral":  "sim.wholeSkbDefer{}",
 			"split":     "sim.windowAllowsTrim{}",
-			"mss_now":   "large false, minshall by pcount false",
+			"mss_now":   "large false, minshall by pcount false, autosize false",
 			"push":      "sim.plainPush{}",
 			"acks":      linuxAcksPcount,
 			"cc":        "*sim.reno",
@@ -102,10 +102,10 @@ func TestProfileStrategies(t *testing.T) {
 		}},
 		{"linux-2.6.27", nil, map[string]string{
 			"size goal": "sim.xmitSizeGoal{gsoMax:65535, modulo:true}",
-			"send test": "sim.quotaTest{finOneSeg:false}",
+			"send test": "sim.quotaTest{finOneSeg:false, halfCwnd:false}",
 			"deferral":  "sim.heffnerDefer{divisor:3, tickCap:8000000}",
 			"split":     "sim.mssSplitPoint{nagle:false}",
-			"mss_now":   "large false, minshall by pcount false",
+			"mss_now":   "large false, minshall by pcount false, autosize false",
 			"push":      "sim.plainPush{}",
 			"acks":      linuxAcksPcount,
 			"cc":        "*sim.cubic",
@@ -114,11 +114,11 @@ func TestProfileStrategies(t *testing.T) {
 			"divides":   "true",
 		}},
 		{"linux-6", nil, map[string]string{
-			"size goal": "sim.autosizeGoal{gsoMax:65536}",
-			"send test": "sim.quotaTest{finOneSeg:true}",
+			"size goal": "sim.gsoSegsGoal{}",
+			"send test": "sim.quotaTest{finOneSeg:true, halfCwnd:true}",
 			"deferral":  "sim.eventDefer{divisor:3}",
 			"split":     "sim.mssSplitPoint{nagle:true}",
-			"mss_now":   "large false, minshall by pcount true",
+			"mss_now":   "large false, minshall by pcount true, autosize true",
 			"push":      "sim.plainPush{}",
 			"acks":      linuxAcksPcount,
 			"cc":        "*sim.cubic",

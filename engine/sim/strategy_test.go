@@ -259,7 +259,7 @@ func TestWholeSkbDefer(t *testing.T) {
 			s.ca, s.packetsOut, s.cwnd = tt.ca, tt.packetsOut, tt.cwnd
 			s.sndUna, s.sndWnd = 0, 1<<20
 			b := &skb{seq: tt.packetsOut * mss, end: (tt.packetsOut + tt.segs) * mss, fin: tt.fin}
-			if got, _ := (wholeSkbDefer{}).shouldDefer(ep, b, 0, true); got != tt.want {
+			if got, _ := (wholeSkbDefer{}).shouldDefer(ep, b, 0, true, 0); got != tt.want {
 				t.Errorf("shouldDefer = %v, want %v", got, tt.want)
 			}
 		})
