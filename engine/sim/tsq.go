@@ -87,7 +87,13 @@ func (s *sender) releaseWmem(now int64) {
 
 // onTSQ is the TSQ handler (tcp_tsq_handler, tcp_tsq_write), queued by
 // the first free after a throttle: tcp_write_xmit with the socket's
-// nonagle, on the core that runs TX completions.
+// nonagle, in softirq on the CPU whose tcp_wfree found the socket
+// throttled (tsq_tasklet is per CPU). A NIC frees at TX completion, on
+// the core that runs its interrupts. A veth to a host of the same machine
+// frees when the receiver's ip_rcv_core orphans the skb: unshaped, in the
+// sending thread's context on its core (sendFrames); behind a tbf, in
+// the machine's softirq context that no thread runs (machineSoftirq),
+// where the qdisc's watchdog dequeues it.
 func (ep *endpoint) onTSQ(now int64) {
 	s := &ep.snd
 	s.tsqEv = false
@@ -96,7 +102,15 @@ func (ep *endpoint) onTSQ(now int64) {
 		return
 	}
 	s.tsqThrottled = false
-	if s.wq.unsent() {
-		ep.output(now, s.nonagle, &ep.host.cores[ep.host.irqCore])
+	if !s.wq.unsent() {
+		return
 	}
+	c := &ep.host.cores[ep.host.irqCore]
+	switch {
+	case ep.nic.onMachine && ep.nic.shaped:
+		c = &ep.host.machine.soft.cores[ep.core]
+	case ep.nic.onMachine:
+		c = &ep.host.cores[ep.core]
+	}
+	ep.output(now, s.nonagle, c)
 }
