@@ -34,12 +34,11 @@ type hyStart struct {
 
 // tcp_cubic.c's HyStart constants, in ns where they are times.
 const (
-	hystartMinSamples = 8     // HYSTART_MIN_SAMPLES
-	hystartDelayMin   = 4e6   // HYSTART_DELAY_MIN, 4 ms
-	hystartDelayMax   = 16e6  // HYSTART_DELAY_MAX, 16 ms
-	hystartLowWindow  = 16    // hystart_low_window, segments
-	hystartAckDelta   = 2e6   // hystart_ack_delta_us, 2 ms
-	gsoMaxSize        = 65536 // sk_gso_max_size (GSO_LEGACY_MAX_SIZE) for hystart_ack_delay
+	hystartMinSamples = 8    // HYSTART_MIN_SAMPLES
+	hystartDelayMin   = 4e6  // HYSTART_DELAY_MIN, 4 ms
+	hystartDelayMax   = 16e6 // HYSTART_DELAY_MAX, 16 ms
+	hystartLowWindow  = 16   // hystart_low_window, segments
+	hystartAckDelta   = 2e6  // hystart_ack_delta_us, 2 ms
 )
 
 // reset is bictcp_hystart_reset: a new round from now, ending when
@@ -100,12 +99,13 @@ func (h *hyStart) exit(s *sender) {
 	s.ssthresh = s.cwnd
 }
 
-// ackDelay is hystart_ack_delay, ns: four GSO frames at the pacing rate
-// (already doubled in slow start), at most 1 ms; 0 without a rate.
+// ackDelay is hystart_ack_delay, ns: four GSO frames (sk_gso_max_size)
+// at the pacing rate (already doubled in slow start), at most 1 ms; 0
+// without a rate.
 func ackDelay(s *sender, mss int64) int64 {
 	rate := s.pacingRate(mss) / 8 // bytes/s
 	if rate <= 0 {
 		return 0
 	}
-	return min(1e6, int64(gsoMaxSize*4*1e9/rate))
+	return min(1e6, int64(skGSOMaxSize*4*1e9/rate))
 }
