@@ -134,7 +134,8 @@ func (c *cubic) onAck(ep *endpoint, now, acked, _ int64, cwndLimited bool) {
 		}
 	}
 	t := float64(now-c.epochStart+s.minRTT) / 1e9
-	target := c.origin + 0.4*math.Pow(t-c.k, 3)
+	d := t - c.k
+	target := c.origin + 0.4*d*d*d
 	cnt := 100 * cw
 	if target > cw {
 		cnt = cw / (target - cw)

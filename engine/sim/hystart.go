@@ -77,12 +77,18 @@ func (h *hyStart) update(ep *endpoint, now, delay int64) {
 	}
 	if now-h.lastAck <= hystartAckDelta {
 		h.lastAck = now
-		threshold := h.delayMin + ackDelay(s, ep.mss)
-		if s.paceBps <= 0 {
-			threshold >>= 1 // SK_PACING_NONE
-		}
-		if now-h.roundStart > threshold {
-			h.exit(s)
+		// The threshold is at least delay_min (halved unpaced): the ACK
+		// delay, a division, only counts past that.
+		paced := s.paceBps > 0
+		train := now - h.roundStart
+		if paced && train > h.delayMin || !paced && train > h.delayMin>>1 {
+			threshold := h.delayMin + ackDelay(s, ep.mss)
+			if !paced {
+				threshold >>= 1 // SK_PACING_NONE
+			}
+			if train > threshold {
+				h.exit(s)
+			}
 		}
 	}
 	h.currRTT = min(h.currRTT, delay)
