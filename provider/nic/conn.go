@@ -51,8 +51,13 @@ type nsConn struct {
 // errNoNamespace reports that a namespace does not exist.
 var errNoNamespace = errors.New("namespace does not exist")
 
-// openNS opens the named namespace ("" = the machine's own).
-func openNS(name string) (*nsConn, error) {
+// openNS opens the named namespace ("" = the machine's own); its socket
+// for requests built by hand is opened when first used.
+func openNS(name string) (*nsConn, error) { return openNSWith(name, false) }
+
+// openNSWith is openNS opening the socket for requests built by hand
+// too when raw, on the same visit to the namespace (a create uses it).
+func openNSWith(name string, raw bool) (*nsConn, error) {
 	fd, err := netnsfs.Open(name)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, fmt.Errorf("%s: %w", name, errNoNamespace)
@@ -61,13 +66,14 @@ func openNS(name string) (*nsConn, error) {
 		return nil, err
 	}
 	c := &nsConn{name: name, fd: fd}
-	// Both sockets are opened on one visit to the namespace.
 	open := func() error {
 		var err error
 		if c.nl, err = netlink.NewHandle(unix.NETLINK_ROUTE); err != nil {
 			return fmt.Errorf("netlink socket: %w", err)
 		}
-		c.rawOnce.Do(func() { c.rawErr = c.openRaw() })
+		if raw {
+			c.rawOnce.Do(func() { c.rawErr = c.openRaw() })
+		}
 		return c.rawErr
 	}
 	err = c.inside(open)
@@ -210,7 +216,7 @@ func (c *nsConn) create(req *nl.NetlinkRequest, name string) (netlink.Link, erro
 }
 
 // rawSocket is a netlink socket in c's namespace for requests built by
-// hand, opened with c's other socket.
+// hand, opened on first use (or with c's other socket: openNSWith).
 func (c *nsConn) rawSocket() (*nl.SocketHandle, error) {
 	c.rawOnce.Do(func() { c.rawErr = c.inside(c.openRaw) })
 	return c.raw, c.rawErr

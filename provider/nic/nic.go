@@ -117,7 +117,7 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 	}
 	// The marks of the NIC's namespace and of a veth's far end are read
 	// through the sockets the create opens there (createVeth).
-	c, err := p.open(s.ns)
+	c, err := p.openWith(s.ns, true)
 	if err != nil {
 		d.errorf("create", err)
 		return provider.CreateResponse{Diagnostics: d.diags}
@@ -567,8 +567,12 @@ func toAddr(p netip.Prefix) *netlink.Addr {
 
 // open opens the namespace a NIC lives in; the kernel's feature table
 // for offloads is probed when they are first read or set.
-func (p *Provider) open(ns string) (*nsConn, error) {
-	c, err := openNS(ns)
+func (p *Provider) open(ns string) (*nsConn, error) { return p.openWith(ns, false) }
+
+// openWith is open, opening the socket for requests built by hand at
+// once when raw (openNSWith).
+func (p *Provider) openWith(ns string, raw bool) (*nsConn, error) {
+	c, err := openNSWith(ns, raw)
 	if err != nil {
 		return nil, err
 	}
