@@ -2,17 +2,18 @@
 // between two namespaces, tsl.LAB.tx and tsl.LAB.rx joined by the veth
 // pair tx0 <-> rx0, and prints one line:
 // "throughput_bps=... capture_loss=... data_packets=... source=bpf|ring|none
-// task_tx_pct=... task_rx_pct=...". task_tx_pct and task_rx_pct are the
-// CPU its threads used, in % of one core, as iperf3 reports its own
-// (getrusage: the threads' runtime, softirq work in their context
+// task_tx_pct=... task_rx_pct=... task_other_pct=...". task_tx_pct and
+// task_rx_pct are the CPU its threads used, in % of one core, as iperf3
+// reports its own (the threads' runtime, softirq work in their context
 // included, softirq on idle CPUs not): the sender's threads plus every
 // other thread of the process (Go runtime, sampler), and the receiver's
-// threads, from the engine's CPU note. It can switch TSO on the sender
+// threads; task_other_pct is the other threads' part of task_tx_pct. All
+// three come from the engine's CPU note. It can switch TSO on the sender
 // NIC first (through the ethtool ioctl), so run.sh needs no ethtool
-// binary; with -set-tso it only does that. With -setup it only makes the two
-// namespaces and the pair (MTU 1500, through netlink), with -teardown it
-// only removes them, so run.sh needs no ip binary to build them. It is a
-// benchmark driver, not part of the product.
+// binary; with -set-tso it only does that. With -setup it only makes the
+// two namespaces and the pair (MTU 1500, through netlink), with -teardown
+// it only removes them, so run.sh needs no ip binary to build them. It is
+// a benchmark driver, not part of the product.
 package main
 
 import (
@@ -99,7 +100,7 @@ func main() {
 	}
 	m := res.Metrics
 	source := "none"
-	taskTx, taskRx := -1.0, -1.0
+	taskTx, taskRx, taskOther := -1.0, -1.0, -1.0
 	for _, n := range res.Notes {
 		switch {
 		case strings.HasPrefix(n, "send units counted by eBPF"):
@@ -111,17 +112,17 @@ func main() {
 			tx, _ := strconv.ParseFloat(f[1], 64)
 			rx, _ := strconv.ParseFloat(f[2], 64)
 			other, _ := strconv.ParseFloat(f[3], 64)
-			taskTx, taskRx = tx+other, rx
+			taskTx, taskRx, taskOther = tx+other, rx, other
 		}
 	}
 	if taskTx < 0 {
 		fmt.Fprintf(os.Stderr, "no note gives the threads' CPU (the engine's CPU note changed?): %q\n", res.Notes)
 		os.Exit(1)
 	}
-	fmt.Printf("throughput_bps=%.0f capture_loss=%.0f data_packets=%.0f send_units=%.0f avg_send_bytes=%.0f cpu_tx_pct=%.1f cpu_rx_pct=%.1f retransmits=%.0f tso=%v source=%s task_tx_pct=%.1f task_rx_pct=%.1f\n",
+	fmt.Printf("throughput_bps=%.0f capture_loss=%.0f data_packets=%.0f send_units=%.0f avg_send_bytes=%.0f cpu_tx_pct=%.1f cpu_rx_pct=%.1f retransmits=%.0f tso=%v source=%s task_tx_pct=%.1f task_rx_pct=%.1f task_other_pct=%.1f\n",
 		m[result.MetricThroughputBps], m[result.MetricCaptureLoss], m[result.MetricDataPackets], m[result.MetricSendUnits],
 		m[result.MetricAvgSendBytes], m[result.MetricCPUTxPct], m[result.MetricCPURxPct], m[result.MetricRetransmits],
-		res.Offloads["tx0"]["tso"], source, taskTx, taskRx)
+		res.Offloads["tx0"]["tso"], source, taskTx, taskRx, taskOther)
 	for _, n := range res.Notes {
 		fmt.Fprintln(os.Stderr, "note:", n)
 	}

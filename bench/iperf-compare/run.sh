@@ -105,18 +105,18 @@ field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 run_iperf() { i=$(iperf "$p"); }
-drive() { # $1 = driver; prints "bits/s sender% receiver%"
+drive() { # $1 = driver; prints "bits/s sender% receiver% other%" (other: in sender%; none from older drivers)
 	line=$(tsolab "$p" false auto "$1")
-	echo "$(echo "$line" | field throughput_bps) $(echo "$line" | field task_tx_pct) $(echo "$line" | field task_rx_pct)"
+	echo "$(echo "$line" | field throughput_bps) $(echo "$line" | field task_tx_pct) $(echo "$line" | field task_rx_pct) $(echo "$line" | field task_other_pct)"
 }
-run_tsolab() { t=$(drive "$work/iperf-compare"); }
-run_old() { o=$(drive "$work/iperf-compare-old"); }
+run_tsolab() { d=$(drive "$work/iperf-compare"); t=${d% *} toth=${d##* }; }
+run_old() { d=$(drive "$work/iperf-compare-old"); o=${d% *}; }
 # The members of a round in the first round's order; each round starts
 # one further along.
 members="run_iperf run_tsolab"
 [ -n "$OLD" ] && members="$members run_old"
 # rows.P.TSO: one line per round:
-# i_bps i_tx i_rx t_bps t_tx t_rx [c_bps c_loss c_pkts r_bps r_loss r_pkts]
+# i_bps i_tx i_rx t_bps t_tx t_rx [c_bps c_loss c_pkts r_bps r_loss r_pkts] t_other
 # old.P.TSO (with -B): o_bps o_tx o_rx t_bps t_tx t_rx
 for r in $(seq "$ROUNDS"); do
 	for p in $CONNS; do
@@ -135,7 +135,7 @@ for r in $(seq "$ROUNDS"); do
 				line=$(tsolab "$p" true ring)
 				extra="$extra $(echo "$line" | field throughput_bps) $(echo "$line" | field capture_loss) $(echo "$line" | field data_packets)"
 			fi
-			echo "$i $t $extra" >>"$work/rows.$p.$tso"
+			echo "$i $t $extra $toth" >>"$work/rows.$p.$tso"
 		done
 	done
 done
@@ -149,7 +149,7 @@ check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what miss
 }
 echo "medians of $ROUNDS paired rounds of ${DUR} s; Gb/s received; CPU in % of one core per Gb/s (tx: sender, rx: receiver)"
 echo "at the start: $load_start; at the end: $(load)"
-printf "%-5s %-4s %7s %7s %7s  %7s %7s %7s  %7s %7s  %7s" P tso iperf3 tsolab ratio ip_tx ts_tx tx_cpu ip_rx ts_rx all_cpu
+printf "%-5s %-4s %7s %7s %7s  %7s %7s %7s %7s  %7s %7s  %7s" P tso iperf3 tsolab ratio ip_tx ts_tx tx_cpu ts_oth ip_rx ts_rx all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss
 [ -n "$OLD" ] && printf "  %7s %7s %7s %7s" old new/old tx_n/o all_n/o
 echo
@@ -161,6 +161,7 @@ for p in $CONNS; do
 		check "$ratio" 'v >= 95' "throughput ratio, P=$p TSO $tso, want >= 95%"
 		printf " %7.2f %7.2f %6.1f%%" "$(col "$f" '$2/($1/1e9)')" "$(col "$f" '$5/($4/1e9)')" "$txr"
 		check "$txr" 'v <= 100' "sender CPU per Gbit/s, tsolab/iperf3, P=$p TSO $tso, want <= 100%"
+		printf " %7.2f" "$(col "$f" '$NF/($4/1e9)')"
 		printf " %7.2f %7.2f  %6.1f%%" "$(col "$f" '$3/($1/1e9)')" "$(col "$f" '$6/($4/1e9)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
 		if $COUNTERS; then
 			cc=$(col "$f" '100*(1-$7/$4)')
@@ -179,7 +180,9 @@ for p in $CONNS; do
 	done
 done
 echo "ratio = tsolab/iperf3 throughput (target >= 95%); ip_tx, ts_tx = sender CPU per Gb/s of iperf3"
-echo "and tsolab; tx_cpu = tsolab/iperf3 of it (target <= 100%); ip_rx, ts_rx = the receivers';"
+echo "and tsolab; tx_cpu = tsolab/iperf3 of it (target <= 100%); ts_oth = the part of ts_tx that"
+echo "is tsolab's other threads (Go runtime: sysmon, the threads its workers' scheduler passes wake;"
+echo "the sampler), which iperf3's processes do not have; ip_rx, ts_rx = the receivers';"
 echo "all_cpu = tsolab/iperf3 of sender + receiver CPU per Gb/s (which side pays for a"
 echo "transmit varies from run to run on veth: an ACK the receiver processes sends the next"
 echo "segments from its context when the sender sleeps on a full buffer)"
