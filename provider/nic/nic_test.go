@@ -2,6 +2,7 @@ package nic_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -869,40 +870,39 @@ func TestDeleteGoingWithHost(t *testing.T) {
 	}
 }
 
-// linkLocals returns the names of the links in ns that have an IPv6
-// link-local address.
-func linkLocals(t *testing.T, ns string) []string {
+// addrGenModes returns each link of ns (lo left out) with its IPv6
+// address generation mode as `ip -d link` names it ("none", "eui64"):
+// what decides whether the kernel gives the link a link-local address
+// when it comes up with a carrier (which it may do later, from its
+// linkwatch work, so the addresses themselves are not what is checked).
+func addrGenModes(t *testing.T, ns string) map[string]string {
 	t.Helper()
-	var out []string
-	err := netnsfs.Do(ns, func() error {
-		addrs, err := netlink.AddrList(nil, netlink.FAMILY_V6)
-		if err != nil {
-			return err
-		}
-		for _, a := range addrs {
-			if !a.IP.IsLinkLocalUnicast() {
-				continue
-			}
-			l, err := netlink.LinkByIndex(a.LinkIndex)
-			if err != nil {
-				return err
-			}
-			out = append(out, l.Attrs().Name)
-		}
-		return nil
-	})
+	out, err := exec.Command("ip", "-n", ns, "-j", "-d", "link", "show").Output()
 	if err != nil {
+		t.Fatalf("ip -n %s -j -d link show: %v", ns, err)
+	}
+	var links []struct {
+		Name string `json:"ifname"`
+		Mode string `json:"inet6_addr_gen_mode"`
+	}
+	if err := json.Unmarshal(out, &links); err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(out)
-	return out
+	modes := map[string]string{}
+	for _, l := range links {
+		if l.Name != "lo" {
+			modes[l.Name] = l.Mode
+		}
+	}
+	return modes
 }
 
 // TestNoLinkLocal: the links tsolab makes (a switch NIC's veth, its
-// port, the bridge, a pair's two ends, a dummy) come up without an IPv6
-// link-local address; a NIC whose host declares
-// net.ipv6.conf.default.addr_gen_mode (AttrAddrGenMode, and
-// AttrPeerAddrGenMode for a pair's far end) gets the mode it declares.
+// port, the bridge, a pair's two ends, a dummy) get the IPv6 address
+// generation mode none before they come up, so no link-local address;
+// a NIC whose host declares net.ipv6.conf.default.addr_gen_mode
+// (AttrAddrGenMode, and AttrPeerAddrGenMode for a pair's far end) gets
+// the mode it declares.
 func TestNoLinkLocal(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
 		t.Skip("this kernel has no IPv6: there is no link-local address to leave out")
@@ -920,15 +920,15 @@ func TestNoLinkLocal(t *testing.T) {
 	f.mustNIC("lone0", provider.Attrs{"host": "a", "netns": nsA, "ifname": "lone0", "link": "none"})
 	for _, tt := range []struct {
 		ns   string
-		want []string
+		want map[string]string
 	}{
-		{nsA, nil},            // a0, a1 and lone0: none declared
-		{nsB, []string{"b0"}}, // its host declares 0 (eui64)
-		{nsC, []string{"c1"}}, // the far end of a1's pair, whose host declares 0
-		{nsSw, nil},           // the bridge and the ports
+		{nsA, map[string]string{"a0": "none", "a1": "none", "lone0": "none"}},
+		{nsB, map[string]string{"b0": "eui64"}}, // its host declares 0
+		{nsC, map[string]string{"c1": "eui64"}}, // the far end of a1's pair, whose host declares 0
+		{nsSw, map[string]string{provider.BridgeName: "none", provider.PortName("a0"): "none", provider.PortName("b0"): "none"}},
 	} {
-		if diff := cmp.Diff(tt.want, linkLocals(t, tt.ns)); diff != "" {
-			t.Errorf("links with an IPv6 link-local address in %s (-want +got):\n%s", tt.ns, diff)
+		if diff := cmp.Diff(tt.want, addrGenModes(t, tt.ns)); diff != "" {
+			t.Errorf("IPv6 address generation modes in %s (-want +got):\n%s", tt.ns, diff)
 		}
 	}
 }
