@@ -29,7 +29,9 @@ func (inFlightUse) validate(s *sender, now int64, sent int, _ bool) {
 }
 
 // usageSeqUse is Linux 6.x's judgement (include/net/tcp.h
-// tcp_is_cwnd_limited, net/ipv4/tcp_output.c tcp_cwnd_validate): a pass
+// tcp_is_cwnd_limited, net/ipv4/tcp_output.c tcp_cwnd_validate in the
+// form of "tcp: fix tcp_cwnd_validate() to not forget is_cwnd_limited",
+// 2022, with cwnd_usage_seq): a pass
 // of tcp_write_xmit is cwnd-limited when TSO deferral held a buffer for
 // the congestion window or the segments in flight fill it; the last such
 // verdict holds for a window of data (is_cwnd_limited until snd_una

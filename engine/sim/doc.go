@@ -1,6 +1,8 @@
 // Package sim is the deterministic TSO model: a discrete-event simulation
 // of the TCP output path (write queue, size goal, send tests, TSO deferral,
-// tso_fragment), the NIC (TSO, software GSO, SG, checksum offload and the
+// tso_fragment, TCP Small Queues) and its congestion control (Reno, CUBIC
+// with Linux 6.x's HyStart, FreeBSD's NewReno; whether a window is used,
+// cwnduse.go), the NIC (TSO, software GSO, SG, checksum offload and the
 // kernel's feature fix-ups), the link (rate, propagation delay, queue with
 // tail drop, Ethernet framing) and the receiver (GRO/LRO, delayed and quick
 // ACKs, window advertisement), with a CPU cost per host per event.
