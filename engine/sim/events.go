@@ -166,8 +166,8 @@ func (q *eventQueue) popped(top qent) event {
 	return top.event()
 }
 
-// pop removes and returns the earliest event. Precondition: len() > 0.
-func (q *eventQueue) pop() event {
+// pop removes and returns the earliest event; false when there is none.
+func (q *eventQueue) pop() (event, bool) {
 	if q.head < len(q.now) {
 		f := q.now[q.head]
 		if !q.hasFirst && q.heapsBefore(f) || q.hasFirst && f.before(q.first) {
@@ -176,17 +176,20 @@ func (q *eventQueue) pop() event {
 			if q.head == len(q.now) {
 				q.now, q.head = q.now[:0], 0
 			}
-			return f.event()
+			return f.event(), true
 		}
 	}
 	if q.hasFirst {
 		q.hasFirst = false
-		return q.popped(q.first)
+		return q.popped(q.first), true
 	}
 	if len(q.near) == 0 || len(q.far) > 0 && q.far[0].before(q.near[0]) {
-		return q.popped(q.far.pop())
+		if len(q.far) == 0 {
+			return event{}, false
+		}
+		return q.popped(q.far.pop()), true
 	}
-	return q.popped(q.near.pop())
+	return q.popped(q.near.pop()), true
 }
 
 // nextAt returns the time of the earliest event, if any.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math/rand"
 	"sort"
 	"testing"
@@ -23,6 +24,11 @@ func TestEventQueueAgainstSort(t *testing.T) {
 	var want []ref
 	now, seq := int64(0), 0
 	for step := 0; step < 200000; step++ {
+		if len(want) == 0 {
+			if ev, ok := q.pop(); ok {
+				t.Fatalf("step %d: pop of an empty queue = %+v, true", step, ev)
+			}
+		}
 		if len(want) == 0 || len(want) < 100 && rng.Intn(2) == 0 {
 			at := now
 			switch rng.Intn(5) {
@@ -47,7 +53,10 @@ func TestEventQueueAgainstSort(t *testing.T) {
 		sort.Slice(want, func(i, j int) bool {
 			return want[i].at < want[j].at || want[i].at == want[j].at && want[i].seq < want[j].seq
 		})
-		got := q.pop()
+		got, ok := q.pop()
+		if !ok {
+			t.Fatalf("step %d: pop found no event", step)
+		}
 		if w := want[0]; got.at != w.at || got.kind != w.kind || got.id != w.id {
 			t.Fatalf("step %d: pop = %+v, want at %d kind %d id %d", step, got, w.at, w.kind, w.id)
 		}
@@ -55,6 +64,35 @@ func TestEventQueueAgainstSort(t *testing.T) {
 		now = max(now, got.at)
 		if q.len() != len(want) {
 			t.Fatalf("step %d: len = %d, want %d", step, q.len(), len(want))
+		}
+	}
+}
+
+// TestReservedEventKeepsItsPlace reserves an event's place, queues others
+// at the same time and later, and queues the reserved one afterwards: it
+// comes out where push would have put it when it was reserved.
+func TestReservedEventKeepsItsPlace(t *testing.T) {
+	for _, at := range []int64{0, 5} { // in the FIFO (the current time), and later
+		var q eventQueue
+		q.push(0, evRxPoll, 1)
+		q.pop()
+		q.push(at, evAppRun, 2)
+		r := q.reserve(at, evAppRun, 3)
+		q.push(at, evAppRun, 4)
+		q.push(at+1, evAppRun, 5)
+		if q.handedOut(r) {
+			t.Fatalf("at %d: reserved event handed out before any was", at)
+		}
+		q.pushReserved(r)
+		var got []int32
+		for ev, ok := q.pop(); ok; ev, ok = q.pop() {
+			got = append(got, ev.id)
+			if ev.id == 4 && !q.handedOut(r) {
+				t.Errorf("at %d: the reserved event is not handed out after a later one", at)
+			}
+		}
+		if want := []int32{2, 3, 4, 5}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("at %d: order %v, want %v", at, got, want)
 		}
 	}
 }

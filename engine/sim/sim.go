@@ -171,8 +171,11 @@ func (w *world) loop(ctx context.Context, req engine.RunRequest) (int64, error) 
 	if req.Progress != nil {
 		w.progressAt = nextProgress
 	}
-	for w.q.len() > 0 && !w.finished {
-		ev := w.q.pop()
+	for !w.finished {
+		ev, ok := w.q.pop()
+		if !ok {
+			break
+		}
 		if ev.at > limit {
 			break
 		}

@@ -186,8 +186,12 @@ func TestEventQueueOrder(t *testing.T) {
 		q.push(a, evAppRun, int32(i))
 	}
 	var got []int32
-	for q.len() > 0 {
-		got = append(got, q.pop().id)
+	for {
+		ev, ok := q.pop()
+		if !ok {
+			break
+		}
+		got = append(got, ev.id)
 	}
 	want := []int32{1, 3, 6, 5, 2, 4, 0} // by time, ties in insertion order
 	for i := range want {
