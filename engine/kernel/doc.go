@@ -130,7 +130,10 @@
 //
 // Capture files. With Options.Capture every run writes a pcapng file
 // (capture.Pcapng) per sender NIC and per server NIC; the callback in
-// Options opens the writer, so the caller owns the file layout. The
+// Options opens the writer, so the caller owns the file layout. A file
+// from eBPF is written when the run's counters stop, after its
+// throughput and CPU are measured (devqueue keeps the records in memory
+// until then: see its package documentation). The
 // sender's file is the eBPF counter's record (devqueue Options.Headers):
 // the headers of every TCP packet to or from the servers' ports as TCP
 // handed it to the device, before software GSO, so its TCP data packets
