@@ -133,13 +133,13 @@
 // Options opens the writer, so the caller owns the file layout. A file
 // from eBPF is written when the run's counters stop, after its
 // throughput and CPU are measured (devqueue keeps the records in memory
-// until then: see its package documentation). The
-// sender's file is the eBPF counter's record (devqueue Options.Headers):
-// the headers of every TCP packet to or from the servers' ports as TCP
-// handed it to the device, before software GSO, so its TCP data packets
-// are the run's send_units with TSO on or off, as tcpdump on a TSO NIC
-// shows them; what its record rings lost goes to the file's
-// interface statistics, WorkloadResult.Captures, a Note and capture_loss.
+// until then: see its package documentation). The sender's file is the
+// eBPF counter's record (devqueue Options.Headers): the headers of every
+// TCP packet to or from the servers' ports as TCP handed it to the
+// device, before software GSO, so its TCP data packets are the run's
+// send_units with TSO on or off, as tcpdump on a TSO NIC shows them;
+// what its record rings lost goes to the file's interface statistics,
+// WorkloadResult.Captures, a Note and capture_loss.
 // Without eBPF (CounterRing, or CounterAuto falling back) the sender's
 // AF_PACKET ring writes the file: after software GSO, counting what it
 // wrote. Each server NIC's incoming TCP (not on loopback, where the
