@@ -125,18 +125,23 @@ const passEvery = 8 * time.Millisecond
 // runtime's stoplockedm hands the P to another M, whose scheduler finds
 // the goroutine and hands the P back through startlockedm), so the data
 // path stops for as long as those threads wait for a CPU; unlocked, the
-// thread takes the goroutine straight back from the run queue. Two
-// goroutines making system calls on this 2-CPU VM, a pass every 8 ms,
-// both CPUs busy (notes of issue 16, session 8): a locked pass took 241
-// and 305 us of wall time on average (p90 0.4 ms, p99 4 ms), an unlocked
-// one 52 and 29 us (p90 34 us); the runtime's other threads used the
-// same CPU per pass (44-51 us, the M that Gosched's wakep starts). A
-// worker passes as seldom as sysmon allows: it reads the monotonic clock
-// after each call and passes when passEvery has gone by, whatever its
-// rate, and its sockets are non-blocking so that no call blocks past a
-// pass (wait). A worker blocked in a system call for 10 ms (a paused
-// flow: the peer waiting for a CPU) would otherwise lose its P and put
-// sysmon back to its 20 us polls.
+// goroutine is taken back from the run queue at once, by its thread or
+// by the thread the pass woke (a third of the passes, nearly all on the
+// same CPU). BenchmarkYielderPass measures both (two workers making
+// system calls, a pass every 8 ms; run in a session at autogroup nice
+// -20 while the machine's load was 12-17, 2 December): a pass stopped
+// the worker 23-29 us on average (p90 35-41 us, p99 0.2 ms) unlocked,
+// 73-214 us (p90 0.1-0.35 ms, p99 0.8-3.6 ms) locked, and cost the
+// process 52-55 against 76-96 us of CPU. bench/iperf-compare -B against
+// locked passes, same conditions, 9 rounds of one connection: throughput
+// 104.5% (TSO on) and 105.6% (off), sender + receiver CPU per Gbit/s
+// 104% and 105% (the sender stops less, so it does more of the sending
+// itself, as iperf3's does). A worker passes as seldom as sysmon allows:
+// it reads the monotonic clock after each call and passes when passEvery
+// has gone by, whatever its rate, and its sockets are non-blocking so
+// that no call blocks past a pass (wait). A worker blocked in a system
+// call for 10 ms (a paused flow: the peer waiting for a CPU) would
+// otherwise lose its P and put sysmon back to its 20 us polls.
 type yielder struct {
 	due time.Time // when to pass next; zero before the first pass
 	// meter is the worker's CPU: each stretch between passes is measured
