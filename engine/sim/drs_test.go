@@ -51,3 +51,43 @@ func TestReceiveBufferAutotuning(t *testing.T) {
 		t.Errorf("SO_RCVBUF 131072: buffer %d, %.3f Gb/s; want it kept and ~0.1 Gb/s (one window a 10 ms round trip)", kept, locked)
 	}
 }
+
+// TestRcvSpaceAdjust is tcp_rcv_space_adjust's rule on its own, once a
+// round trip (the peer's 10 ms srtt here): a reader whose rate doubled
+// gets more than twice what it read plus 16 segments (the allowance for
+// a sender in slow start); the next round trip compares with that one's
+// reads, not the first's, so a rate that grew by 5% more keeps the
+// buffer; a slower round trip never shrinks it; tcp_rmem[2] caps it.
+func TestRcvSpaceAdjust(t *testing.T) {
+	const mss, rtt = 1448, 10e6
+	ep := &endpoint{mss: mss, peer: &endpoint{}}
+	ep.peer.snd.srtt = rtt
+	r := &ep.rcv
+	r.buf, r.autoMax = 131072, 6291456
+	r.space = 100000 // the last round trip read 100 KB
+	read := func(now, n int64) {
+		r.readBytes += n
+		ep.rcvSpaceAdjust(now)
+	}
+	read(rtt/2, 200000)
+	if r.buf != 131072 {
+		t.Fatalf("half a round trip in: buffer %d, want it unchanged until a round trip has passed", r.buf)
+	}
+	read(rtt, 0) // 200 KB in the round trip: the rate doubled
+	doubled := r.buf
+	if floor := int64(2*200000 + 16*mss); doubled <= floor {
+		t.Errorf("rate doubled: buffer %d, want more than twice the round trip's reads plus 16 segments (%d)", doubled, floor)
+	}
+	read(2*rtt, 210000)
+	if r.buf != doubled {
+		t.Errorf("5%% more than the round trip before: buffer %d, want %d kept (the measure is the last round trip's)", r.buf, doubled)
+	}
+	read(3*rtt, 100000)
+	if r.buf != doubled {
+		t.Errorf("a slower round trip: buffer %d, want %d (it never shrinks)", r.buf, doubled)
+	}
+	read(4*rtt, 5000000)
+	if r.buf != r.autoMax {
+		t.Errorf("5 MB in a round trip: buffer %d, want tcp_rmem[2] (%d)", r.buf, r.autoMax)
+	}
+}

@@ -10,8 +10,9 @@ import (
 // TestHyStartDelay is hystart_update's delay detection on its own: the
 // least of a round's first HYSTART_MIN_SAMPLES (8) samples, and of every
 // later one, must exceed delay_min by clamp(delay_min/8, 4 ms, 16 ms); a
-// single late sample (the model's rule before Linux 6.x's was built)
-// does not end slow start, and below hystart_low_window (16) nothing does.
+// single late sample (the model's rule before Linux 6.x's was built),
+// first or after eight on time (the round's least, not its last), does
+// not end slow start, and below hystart_low_window (16) nothing does.
 func TestHyStartDelay(t *testing.T) {
 	const base = 10e6 // a 10 ms path: threshold 10 + 4 ms
 	tests := []struct {
@@ -21,6 +22,7 @@ func TestHyStartDelay(t *testing.T) {
 		exit    bool
 	}{
 		{"one late sample", 100, []int64{20e6, base, base, base, base, base, base, base, base}, false},
+		{"a late sample after eight on time", 100, []int64{base, base, base, base, base, base, base, base, 20e6}, false},
 		{"eight late samples are counted", 100, []int64{20e6, 20e6, 20e6, 20e6, 20e6, 20e6, 20e6, 20e6}, false},
 		{"the ninth decides", 100, []int64{20e6, 20e6, 20e6, 20e6, 20e6, 20e6, 20e6, 20e6, 20e6}, true},
 		{"within 4 ms is no increase", 100, []int64{13.9e6, 13.9e6, 13.9e6, 13.9e6, 13.9e6, 13.9e6, 13.9e6, 13.9e6, 13.9e6}, false},
