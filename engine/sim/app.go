@@ -16,6 +16,9 @@ type app struct {
 	ev         bool      // an evAppRun is queued, or held (held)
 	held       bool      // its next turn is held out of the queue at hold (holdTurn)
 	woken      wokeState // its queued turn is a wake-up from sleep (hosts with a scheduler)
+	waiting    bool      // its turn found its core busy and waits for it (waitCore)
+	waitFrom   int64     // when it began to wait, ns (waitCore: at most the host's slice)
+	runUntil   int64     // after such a wait it has the core until then, ns, unless it sleeps (waitCore)
 	sendfile   bool      // zero-copy: pages, no copy cost
 	bytesMode  bool      // the stream ends after pending bytes (FIN on the tail)
 
@@ -139,15 +142,15 @@ func (ep *endpoint) runApp(now int64) {
 	a := &ep.app
 	w := ep.w
 	a.ev = false
-	if a.woken != wokeNone && ep.waking(now) {
-		return
-	}
 	c := &ep.host.cores[ep.core]
-	if c.free > now {
-		a.ev = true
-		w.q.push(c.free, evAppRun, ep.idx)
+	if c.free > now && ep.waitCore(now, c) {
 		return
 	}
+	if a.woken != wokeNone {
+		ep.waking(now)
+		return
+	}
+	a.waiting = false
 	p := &ep.host.cpu
 	did := false
 	r := &ep.rcv
@@ -218,6 +221,7 @@ func (ep *endpoint) runApp(now int64) {
 		return
 	}
 	if !a.ev {
+		a.runUntil = 0
 		// It sleeps: its next turn is a wake-up (hosts with a scheduler).
 		a.woken = ep.onWake
 	}

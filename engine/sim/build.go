@@ -96,7 +96,8 @@ func (b *builder) host(name string) (*host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%shost.%s: %w", attrPlace(hc, "scheduler"), name, err)
 	}
-	h := &host{name: name, cpu: cp, prof: prof, cores: make([]core, cores), queues: make([]int32, cores), delayedAck: hc.DelayedAck}
+	h := &host{name: name, cpu: cp, prof: prof, cores: make([]core, cores), queues: make([]int32, cores), delayedAck: hc.DelayedAck,
+		slice: prof.slice.of(cores)}
 	if run != nil {
 		h.sched = &sched{Scheduler: *run, rnd: b.w.random(), wake: b.e.wakeTables[wakeKey(cp.Name, run.Name)]}
 		if prof.ithreads {

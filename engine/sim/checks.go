@@ -16,6 +16,9 @@ type checker struct {
 	budget int64
 	cut    bool
 	markAt int64 // simulated time at the last stillSteps boundary, ns
+	// reads are the bytes each connection's reader read, by connection
+	// (its server endpoint's), at the run's end.
+	reads []int64
 }
 
 // stillSteps events at one instant of simulated time are a livelock: a
@@ -123,6 +126,11 @@ func (c *checker) end(w *world) {
 // queued, exactly once, when the workload was byte-bound and completed.
 func (c *checker) finish(w *world) {
 	c.state(w)
+	for _, ep := range w.eps {
+		if !ep.client {
+			c.reads = append(c.reads, ep.rcv.readBytes)
+		}
+	}
 	if !w.finished || w.stopping {
 		return
 	}

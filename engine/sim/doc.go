@@ -20,7 +20,11 @@
 // one when the lab says so (config.Host.Scheduler; the default, "none",
 // is FIFO cores): wake-up latencies of sleeping threads drawn from a
 // random source seeded by Options.Seed and the run's repetition; the
-// provenance reports the seed of a run that drew.
+// provenance reports the seed of a run that drew. Whatever the host's
+// scheduler, an application's turn waits for its busy core at most the
+// stack's kernel's scheduler slice (sched.go, timeslice: EEVDF's base
+// slice for linux-6, CFS's, O(1)'s and ULE's for the historical
+// stacks), then runs, its work queued behind the core's.
 //
 // It must not touch the system: no sockets, no namespaces, no wall clock,
 // no goroutines, no map iteration where order reaches an output. Identical

@@ -71,6 +71,9 @@ type profile struct {
 	// it as any woken thread; Linux runs NAPI in softirq context on the
 	// interrupted core, which no scheduler wakes.
 	ithreads bool
+	// slice is how long the kernel's scheduler lets a runnable thread
+	// wait behind the one running on its core (sched.go).
+	slice timeslice
 }
 
 // holds reports whether the stack has offload f at all. A device flag
@@ -364,6 +367,7 @@ func linux2612(name string, set map[string]int64) (*profile, error) {
 		bufs:   linuxSockbufs{snd: 131072, rcv: 174760},
 		layout: skbLayout{pages: pagesNever},
 		initCw: linuxInitCwnd, rtoMin: 200e6, loMTU: 16436,
+		slice: o1Slice,
 	}, nil
 }
 
@@ -395,6 +399,7 @@ func linux2613(name string, _ map[string]int64) (*profile, error) {
 		bufs:   linuxSockbufs{snd: 131072, rcv: 174760},
 		layout: layout,
 		initCw: linuxInitCwnd, rtoMin: 200e6, loMTU: 16436,
+		slice: o1Slice,
 	}, nil
 }
 
@@ -417,6 +422,7 @@ func linux2627(name string, set map[string]int64) (*profile, error) {
 		softGSO: true,
 		initCw:  linuxInitCwnd, rtoMin: 200e6, loMTU: 16436,
 		divides: set["size_goal_modulo"] != 0,
+		slice:   cfsSlice,
 	}, nil
 }
 
@@ -439,6 +445,7 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 		softGSO: true, gsoAlways: true, gro: true,
 		tsq:    &smallQueues{limitOutputBytes: 4 << 20},
 		initCw: func(int64) int64 { return 10 }, rtoMin: 200e6, loMTU: 65536,
+		slice: eevdfSlice,
 	}, nil
 }
 
@@ -470,6 +477,7 @@ func freebsd(name string, set map[string]int64) (*profile, error) {
 		layout: skbLayout{pages: pagesSG},
 		initCw: freebsdInitCwnd, rtoMin: 30e6, loMTU: 16384,
 		ithreads: true,
+		slice:    uleSlice,
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 )
@@ -114,23 +115,19 @@ const (
 )
 
 // waking is the start of a turn that wakes an application from sleep on
-// a host with a scheduler (queued app.lag after the wake-up): once its
-// core is free, the core pays the context switch and the turn is queued
-// again for its end, when the thread acts (true); the next wake-up's
-// latency is drawn. False while the core is busy: runApp waits for it as
-// for any turn, and the turn comes back here.
-func (ep *endpoint) waking(now int64) bool {
+// a host with a scheduler (queued app.lag after the wake-up). runApp
+// calls it once the core is free, or the thread's wait for it is over
+// (waitCore): the core pays the context switch, queued behind its work,
+// and the turn is queued again for its end, when the thread acts; the
+// next wake-up's latency is drawn.
+func (ep *endpoint) waking(now int64) {
 	a := &ep.app
 	c := &ep.host.cores[ep.core]
-	if c.free > now {
-		return false
-	}
 	sc := ep.host.sched
 	a.lag = sc.latency()
 	a.woken = wokeNone
 	a.ev = true
 	ep.w.q.push(c.charge(now, sc.ContextSwitch), evAppRun, ep.idx)
-	return true
 }
 
 // latency is one draw of the wake-up latency, ns.
@@ -150,3 +147,105 @@ func (h *host) irqWake(t int64) int64 {
 
 // wakeKey names a CPU profile's scheduler in Engine.wakeTables.
 func wakeKey(cpu, scheduler string) string { return cpu + "\x00" + scheduler }
+
+// timeslice is how long a kernel's scheduler lets a thread that is
+// runnable wait behind the one on its core: the running thread's slice,
+// after which the waiting one runs, for a slice of its own. The model's
+// cores are FIFO servers of work, and work done in other threads'
+// context (a sender's softirq receive on a veth, its ACK processing) is
+// charged without waiting, while an application's turn that finds its
+// core busy comes back when it is free: a thread that has just run
+// queues its next turn at exactly that time and keeps the core, and a
+// waiting one could be pushed behind it without end. With a slice a
+// turn waits at most that long (waitCore); then it runs, its work queued
+// behind what the core holds, and so do the thread's turns for one slice
+// more unless it sleeps. A zero timeslice is unbounded (tests only: the
+// model before slices).
+type timeslice struct {
+	// base is the slice, ns, before any scaling by the CPU count.
+	base int64
+	// logCPUs: the kernel scales it by 1 + ilog2(min(cpus, maxCPUs))
+	// (sysctl_sched_tunable_scaling's default, SCHED_TUNABLESCALING_LOG:
+	// sched_init_granularity, get_update_sysctl_factor).
+	logCPUs bool
+	// maxCPUs caps the CPU count the scaling counts (8 in 6.x's
+	// get_update_sysctl_factor); 0 = no cap (2.6's
+	// sched_init_granularity counts every online CPU).
+	maxCPUs int
+	// source says where the figures come from.
+	source string
+}
+
+// of is the slice on a machine of cpus cores, ns; 0 = unbounded.
+func (s timeslice) of(cpus int) int64 {
+	if !s.logCPUs {
+		return s.base
+	}
+	if s.maxCPUs > 0 {
+		cpus = min(cpus, s.maxCPUs)
+	}
+	return s.base * int64(bits.Len(uint(max(cpus, 1)))) // 1 + ilog2(cpus)
+}
+
+// waitCore is runApp's turn at now on its core c, busy past now: the
+// thread waits for it, from the first turn that found it busy, at most
+// the host's slice. It returns true when it waits (the turn is queued
+// again: when the core is free or the slice ends, whichever comes first)
+// and false when the turn runs now, its work queued behind the core's:
+// the wait has lasted the slice, or one that did ended less than a slice
+// ago (app.runUntil) and the thread has not slept since.
+func (ep *endpoint) waitCore(now int64, c *core) bool {
+	a := &ep.app
+	if now < a.runUntil {
+		return false
+	}
+	if !a.waiting {
+		a.waiting, a.waitFrom = true, now
+	}
+	at := c.free
+	if s := ep.host.slice; s > 0 {
+		if now >= a.waitFrom+s {
+			a.runUntil = now + s
+			return false
+		}
+		at = min(at, a.waitFrom+s)
+	}
+	a.ev = true
+	ep.w.q.push(at, evAppRun, ep.idx)
+	return true
+}
+
+// The kernels' slices. A historical profile's slice has not bound in any
+// example: the longest wait for a busy core there is 1.13 ms
+// (neterion-2005 and super-tso-v2, linux-2.6.12), far below them, so
+// their outputs are what they were before slices.
+var (
+	// eevdfSlice is Linux 6.x's EEVDF: a task runs its request,
+	// sysctl_sched_base_slice, before a waiting one whose virtual
+	// deadline is earlier (RUN_TO_PARITY protects the current one
+	// until then). The slice is 0.70 ms in 6.17's fair.c (0.75 ms
+	// when EEVDF came in 6.6, through at least 6.13; this machine runs
+	// 6.18), times 1 + ilog2(min(cpus, 8)): 1.4 ms on 2 CPUs, 2.8 ms
+	// on 8.
+	eevdfSlice = timeslice{base: 700000, logCPUs: true, maxCPUs: 8,
+		source: "kernel/sched/fair.c (6.17): sysctl_sched_base_slice 700000 ns, get_update_sysctl_factor 1+ilog2(min(ncpus, 8))"}
+	// cfsSlice is 2.6.27's CFS: with the running task and one waiting,
+	// the running one's ideal runtime is half the period
+	// (sched_slice, check_preempt_tick), and the period is
+	// sysctl_sched_latency, 20 ms times 1 + ilog2(cpus)
+	// (sched_init_granularity; the period stretches only beyond
+	// sched_nr_latency = 5 runnable tasks).
+	cfsSlice = timeslice{base: 10e6, logCPUs: true,
+		source: "kernel/sched_fair.c (2.6.27): sysctl_sched_latency 20 ms, sched_slice of 2 runnable = half; sched_init_granularity 1+ilog2(ncpus)"}
+	// o1Slice is the O(1) scheduler of 2.6.12 and 2.6.13: a nice-0
+	// task's timeslice, DEF_TIMESLICE (task_timeslice), before a task of
+	// the same priority runs.
+	o1Slice = timeslice{base: 100e6,
+		source: "kernel/sched.c (2.6.12): DEF_TIMESLICE 100 ms, task_timeslice at nice 0"}
+	// uleSlice is FreeBSD 10's ULE: a timeshare thread runs
+	// sched_slice, stathz / SCHED_SLICE_DEFAULT_DIVISOR = 12 ticks of
+	// stathz 127 (~94 ms), and a woken timeshare thread does not preempt
+	// it (preempt_thresh PRI_MIN_KERN).
+	uleSlice = timeslice{base: 94488188, // 12e9/127
+		source: "sys/kern/sched_ule.c (FreeBSD 10): sched_slice = realstathz/10, 12 ticks of stathz 127"}
+)

@@ -37,6 +37,9 @@ type host struct {
 	queues  []int32 // receive queue index per core, -1 = none yet
 	lo      *nicState
 	sched   *sched // the scheduler the host runs (config.Host.Scheduler); nil = none
+	// slice is the most an application's turn waits for its busy core,
+	// ns: the stack's timeslice on this machine's cores (waitCore).
+	slice   int64
 	ithread *sched // sched when the stack runs interrupt handlers in threads (profile.ithreads), else nil
 	// delayedAck: the receiver may delay ACKs (config.Host.DelayedAck);
 	// without it every data segment is ACKed at once.
