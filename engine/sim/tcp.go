@@ -796,10 +796,11 @@ func (ep *endpoint) rcvData(now, seq, n, frames int64, cpu *core) {
 				w.q.push(r.delackAt, evDelAck, ep.idx)
 			}
 		}
-		// sk_data_ready. A reader without a turn queued or held that
-		// will find data to read (a stream's, an rr message's end) is
-		// queued here, in line; wakeReader does the rest.
-		if a := &ep.app; !a.ev && (a.msg == 0 || r.unread >= a.msg-a.got) {
+		// sk_data_ready. A reader without a turn queued or held whose
+		// turn could not be held or will find data to read (a stream's,
+		// an rr message's end) is queued here, in line; wakeReader does
+		// the rest.
+		if a := &ep.app; !a.ev && (a.msg == 0 || !ep.appCore || r.unread >= a.msg-a.got) {
 			a.ev = true
 			w.q.push(now+a.lag, evAppRun, ep.idx)
 		} else {
