@@ -105,9 +105,11 @@ func (ep *endpoint) unhold() {
 	q := &ep.w.q
 	a.held = false
 	if q.handedOut(a.hold) {
-		// It ran before the event now running and found nothing to do.
+		// It ran before the event now running, found its core free
+		// and nothing to do, and the thread slept (runApp).
 		a.ev = false
-		a.woken = ep.onWake
+		a.waiting = false
+		ep.sleep()
 		return
 	}
 	q.pushReserved(a.hold)
@@ -221,10 +223,17 @@ func (ep *endpoint) runApp(now int64) {
 		return
 	}
 	if !a.ev {
-		a.runUntil = 0
-		// It sleeps: its next turn is a wake-up (hosts with a scheduler).
-		a.woken = ep.onWake
+		ep.sleep()
 	}
+}
+
+// sleep is the end of a turn after which the thread sleeps: it gives up
+// what a wait for its core won (waitCore), and its next turn is a
+// wake-up (hosts with a scheduler).
+func (ep *endpoint) sleep() {
+	a := &ep.app
+	a.runUntil = 0
+	a.woken = ep.onWake
 }
 
 // nextInLine reports whether an event scheduled now for t would be the
