@@ -6,7 +6,8 @@ import "testing"
 // tcp_cwnd_validate keeps: a pass held for the congestion window counts
 // as cwnd-limited until snd_una passes what was sent by then; in slow
 // start cwnd may grow while below twice the most segments in flight of
-// the window; in congestion avoidance only a cwnd-limited window grows it.
+// the window; in congestion avoidance only a cwnd-limited window grows it,
+// one held for cwnd or with cwnd's segments in flight.
 func TestWindowUseLinux6(t *testing.T) {
 	u := usageSeqUse{initCw: 10}
 	s := &sender{cwnd: 100, ssthresh: 1 << 30, rto: 1e9}
@@ -34,6 +35,11 @@ func TestWindowUseLinux6(t *testing.T) {
 	u.validate(s, 0, 1, false)
 	if u.limited(s, 0) {
 		t.Errorf("a new window without a hold: want not cwnd-limited")
+	}
+	s.packetsOut = 100 // nothing held, but the window is full
+	u.validate(s, 0, 1, false)
+	if !u.limited(s, 0) {
+		t.Errorf("congestion avoidance, 100 of 100 in flight: want cwnd-limited")
 	}
 
 	// The 2.6 rule reads the segments in flight before the ACK only.

@@ -55,6 +55,9 @@ func TestTSOAutosize(t *testing.T) {
 		// 200% (slow start: ssthresh is far) of 100 * 1448 B / 10 ms =
 		// 232 Mb/s: 28.3 KB a ms: 19 segments.
 		{"a millisecond of the pacing rate", 100, 10e6, 19},
+		// 1 ms of min_rtt: allowance 65215 >> 1 = 32607 B, over 200% of
+		// 10 * 1448 B / 1 ms = 232 Mb/s: 28.3 KB a ms: 42 segments.
+		{"min_rtt 1 ms: half of sk_gso_max_size more", 10, 1e6, (28281 + 32607) / 1448},
 		// 200 us of min_rtt: allowance 65215 >> 0: at most sk_gso_max_size.
 		{"a close peer: sk_gso_max_size", 10, 200e3, skGSOMaxSize / 1448},
 	} {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -38,13 +39,15 @@ func TestSchedulerSeed(t *testing.T) {
 	if s := ra.Provenance.Model.Seed; s == nil || *s != 7 {
 		t.Errorf("provenance seed = %v, want 7", s)
 	}
-	c, _ := run("c1-idle", 8, 0)
-	if bytes.Equal(a, c) {
-		t.Errorf("seeds 7 and 8 gave the same run: nothing was drawn")
+	// The results name the seed and the repetition: the metrics must
+	// differ.
+	_, rc := run("c1-idle", 8, 0)
+	if maps.Equal(ra.Metrics, rc.Metrics) {
+		t.Errorf("seeds 7 and 8 gave the same metrics: nothing was drawn")
 	}
-	d, _ := run("c1-idle", 7, 1)
-	if bytes.Equal(a, d) {
-		t.Errorf("repetitions 0 and 1 of seed 7 gave the same run")
+	_, rd := run("c1-idle", 7, 1)
+	if maps.Equal(ra.Metrics, rd.Metrics) {
+		t.Errorf("repetitions 0 and 1 of seed 7 gave the same metrics")
 	}
 	for _, none := range []string{"", "none"} {
 		x, rx := run(none, 7, 0)
@@ -57,6 +60,39 @@ func TestSchedulerSeed(t *testing.T) {
 		}
 		if rx.Provenance.Model.Hash == ra.Provenance.Model.Hash {
 			t.Errorf("scheduler %q hashes as c1-idle", none)
+		}
+	}
+}
+
+// TestSchedulerContextSwitch: a thread woken from sleep costs its core
+// the scheduler's context switch: the same run (the same draws) with a
+// costlier switch spends more CPU a bit, whether the threads woken are
+// the application's only (linux-6) or FreeBSD's interrupt threads too
+// (freebsd-10), and without a scheduler the cost is never paid.
+func TestSchedulerContextSwitch(t *testing.T) {
+	tso := offloads(map[config.Offload]bool{config.TSO: true, config.SG: true, config.TxCsum: true})
+	cpuPerGbit := func(stack, scheduler string, cost float64) float64 {
+		t.Helper()
+		profiles := builtinCPUProfiles()
+		for i := range profiles {
+			for j := range profiles[i].Schedulers {
+				profiles[i].Schedulers[j].ContextSwitch = cost
+			}
+		}
+		p := pair{stack: stack, cpu: "node-2016", scheduler: scheduler, mtu: 1500, rate: 10e9, delay: 20 * time.Microsecond, offTx: tso,
+			wl: config.Workload{Bytes: 20 << 20, WriteSize: 131072}}
+		sc := p.scenario()
+		res, _ := runJSON(t, New(Options{Seed: 7, CPUProfiles: profiles}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+		return res.Metrics[result.MetricCPUPerGbit]
+	}
+	for _, stack := range []string{"linux-6", "freebsd-10"} {
+		free, costly := cpuPerGbit(stack, "c1-idle", 0), cpuPerGbit(stack, "c1-idle", 20000)
+		t.Logf("%s, c1-idle: %.3f %%/Gbps with a free context switch, %.3f with 20 us", stack, free, costly)
+		if costly <= free {
+			t.Errorf("%s, c1-idle: %.3f %%/Gbps with a 20 us context switch, %.3f with none: want more", stack, costly, free)
+		}
+		if a, b := cpuPerGbit(stack, "none", 0), cpuPerGbit(stack, "none", 20000); a != b {
+			t.Errorf("%s, no scheduler: %.3f %%/Gbps with a free context switch, %.3f with 20 us: want the same", stack, a, b)
 		}
 	}
 }
