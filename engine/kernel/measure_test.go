@@ -442,12 +442,7 @@ func TestYielderPassesWhenDue(t *testing.T) {
 // (no call blocks past a pass, so sysmon never finds it in a system call
 // for 10 ms); one whose socket is ready returns at once without passing.
 func TestYielderWaitBounded(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
+	fds := socketPair(t)
 	done := make(chan error, 1)
 	y := yielder{meter: new(cpuMeter)}
 	y.due = time.Now().Add(20 * time.Millisecond)
@@ -546,4 +541,58 @@ func TestYielderPass(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A sender meets a full send buffer as iperf3's client does: it calls
+// again at once, and waits for room (which here never comes: no reader)
+// only on its fullTries-th refused call since its last whole one; a call
+// cut short does not count.
+func TestYielderFullRetriesBeforeWaiting(t *testing.T) {
+	fds := socketPair(t)
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		t.Fatal(err)
+	}
+	for chunk := make([]byte, 4096); ; {
+		if _, err := unix.Write(fds[0], chunk); errors.Is(err, unix.EAGAIN) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.LockOSThread() // as spawn's workers are
+	defer runtime.UnlockOSThread()
+	y := yielder{meter: new(cpuMeter), due: time.Now().Add(30 * time.Millisecond)}
+	due := y.due
+	for i := range fullTries - 1 {
+		if err := y.full(fds[0], false); err != nil {
+			t.Fatal(err)
+		}
+		if err := y.full(fds[0], true); err != nil {
+			t.Fatal(err)
+		}
+		if !y.due.Equal(due) {
+			t.Fatalf("refused call %d of %d waited (passed: due moved)", i+1, fullTries)
+		}
+	}
+	if err := y.full(fds[0], false); err != nil {
+		t.Fatal(err)
+	}
+	if y.due.Equal(due) || y.refused != 0 {
+		t.Fatalf("refused call %d: got due unchanged %v, refused %d; want a wait until the due pass and the count reset", fullTries, y.due.Equal(due), y.refused)
+	}
+}
+
+// socketPair is a connected pair of Unix stream sockets, closed when the
+// test ends.
+func socketPair(t *testing.T) [2]int {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+	})
+	return fds
 }
