@@ -92,6 +92,14 @@ func TestSkbLayoutSplit(t *testing.T) {
 			if got := unitBuffers(&rest, mss, 2, true); got != tc.rest {
 				t.Errorf("second part: got %d buffers, want %d", got, tc.rest)
 			}
+			// Every byte is where it was: each frame of the second part
+			// is the buffers of the same bytes of the whole.
+			for off := int64(0); off < rest.len(); off += mss {
+				end := min(off+mss, rest.len())
+				if got, want := frameBuffers(&rest, off, end), frameBuffers(&b, tc.limit+off, tc.limit+end); got != want {
+					t.Errorf("second part's frame [%d,%d): %d buffers, the same bytes of the whole %d", off, end, got, want)
+				}
+			}
 			// An ACK of the first limit bytes leaves b as the second part.
 			trimmed := b
 			trimmed.head, trimmed.pgOff = layoutFrom(&trimmed, tc.limit)
