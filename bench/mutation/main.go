@@ -157,6 +157,8 @@ var mutations = []mutation{
 		from: "a.runUntil = now + s\n", to: "\n", pkgs: []string{"./engine/sim/"}, run: "TestSliceEndsStarvation"},
 	{name: "held turns: a turn is held past a progress report", file: "engine/sim/app.go",
 		from: "t <= w.limit && t < w.progressAt && ep.host.cores[ep.core].free <= t", to: "t <= w.limit && ep.host.cores[ep.core].free <= t", pkgs: []string{"./engine/sim/"}, run: "TestHeldTurnsChangeNothing|TestIdleTurnRule|TestUnholdMates"},
+	{name: "held turns: a held turn that passed leaves the thread awake", file: "engine/sim/app.go",
+		from: "\t\ta.ev = false\n\t\ta.waiting = false\n\t\tep.sleep()\n\t\treturn", to: "\t\ta.ev = false\n\t\treturn", pkgs: []string{"./engine/sim/"}, run: "TestHeldTurnsChangeNothing|TestHeldTurnThatPassedSleeps"},
 	{name: "held turns: a mate's turn made busy past its hold is not queued", file: "engine/sim/app.go",
 		from: "if a := &o.app; a.held && a.hold.at < c.free && !q.handedOut(a.hold) {", to: "if a := &o.app; false && a.held {", pkgs: []string{"./engine/sim/"}, run: "TestHeldTurnsChangeNothing|TestIdleTurnRule|TestUnholdMates"},
 	{name: "FuzzModel: a run that has had its event budget goes on", file: "engine/sim/checks.go",

@@ -160,3 +160,30 @@ func TestUnholdMates(t *testing.T) {
 		t.Errorf("held: b %v, c %v, %d queued; want b's turn at 100 queued (the core is busy until 200), c's at 300 held", b.app.held, c.app.held, w.q.len())
 	}
 }
+
+// TestHeldTurnThatPassedSleeps: data after a held turn's time finds the
+// thread asleep as the turn left it (runApp's end: not waiting, no core a
+// slice-long wait won) and queues a turn for it.
+func TestHeldTurnThatPassedSleeps(t *testing.T) {
+	w := &world{limit: 10e9, progressAt: 10e9}
+	h := &host{cores: make([]core, 2)}
+	a := &endpoint{w: w, host: h, core: 1, appCore: true}
+	w.q.push(5, evRxPoll, 0)
+	w.q.pop()
+	h.cores[1].free = 5
+	a.app.ev = true
+	if !a.tryHold(5) {
+		t.Fatal("an idle turn at 5 ns on a free core was not held")
+	}
+	a.app.runUntil, a.app.waiting = 100, true
+	w.q.push(6, evRxPoll, 0)
+	w.q.pop() // the event at 6: the held turn at 5 has passed
+	a.rcv.unread = 1000
+	a.app.wakeReader(a, 6)
+	if a.app.held || a.app.runUntil != 0 || a.app.waiting {
+		t.Errorf("after the pass: held %v, runUntil %d, waiting %v; want false, 0, false", a.app.held, a.app.runUntil, a.app.waiting)
+	}
+	if ev, ok := w.q.pop(); !ok || ev.kind != evAppRun || ev.id != a.idx || ev.at != 6 {
+		t.Errorf("next event %+v (%v), want the turn of the data at 6", ev, ok)
+	}
+}
