@@ -8,7 +8,11 @@
 // namespaces (those run under /work/.netns.lock when it exists).
 //
 // A mutation whose text is not found exactly once in its file is
-// reported as "stale": the code moved on and the list needs updating.
+// reported as "stale": the code moved on and the list needs updating;
+// -check lists the stale ones without running any test (a second). A
+// mutation may name the tests that should catch it (run, a -run filter):
+// the model's package takes 1-2 minutes a mutation on a loaded machine,
+// a filter seconds. -only REGEXP runs the mutations whose name matches.
 package main
 
 import (
