@@ -111,6 +111,12 @@ var mutations = []mutation{
 		from: "limit = min(limit, t.limitOutputBytes)", to: "", pkgs: []string{"./engine/sim/"}, run: "TestSmallQueue"},
 	{name: "TSQ: a retransmission gets no doubled limit", file: "engine/sim/tsq.go",
 		from: "limit <<= 1 // factor 1: a retransmission", to: "", pkgs: []string{"./engine/sim/"}, run: "TestSmallQueue"},
+	// Not caught yet (session 8): the handler's CPU is ~0.1 points of a
+	// core in TestOneMachine's tbf case, within what any of its tests
+	// asserts; a test needs a lab where TSQ restarts dominate, or the
+	// core the handler's work lands on.
+	{name: "TSQ: behind a tbf on one machine the handler runs on the sender's interrupt core", file: "engine/sim/tsq.go",
+		from: "case ep.nic.onMachine && ep.nic.shaped:\n\t\tc = &ep.host.machine.soft.cores[ep.core]\n", to: "", pkgs: []string{"./engine/sim/"}, run: "TestSmallQueue|TestOneMachine"},
 	{name: "DRS: the buffer grows past tcp_rmem[2]", file: "engine/sim/tcp.go",
 		from: "if b := min(rcvwin, r.autoMax); b > r.buf {", to: "if b := rcvwin; b > r.buf {", pkgs: []string{"./engine/sim/"}, run: "TestReceiveBufferAutotuning|TestRcvSpaceAdjust"},
 	{name: "DRS: no growth term for a sender in slow start", file: "engine/sim/tcp.go",
@@ -149,6 +155,10 @@ var mutations = []mutation{
 		from: "float64(bufs)*h.cpu.BusPerBuffer", to: "h.cpu.BusPerBuffer", pkgs: []string{"./engine/sim/"}, run: "TestSkbLayout|TestBusPerBuffer"},
 	{name: "scheduler: a woken thread's context switch is free", file: "engine/sim/sched.go",
 		from: "ep.w.q.push(c.charge(now, sc.ContextSwitch), evAppRun, ep.idx)", to: "ep.w.q.push(now, evAppRun, ep.idx)", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003"},
+	// Not caught yet (session 8): a costlier switch also moves the
+	// interrupts and wake-ups of the run, so the sum over a host's cores
+	// does not tell the interrupt thread's switches from the
+	// application's; a test needs the interrupt core's own time.
 	{name: "scheduler: a woken interrupt thread's context switch is free", file: "engine/sim/world.go",
 		from: "c.charge(now, h.ithread.ContextSwitch)", to: "", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003"},
 	{name: "scheduler: every repetition draws the same", file: "engine/sim/sched.go",
