@@ -154,17 +154,13 @@ var mutations = []mutation{
 	{name: "bus_per_buffer: charged once a transfer, not per buffer", file: "engine/sim/world.go",
 		from: "float64(bufs)*h.cpu.BusPerBuffer", to: "h.cpu.BusPerBuffer", pkgs: []string{"./engine/sim/"}, run: "TestSkbLayout|TestBusPerBuffer"},
 	{name: "scheduler: a woken thread's context switch is free", file: "engine/sim/sched.go",
-		from: "ep.w.q.push(c.charge(now, sc.ContextSwitch), evAppRun, ep.idx)", to: "ep.w.q.push(now, evAppRun, ep.idx)", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003"},
-	// Not caught yet (session 8): a costlier switch also moves the
-	// interrupts and wake-ups of the run, so the sum over a host's cores
-	// does not tell the interrupt thread's switches from the
-	// application's; a test needs the interrupt core's own time.
+		from: "ep.w.q.push(c.charge(now, sc.ContextSwitch), evAppRun, ep.idx)", to: "ep.w.q.push(c.charge(now, 0), evAppRun, ep.idx)", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003|TestInterruptThreadSwitch"},
 	{name: "scheduler: a woken interrupt thread's context switch is free", file: "engine/sim/world.go",
-		from: "c.charge(now, h.ithread.ContextSwitch)", to: "", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003"},
+		from: "c.charge(now, h.ithread.ContextSwitch)", to: "", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003|TestInterruptThreadSwitch"},
 	{name: "scheduler: every repetition draws the same", file: "engine/sim/sched.go",
-		from: "w.rnd = newRand(w.e.seed, w.rep)", to: "w.rnd = newRand(w.e.seed, 0)", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003"},
+		from: "w.rnd = newRand(w.e.seed, w.rep)", to: "w.rnd = newRand(w.e.seed, 0)", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003|TestInterruptThreadSwitch"},
 	{name: "scheduler: the wake-up latency drawn once a run", file: "engine/sim/sched.go",
-		from: "a.lag = sc.latency()\n\ta.woken = wokeNone", to: "a.woken = wokeNone", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003"},
+		from: "a.lag = sc.latency()\n\ta.woken = wokeNone", to: "a.woken = wokeNone", pkgs: []string{"./engine/sim/"}, run: "TestScheduler|TestSeed003|TestInterruptThreadSwitch"},
 	{name: "slice: a turn waits for its busy core without bound", file: "engine/sim/sched.go",
 		from: "if s := ep.host.slice; s > 0 {", to: "if s := ep.host.slice; false && s > 0 {", pkgs: []string{"./engine/sim/"}, run: "TestSliceEndsStarvation"},
 	{name: "slice: a turn that waited a slice does not hold the core after it", file: "engine/sim/sched.go",

@@ -97,6 +97,43 @@ func TestSchedulerContextSwitch(t *testing.T) {
 	}
 }
 
+// TestInterruptThreadSwitch: where the stack runs interrupt handlers in
+// threads (freebsd-10's ithreads), an interrupt that finds its thread
+// asleep costs the interrupt core the thread's context switch. A costlier
+// switch moves the run's timing too (fewer, larger interrupts), so the
+// test compares the interrupt cores' extra time with ithreads against the
+// same profile without them (editProfile), where no interrupt thread is
+// switched in: with them it must be more.
+func TestInterruptThreadSwitch(t *testing.T) {
+	tso := offloads(map[config.Offload]bool{config.TSO: true, config.SG: true, config.TxCsum: true})
+	irqBusy := func(ithreads bool, cost float64) int64 {
+		t.Helper()
+		profiles := builtinCPUProfiles()
+		for i := range profiles {
+			for j := range profiles[i].Schedulers {
+				profiles[i].Schedulers[j].ContextSwitch = cost
+			}
+		}
+		p := pair{stack: "freebsd-10", cpu: "node-2016", scheduler: "c1-idle", mtu: 1500, rate: 10e9, delay: 20 * time.Microsecond, offTx: tso,
+			wl: config.Workload{Bytes: 20 << 20, WriteSize: 131072}}
+		sc := p.scenario()
+		e := New(Options{Seed: 7, CPUProfiles: profiles})
+		e.editProfile = func(p *profile) { p.ithreads = ithreads }
+		w := runWorld(t, e, engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+		busy := int64(0)
+		for _, ep := range w.eps {
+			busy += ep.host.cores[ep.host.irqCore].busy
+		}
+		return busy
+	}
+	with := irqBusy(true, 20000) - irqBusy(true, 0)
+	without := irqBusy(false, 20000) - irqBusy(false, 0)
+	t.Logf("a 20 us switch adds %.3f ms to the interrupt cores with ithreads, %.3f ms without", float64(with)/1e6, float64(without)/1e6)
+	if with <= without {
+		t.Errorf("a 20 us context switch adds %d ns to the interrupt cores with interrupt threads, %d without: want more with them", with, without)
+	}
+}
+
 // TestSchedulerHash: the scheduler a host runs is part of the model's
 // definition (its hash), and a host without one hashes its profile as
 // %+v printed it before schedulers existed, whatever schedulers the
