@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
 )
 
 // TestSmallQueuesBoundTheQdisc: behind a 1 Gb/s shaper with a 64 MB
@@ -94,6 +95,58 @@ func TestSmallQueueCheck(t *testing.T) {
 			}
 			if tt.throttle && (!ep.snd.tsqThrottled || !ep.snd.tsqEv || ep.w.q.len() != 1) {
 				t.Errorf("a throttle must mark the socket and queue its handler for the next free")
+			}
+		})
+	}
+}
+
+// TestTSQHandlerCore: the TSQ handler runs where tcp_wfree found the
+// socket throttled: for a NIC, on the core of the host's interrupts; for
+// a veth to a host of the same machine, in the sending thread's context
+// on its core; behind a tbf on such a veth, in the machine's softirq
+// context that no thread runs (so neither side's threads are charged).
+// Each run ends with the sender throttled and data unsent; the handler
+// run by hand then must charge that core's view and no other.
+func TestTSQHandlerCore(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		coresOf string
+		rate    config.Rate
+		core    func(ep *endpoint) *core
+	}{
+		{"a NIC: the interrupt core", "", 0, func(ep *endpoint) *core { return &ep.host.cores[ep.host.irqCore] }},
+		{"a veth on one machine: the sender's core", "tx", 0, func(ep *endpoint) *core { return &ep.host.cores[ep.core] }},
+		{"behind a tbf: the machine's softirq", "tx", 2e9, func(ep *endpoint) *core { return &ep.host.machine.soft.cores[ep.core] }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := oneMachine(true, tt.rate)
+			sc.Hosts[1].CoresOf = tt.coresOf
+			sc.Workloads[0].Connections = 2
+			w := runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+			ep := w.eps[2] // the second connection's sender: core 1, not the interrupt core
+			if !ep.snd.wq.unsent() {
+				t.Fatal("the run ended with nothing unsent: the handler would send nothing")
+			}
+			views := []*host{ep.host}
+			if m := ep.host.machine; m != nil && m.soft != nil {
+				views = append(views, m.soft)
+			}
+			before := map[*core]int64{}
+			for _, h := range views {
+				for i := range h.cores {
+					before[&h.cores[i]] = h.cores[i].busy
+				}
+			}
+			ep.snd.tsqThrottled = true
+			ep.onTSQ(w.now + 1e6)
+			want := tt.core(ep)
+			for c, b := range before {
+				switch grew := c.busy > b; {
+				case c == want && !grew:
+					t.Errorf("the handler's core (%d) was not charged", c.id)
+				case c != want && grew:
+					t.Errorf("core %d of another view was charged %d ns", c.id, c.busy-b)
+				}
 			}
 		})
 	}
