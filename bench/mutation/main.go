@@ -192,6 +192,12 @@ var mutations = []mutation{
 		from: "if same, err := netnsfs.Bound(ns, e.h); err == nil && same {", to: "if true {", pkgs: []string{"./provider/host/"}, run: "TestDeleteAfterSwap", netns: true},
 	{name: "cli: -name of destroy, inspect and exec is not checked against the state", file: "cmd/tsolab/state.go",
 		from: "if n == \"\" || len(st.Resources) == 0 || st.Lab == string(n) {", to: "if true {", pkgs: []string{"./cmd/tsolab/"}, run: "TestScript/two-copies$", netns: true},
+	{name: "cli: destroy does not check -name against the state", file: "cmd/tsolab/provision.go",
+		from: "if !c.checkStateName(dir, st, name) {\n\t\treturn exitError, nil\n\t}", to: "", pkgs: []string{"./cmd/tsolab/"}, run: "TestScript/two-copies$", netns: true},
+	{name: "cli: inspect does not check -name against the state", file: "cmd/tsolab/inspect.go",
+		from: "if !c.checkStateName(dir, st, name) {\n\t\treturn exitError\n\t}", to: "", pkgs: []string{"./cmd/tsolab/"}, run: "TestScript/two-copies$", netns: true},
+	{name: "cli: exec does not check -name against the state", file: "cmd/tsolab/exec.go",
+		from: "if !c.checkStateName(dir, st, copyName) {", to: "if false {", pkgs: []string{"./cmd/tsolab/"}, run: "TestScript/two-copies$", netns: true},
 }
 
 func main() {
