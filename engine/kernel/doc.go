@@ -35,10 +35,9 @@
 // wall time. Each worker reads its thread's CLOCK_THREAD_CPUTIME_ID
 // (the scheduler's sum_exec_runtime, ns resolution) when it starts and
 // ends, and a stream or sendfile worker also around each pass through
-// the Go scheduler, which it makes unlocked from its thread (yielder):
-// it sums the stretches between passes, each on the thread that ran it,
-// and the passes count as the runtime's; the sender side is the sum over the client threads, the receiver
-// side the sum over the server threads. This kernel is built without
+// the Go scheduler (yielder): it sums the stretches between passes, and
+// the passes count as the runtime's; the sender side is the sum over the
+// client threads, the receiver side the sum over the server threads. This kernel is built without
 // CONFIG_IRQ_TIME_ACCOUNTING, so softirq work that runs in a thread's
 // context (on veth and loopback the whole receive path runs in the
 // sending thread's local_bh_enable) is part of that thread's runtime: the
@@ -83,9 +82,8 @@
 // once per transaction, which they time anyway; rr sockets block. What
 // remains of the process on the data path's cores is the Go runtime: a
 // worker passes through its scheduler every 8 ms, less than sysmon's 10
-// ms look, unlocked from its thread (so that the pass does not park the
-// thread until two other threads have handed its P back), and never
-// blocks longer than that in a system call, and a run keeps GOMAXPROCS
+// ms look, locked to its thread (unlocked passes were tried and lost the
+// data path under load, see yielder), and never blocks longer than that in a system call, and a run keeps GOMAXPROCS
 // above its workers' count, so that the sysmon thread finds no P to take
 // back from a worker in a system call and sleeps 10 ms instead of waking
 // every 20 us (see yielder; bench/iperf-compare measures the whole

@@ -489,10 +489,10 @@ func TestYielderWaitBounded(t *testing.T) {
 }
 
 // TestYielderPass checks what a worker relies on across its passes
-// through the scheduler: it is locked to a thread again after each (a
-// Gosched then brings it back on the same thread, though spinning
-// goroutines keep every P busy), and its meter sums the CPU of the
-// stretches between passes, each read on its own thread.
+// through the scheduler: it comes back from each on its own thread and
+// stays locked to it (a Gosched then brings it back on the same thread,
+// though spinning goroutines keep every P busy), and its meter sums the
+// CPU of the stretches between passes.
 func TestYielderPass(t *testing.T) {
 	stop := make(chan struct{})
 	defer close(stop)
@@ -520,8 +520,12 @@ func TestYielderPass(t *testing.T) {
 			// A stretch of work: stretch of this thread's CPU.
 			for c0 := threadCPU(); threadCPU()-c0 < stretch; {
 			}
-			y.pass()
 			tid := unix.Gettid()
+			y.pass()
+			if got := unix.Gettid(); got != tid {
+				errc <- fmt.Errorf("a pass moved the worker from thread %d to %d: passes are made locked (yielder)", tid, got)
+				return
+			}
 			for range 3 {
 				runtime.Gosched()
 				if got := unix.Gettid(); got != tid {

@@ -11,8 +11,9 @@ import (
 )
 
 // BenchmarkYielderPass measures what a worker's pass through the Go
-// scheduler costs, the way yielder passes (unlocked) and the way it did
-// before (a locked goroutine's Gosched): two locked goroutines, as a
+// scheduler costs, the way yielder passes (a locked goroutine's
+// Gosched) and unlocked from its thread (tried in session 8, and taken
+// back: yielder says why): two locked goroutines, as a
 // connection's two workers, make system calls (getppid) for a second
 // and pass every passEvery, with GOMAXPROCS held as a run holds it:
 //
@@ -27,11 +28,13 @@ func BenchmarkYielderPass(b *testing.B) {
 		name string
 		pass func(y *yielder)
 	}{
-		{"unlocked", (*yielder).pass},
-		{"locked", func(y *yielder) {
+		{"locked", (*yielder).pass},
+		{"unlocked", func(y *yielder) {
 			y.due = time.Now().Add(passEvery)
 			y.meter.stop()
+			runtime.UnlockOSThread()
 			runtime.Gosched()
+			runtime.LockOSThread()
 			y.meter.start()
 		}},
 	} {

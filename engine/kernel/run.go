@@ -525,8 +525,7 @@ func holdProcs(n int) (release func()) {
 
 // spawn starts a worker on a locked thread. It waits for startc, then
 // measures its own CPU time around fn with m, which a worker that passes
-// through the scheduler unlocked (yielder) stops and starts around each
-// pass.
+// through the scheduler (yielder) stops and starts around each pass.
 func (r *run) spawn(s side, fn func(m *cpuMeter) error) {
 	r.wg.Add(1)
 	go func() {
@@ -554,8 +553,8 @@ func (r *run) spawn(s side, fn func(m *cpuMeter) error) {
 }
 
 // cpuMeter sums the CPU time of a worker's thread over the spans it
-// runs locked to it: one span from start to end for a worker that never
-// unlocks, one per stretch between scheduler passes for one that does.
+// runs: one span from start to end for a worker that never passes, one
+// per stretch between scheduler passes for one that does.
 type cpuMeter struct {
 	used time.Duration // the ended spans' thread CPU
 	t0   time.Duration // the thread's CPU clock at the open span's start

@@ -120,23 +120,24 @@ const passEvery = 8 * time.Millisecond
 // core at 10 Gbit/s here). With a pass every few milliseconds and an
 // idle P (holdProcs), sysmon finds nothing to take and sleeps 10 ms.
 //
-// The worker passes unlocked from its thread (pass). A locked
-// goroutine's pass parks its thread until two others have run (the
-// runtime's stoplockedm hands the P to another M, whose scheduler finds
-// the goroutine and hands the P back through startlockedm), so the data
-// path stops for as long as those threads wait for a CPU; unlocked, the
-// goroutine is taken back from the run queue at once, by its thread or
-// by the thread the pass woke (a third of the passes, nearly all on the
-// same CPU). BenchmarkYielderPass measures both (two workers making
-// system calls, a pass every 8 ms; run in a session at autogroup nice
-// -20 while the machine's load was 12-17, 2 December): a pass stopped
-// the worker 23-29 us on average (p90 35-41 us, p99 0.2 ms) unlocked,
-// 73-214 us (p90 0.1-0.35 ms, p99 0.8-3.6 ms) locked, and cost the
-// process 52-55 against 76-96 us of CPU. bench/iperf-compare -B against
-// locked passes, same conditions, 9 rounds of one connection: throughput
-// 104.5% (TSO on) and 105.6% (off), sender + receiver CPU per Gbit/s
-// 104% and 105% (the sender stops less, so it does more of the sending
-// itself, as iperf3's does). A worker passes as seldom as sysmon allows:
+// The worker passes locked to its thread (pass). A locked goroutine's
+// pass parks its thread until two others have run (the runtime's
+// stoplockedm hands the P to another M, whose scheduler finds the
+// goroutine and hands the P back through startlockedm): BenchmarkYielderPass
+// (two workers making system calls, a pass every 8 ms, autogroup nice
+// -20, load 12-17, 2 December) measured a pass stopping the worker
+// 73-214 us on average locked and 23-29 us unlocked. Unlocked passes were
+// tried (session 8) and taken back: on the quiet machine they changed
+// nothing (bench/iperf-compare -d 3 -r 9 -B with locked passes, load
+// 0.1-4: throughput unlocked/locked 102.9% and 99.8% with one connection,
+// TSO on and off, 99.4% and 101.2% with four), and under load at normal
+// priority they lost the data path: tso-basics' TSO-off MTU 1500 cell (8
+// streams) fell from 3.0-5.1 to 1.5-2.8 Gb/s in 4 of 4 alternating pairs
+// (load 16-22), four connections to 75% and 93% of locked (load 9-17).
+// A locked worker keeps its own thread, which the kernel schedules as
+// one task among the machine's; an unlocked one waits in the Go run
+// queue behind the process's other goroutines. A worker passes as seldom
+// as sysmon allows:
 // it reads the monotonic clock after each call and passes when passEvery
 // has gone by, whatever its rate, and its sockets are non-blocking so
 // that no call blocks past a pass (wait). A worker blocked in a system
@@ -144,9 +145,8 @@ const passEvery = 8 * time.Millisecond
 // otherwise lose its P and put sysmon back to its 20 us polls.
 type yielder struct {
 	due time.Time // when to pass next; zero before the first pass
-	// meter is the worker's CPU: each stretch between passes is measured
-	// on the thread that ran it (the goroutine may come back from a pass
-	// on another thread); the pass itself is the runtime's.
+	// meter is the worker's CPU: the stretches between passes; the
+	// passes themselves are the runtime's.
 	meter *cpuMeter
 	// refused counts a sender's calls into a full send buffer (EAGAIN)
 	// since its last whole one (full).
@@ -161,17 +161,13 @@ func (y *yielder) after() {
 	}
 }
 
-// pass goes through the Go scheduler unlocked from the worker's thread.
-// Precondition: the goroutine is locked to its thread once (spawn); it
-// is again when pass returns, perhaps to another thread, which is in the
-// process's namespace like every thread the runtime reuses (inNamespace's
-// threads never return to the pool).
+// pass goes through the Go scheduler, the goroutine locked to its
+// thread (spawn); the pass itself is the runtime's CPU, not the
+// worker's.
 func (y *yielder) pass() {
 	y.due = time.Now().Add(passEvery)
 	y.meter.stop()
-	runtime.UnlockOSThread()
 	runtime.Gosched()
-	runtime.LockOSThread()
 	y.meter.start()
 }
 
