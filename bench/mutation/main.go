@@ -174,6 +174,8 @@ var mutations = []mutation{
 	// engine/kernel: CPU accounting and the capture spool (no namespaces).
 	{name: "kernel: outside time not bounded by this process's own and ksoftirqd's", file: "engine/kernel/cpu.go",
 		from: "outside = busy - max(b.Processes-a.Processes, own+softirqd)", to: "outside = busy - (b.Processes - a.Processes)", pkgs: []string{"./engine/kernel/"}, run: "TestOutsideTasks"},
+	{name: "kernel: a worker's scheduler pass unlocks its thread (lost the data path under load)", file: "engine/kernel/workload.go",
+		from: "\ty.meter.stop()\n\truntime.Gosched()\n", to: "\ty.meter.stop()\n\truntime.UnlockOSThread()\n\truntime.Gosched()\n\truntime.LockOSThread()\n", pkgs: []string{"./engine/kernel/"}, run: "TestYielderPass$"},
 	{name: "devqueue: a full spool hands one chunk on for each it starts (never empties)", file: "engine/kernel/devqueue/spool.go",
 		from: "\t\ts.each(hand)\n\t\ts.each(hand)\n", to: "\t\ts.each(hand)\n", pkgs: []string{"./engine/kernel/devqueue/"}, run: "TestSpool"},
 	{name: "devqueue: a spool hands records on newest chunk first", file: "engine/kernel/devqueue/spool.go",
