@@ -15,19 +15,26 @@ import (
 	"github.com/tsolab/tsolab/result"
 )
 
-// runLab runs every workload of every scenario of a lab on the model.
-func runLab(t *testing.T, dir string) (*config.Lab, *result.Results, []byte) {
+// loadLab loads a lab and the model options tsolab test runs it with
+// (its calibration files applied).
+func loadLab(t *testing.T, dir string) (*config.Lab, Options) {
 	t.Helper()
 	lab, diags := hcl.Load(dir, hcl.Options{})
 	if diags.HasErrors() {
 		t.Fatalf("hcl.Load(%s): %v", dir, diags)
 	}
-	// The lab's calibration files, as tsolab test applies them.
 	profiles, files, err := ProfilesFor(lab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(Options{CPUProfiles: profiles, ProfileFiles: files})
+	return lab, Options{CPUProfiles: profiles, ProfileFiles: files}
+}
+
+// runLab runs every workload of every scenario of a lab on the model.
+func runLab(t *testing.T, dir string) (*config.Lab, *result.Results, []byte) {
+	t.Helper()
+	lab, opts := loadLab(t, dir)
+	e := New(opts)
 	res := &result.Results{FormatVersion: 1, Lab: lab.Name, Engine: e.Name()}
 	for _, sc := range lab.Scenarios {
 		for _, wl := range sc.Workloads {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
-	"github.com/tsolab/tsolab/hcl"
 )
 
 // TestHeldTurnsChangeNothing runs every example lab with application
@@ -23,18 +22,11 @@ func TestHeldTurnsChangeNothing(t *testing.T) {
 	}
 	fewer := 0
 	for _, dir := range dirs {
-		lab, diags := hcl.Load(dir, hcl.Options{})
-		if diags.HasErrors() {
-			t.Fatalf("hcl.Load(%s): %v", dir, diags)
-		}
-		profiles, files, err := ProfilesFor(lab)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lab, opts := loadLab(t, dir)
 		for _, sc := range lab.Scenarios {
 			for _, wl := range sc.Workloads {
 				req := engine.RunRequest{Lab: lab, Scenario: sc, Workload: wl}
-				held, unheld := holdChangesNothing(t, filepath.Base(dir)+"/"+sc.Name+"/"+wl.Name, Options{CPUProfiles: profiles, ProfileFiles: files}, req)
+				held, unheld := holdChangesNothing(t, filepath.Base(dir)+"/"+sc.Name+"/"+wl.Name, opts, req)
 				if held < unheld {
 					fewer++
 				}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
-	"github.com/tsolab/tsolab/hcl"
 	"github.com/tsolab/tsolab/result"
 )
 
@@ -208,14 +207,7 @@ const (
 // 1% on every seed. A model that reaches either fails here: update the
 // docs and the lab's expectations then.
 func TestSeed003TwentySeeds(t *testing.T) {
-	lab, diags := hcl.Load("../../examples/freebsd-tso-trim", hcl.Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	profiles, files, err := ProfilesFor(lab)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lab, opts := loadLab(t, "../../examples/freebsd-tso-trim")
 	cell := func(stack string) *config.Scenario {
 		for _, sc := range lab.Scenarios {
 			if sc.Name == "stack="+stack+",scheduler=c1-idle" {
@@ -228,7 +220,9 @@ func TestSeed003TwentySeeds(t *testing.T) {
 	before, after := cell("freebsd-10"), cell("freebsd-11")
 	var singlesBefore, singlesAfter []float64
 	for seed := uint64(0); seed < 20; seed++ {
-		e := New(Options{CPUProfiles: profiles, ProfileFiles: files, Seed: seed})
+		o := opts
+		o.Seed = seed
+		e := New(o)
 		run := func(sc *config.Scenario) (*result.WorkloadResult, []byte) {
 			return runJSON(t, e, engine.RunRequest{Lab: lab, Scenario: sc, Workload: sc.Workloads[0]})
 		}
