@@ -81,6 +81,61 @@ func TestCreateCompletesLeftFile(t *testing.T) {
 	}
 }
 
+// TestMountPointsShareAnInode: the namespaces a process binds are bound
+// on names of one file (hard links: no inode each), every name removed
+// with its namespace, and a namespace made after every name went is
+// bound on a file of its own again.
+func TestMountPointsShareAnInode(t *testing.T) {
+	netnstest.Require(t)
+	prefix := "tsltest." + netnstest.LabID(t) + "."
+	netnstest.CheckNoLeftovers(t, prefix)
+	names := []string{prefix + "m1", prefix + "m2", prefix + "m3"}
+	for _, n := range names {
+		t.Cleanup(func() { netnsfs.Remove(n) })
+		if created, err := netnsfs.Create(n); err != nil || !created {
+			t.Fatalf("create %s: created=%v err=%v", n, created, err)
+		}
+	}
+	// Unbound (a Leftover, as a kill between the steps of Remove leaves
+	// it), a name shows the file under the mount.
+	file := func(n string) unix.Stat_t {
+		t.Helper()
+		if err := unix.Unmount(netnsfs.Path(n), unix.MNT_DETACH); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(netnsfs.Path(n), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	first := file(names[0])
+	if first.Nlink < uint64(len(names)) {
+		t.Errorf("%s's file has %d links, want at least %d", names[0], first.Nlink, len(names))
+	}
+	for _, n := range names[1:] {
+		if st := file(n); st.Ino != first.Ino || st.Dev != first.Dev {
+			t.Errorf("%s is bound on inode %d, %s on %d: want one file", n, st.Ino, names[0], first.Ino)
+		}
+	}
+	// Every name goes (the anchor's inode with the last one, the handle
+	// the process keeps aside); the next namespace gets a file again.
+	for _, n := range names {
+		if err := netnsfs.Remove(n); err != nil {
+			t.Fatal(err)
+		}
+		if left, err := netnsfs.Leftover(n); left || err != nil {
+			t.Errorf("after Remove %s: Leftover = %v, %v", n, left, err)
+		}
+	}
+	if created, err := netnsfs.Create(names[0]); err != nil || !created {
+		t.Fatalf("create %s again: created=%v err=%v", names[0], created, err)
+	}
+	if ok, err := netnsfs.Exists(names[0]); !ok || err != nil {
+		t.Errorf("Exists %s after every name went = %v, %v", names[0], ok, err)
+	}
+}
+
 func TestDoRunsInsideAndComesBack(t *testing.T) {
 	netnstest.Require(t)
 	prefix := "tsltest." + netnstest.LabID(t) + "."
