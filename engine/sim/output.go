@@ -33,9 +33,14 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 	if o.largeMSS {
 		mssNow = ep.prof.goal.goal(ep)
 	}
+	// The pacing rate's bytes a pacing shift, for tcp_tso_autosize and
+	// TSQ: what it depends on moves only when a buffer goes (packets_out;
+	// -1 = to take again).
+	paced := int64(-1)
 	var maxSegs int64
 	if o.autosize && s.gso {
-		maxSegs = ep.tsoSegsGoal()
+		paced = s.pacedBytes(ep.mss)
+		maxSegs = ep.autosize(paced)
 	}
 	sent := 0
 	cwndLimited := false
@@ -79,11 +84,17 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 			ep.stopped(stopSplit)
 			b = &s.wq.q[i]
 		}
-		if t := ep.prof.tsq; t != nil && t.throttle(ep, b, now) {
-			ep.stopped(stopTSQ)
-			break
+		if t := ep.prof.tsq; t != nil {
+			if paced < 0 {
+				paced = s.pacedBytes(ep.mss)
+			}
+			if t.throttlePaced(ep, b, now, paced) {
+				ep.stopped(stopTSQ)
+				break
+			}
 		}
 		ep.transmit(now, i, cpu)
+		paced = -1
 		small := b.len() < mssNow
 		if o.minshallPcount {
 			small = b.len() < b.pcount*ep.mss

@@ -580,9 +580,13 @@ const skGSOMaxSize = 65536 - 320 - 1
 // peers, the min_rtt allowance (sk_gso_max_size >> (min_rtt in us >>
 // tcp_tso_rtt_log, 9)), at most sk_gso_max_size, at least
 // tcp_min_tso_segs (2).
-func (ep *endpoint) tsoSegsGoal() int64 {
+func (ep *endpoint) tsoSegsGoal() int64 { return ep.autosize(ep.snd.pacedBytes(ep.mss)) }
+
+// autosize is tsoSegsGoal for a sender whose pacing rate is paced bytes
+// a pacing shift (pacedBytes).
+func (ep *endpoint) autosize(paced int64) int64 {
 	s := &ep.snd
-	bytes := int64(s.pacingRate(ep.mss)/8) >> pacingShift
+	bytes := paced
 	if r := s.minRTT / 1000 >> 9; r < 32 {
 		bytes += skGSOMaxSize >> r
 	}

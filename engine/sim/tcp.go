@@ -146,6 +146,10 @@ func (s *sender) pacingRate(mss int64) float64 {
 	return r
 }
 
+// pacedBytes is sk_pacing_rate >> sk_pacing_shift: about a millisecond
+// of the pacing rate, bytes (tcp_tso_autosize, tcp_small_queue_check).
+func (s *sender) pacedBytes(mss int64) int64 { return int64(s.pacingRate(mss)/8) >> pacingShift }
+
 // tsoSegs mirrors tcp_set_skb_tso_segs: one segment unless the buffer is
 // longer than the MSS and the route can do GSO.
 func (ep *endpoint) tsoSegs(b *skb) int64 {

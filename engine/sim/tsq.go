@@ -40,10 +40,16 @@ const skbOverhead = 256 + 1024
 // throttle is tcp_small_queue_check for buffer b at now: true when TSQ
 // holds it, with the TSQ handler armed for the next free.
 func (t *smallQueues) throttle(ep *endpoint, b *skb, now int64) bool {
+	return t.throttlePaced(ep, b, now, ep.snd.pacedBytes(ep.mss))
+}
+
+// throttlePaced is throttle for a sender whose pacedBytes is paced (an
+// output pass takes it once until it sends: tcp_write_xmit).
+func (t *smallQueues) throttlePaced(ep *endpoint, b *skb, now, paced int64) bool {
 	s := &ep.snd
 	s.releaseWmem(now)
 	truesize := b.len() + skbOverhead
-	limit := max(2*truesize, int64(s.pacingRate(ep.mss)/8)>>pacingShift)
+	limit := max(2*truesize, paced)
 	limit = min(limit, t.limitOutputBytes)
 	if b.seq < s.sndMax {
 		limit <<= 1 // factor 1: a retransmission
