@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -55,7 +56,8 @@ type Options struct {
 
 // Sink receives recorded packets, one at a time, in order, on the
 // reader's goroutine, most of them when the counter stops (the reader
-// spools them until then: see spool): data is the headers (valid until Frame returns),
+// leaves them in the rings, or spools them, until then: see drainAt):
+// data is the headers (valid until Frame returns),
 // wireLen the whole packet with its MAC header. A sink that returns an
 // error gets no more packets; Stop returns the error. capture.Pcapng is
 // one.
@@ -63,10 +65,38 @@ type Sink interface {
 	Frame(ts time.Time, data []byte, wireLen int) error
 }
 
-// RingBytes is the record rings, all CPUs together: ~350k records, two
-// seconds of software-GSO units of a 10 Gb/s stream, or 300 ms of a
-// TSO-off receiver's wire segments at MTU 1500, even if the reader stalls.
+// RingBytes is a sender's record rings (Options.Ingress false), all
+// CPUs together: ~700k records of Ethernet, IPv4 and TCP headers, 15 s
+// of a 10 Gb/s stream's software-GSO units.
 const RingBytes = 64 << 20
+
+// IngressRingBytes is a receiver's record rings: ~2.8 M records of its
+// wire segments, more than a 2 s TSO-off run of examples/tso-basics at
+// MTU 1500 writes (1.25-1.85 M, session 8), so that the reader leaves
+// them in the rings until the run's measurements are taken (see
+// drainAt). A receiver whose rings would take the process's rings past
+// ringsMax gets RingBytes.
+const IngressRingBytes = 256 << 20
+
+// ringsMax bounds the memory of all the record rings of the process.
+const ringsMax = 1 << 30
+
+// ringsMade is the memory of the record rings of the process.
+var ringsMade atomic.Int64
+
+// ringBytes is the rings of a counter at ingress or egress, counted in
+// ringsMade; free gives them back.
+func ringBytes(ingress bool) (bytes int, free func()) {
+	bytes = RingBytes
+	if ingress {
+		if ringsMade.Add(IngressRingBytes) <= ringsMax {
+			return IngressRingBytes, func() { ringsMade.Add(-IngressRingBytes) }
+		}
+		ringsMade.Add(-IngressRingBytes)
+	}
+	ringsMade.Add(int64(bytes))
+	return bytes, func() { ringsMade.Add(-int64(bytes)) }
+}
 
 // Counter is a loaded and attached program with its map, from Open until
 // Stop.
@@ -107,6 +137,9 @@ func Open(opts Options) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devqueue: %w", err)
 	}
+	if opts.Ingress && opts.tracepoint {
+		return nil, errors.New("devqueue: the tracepoint counts at egress only")
+	}
 	if opts.tracepoint {
 		off.CastToKernCtx = 0
 	}
@@ -123,14 +156,15 @@ func Open(opts Options) (*Counter, error) {
 	var ring *recordRing
 	var rec *recMaps
 	if opts.Headers != nil {
-		if ring, err = newRecordRing(RingBytes); err != nil {
+		bytes, free := ringBytes(opts.Ingress)
+		ring, err = newRecordRing(bytes)
+		if err != nil {
+			free()
 			m.Close()
 			return nil, fmt.Errorf("devqueue: %w", err)
 		}
+		ring.free = free
 		rec = ring.maps()
-	}
-	if opts.Ingress && opts.tracepoint {
-		return nil, errors.New("devqueue: the tracepoint counts at egress only")
 	}
 	f := filter{Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS), Ingress: opts.Ingress}
 	c := &Counter{m: m, mss: opts.MSS}
@@ -138,7 +172,7 @@ func Open(opts Options) (*Counter, error) {
 		// Without the spool's memory (ENOMEM) the reader writes the
 		// file as it reads, which takes more CPU time during the run
 		// and captures the same.
-		sp, _ := newSpool(spoolBytes(opts.Ingress), spoolChunk)
+		sp, _ := newSpool(SpoolBytes, spoolChunk)
 		// The reader runs before the program can write.
 		if c.rec, err = startRecorder(ring, opts.Headers, sp); err != nil {
 			ring.close()
@@ -289,9 +323,10 @@ type Result struct {
 	// With Options.Headers: Recorded is the packets handed to the sink
 	// without error, RecordedData those with TCP payload to a watched port
 	// (the send units the sink got), RecordLost those lost on the way:
-	// overwritten in their CPU's record ring before the reader copied
-	// them (a reader that fell a ring behind), or written after Stop
-	// drained the rings (only a tracepoint program can do that).
+	// the rest of the packets the program set out to record (skipped by
+	// a reader that fell a ring behind, its CPU's ring overwritten
+	// before it read them, or written after Stop drained the rings:
+	// only a tracepoint program can do that).
 	Recorded, RecordedData, RecordLost int64
 	// Histogram bucket i counts units of ceil(payload/MSS) == i+1
 	// segments; trailing empty buckets are cut.
@@ -308,9 +343,9 @@ func (c *Counter) Stop() (Result, error) {
 	// Detach first: nothing counts after this point.
 	lerr := c.lnk.Close()
 	var recErr error
-	var recorded, recordedData, overwritten int64
+	var recorded, recordedData int64
 	if c.rec != nil {
-		recorded, recordedData, overwritten, recErr = c.rec.stop()
+		recorded, recordedData, recErr = c.rec.stop()
 	}
 	v, rerr := c.read()
 	var missed int64
@@ -327,15 +362,15 @@ func (c *Counter) Stop() (Result, error) {
 	r.Hook = c.hook
 	r.Missed = missed
 	r.Recorded, r.RecordedData = recorded, recordedData
-	r.RecordLost += overwritten
 	if c.rec != nil {
-		// A record the program wrote after the ring was drained is
-		// counted as lost, so that every packet it set out to record is
-		// recorded or lost. Only the tracepoint can do that: detaching
-		// a TCX program waits for the ones running, a tracepoint's
-		// detach does not.
-		if late := int64(v[slotRecTried]) - recorded - r.RecordLost; late > 0 {
-			r.RecordLost += late
+		// Every packet the program set out to record is recorded or
+		// lost: besides the ones it found no ring for, the records the
+		// reader skipped (their ring overwritten before it read them)
+		// and the ones written after the rings were drained (only a
+		// tracepoint program can do that: detaching a TCX program waits
+		// for the ones running, a tracepoint's detach does not).
+		if unread := int64(v[slotRecTried]) - recorded - r.RecordLost; unread > 0 {
+			r.RecordLost += unread
 		}
 	}
 	return r, recErr

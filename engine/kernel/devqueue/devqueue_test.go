@@ -36,25 +36,26 @@ func TestResultOf(t *testing.T) {
 // nor longer than a ring takes to fill at peakRecordRate (or
 // longestPoll).
 func TestNextPoll(t *testing.T) {
-	const slots = 1 << 17
+	const size = 1 << 25
 	for _, c := range []struct {
 		name    string
-		n       uint64
-		slots   uint64
+		n       uint64 // bytes written
+		size    uint64 // ring bytes
 		elapsed time.Duration
 		want    time.Duration
 	}{
-		// 550k records a second: an eighth of the ring (16384) in 29.8 ms.
-		{"rate", 11_000, slots, 20 * time.Millisecond, 29_789_090},
-		{"faster than minPoll allows", 500_000, slots, 20 * time.Millisecond, minPoll},
-		{"slow: longestPoll", 100, slots, 20 * time.Millisecond, longestPoll},
-		{"nothing: longestPoll", 0, slots, 20 * time.Millisecond, longestPoll},
-		// A ring of 65536 fills in 32.768 ms at peakRecordRate.
-		{"small ring", 0, 1 << 16, 20 * time.Millisecond, 32_768 * time.Microsecond},
-		{"tiny ring: minPoll", 0, 1 << 11, 20 * time.Millisecond, minPoll},
+		// 140.8 MB a second: an eighth of the ring (4 MiB) in 29.8 ms.
+		{"rate", 2_816_000, size, 20 * time.Millisecond, 29_789_090},
+		{"faster than minPoll allows", 64_000_000, size, 20 * time.Millisecond, minPoll},
+		{"slow: longestPoll", 25_600, size, 20 * time.Millisecond, longestPoll},
+		{"nothing: longestPoll", 0, size, 20 * time.Millisecond, longestPoll},
+		// A ring of 4 MiB fills in 11.8 ms at peakRecordRate of the
+		// longest records (178 bytes).
+		{"small ring", 0, 1 << 22, 20 * time.Millisecond, 11_781_752},
+		{"tiny ring: minPoll", 0, 1 << 18, 20 * time.Millisecond, minPoll},
 	} {
-		if got := nextPoll(c.n, c.slots, c.elapsed); got != c.want {
-			t.Errorf("%s: nextPoll(%d, %d, %v) = %v, want %v", c.name, c.n, c.slots, c.elapsed, got, c.want)
+		if got := nextPoll(c.n, c.size, c.elapsed); got != c.want {
+			t.Errorf("%s: nextPoll(%d, %d, %v) = %v, want %v", c.name, c.n, c.size, c.elapsed, got, c.want)
 		}
 	}
 }
@@ -563,13 +564,15 @@ func coverage(spans []span) (covered, hole int64) {
 }
 
 // The reader of the per-CPU record rings, against records written into
-// the maps as the program would: each CPU's records in order, merged by
-// time across CPUs; a producer that lapped the reader costs the records
-// it overwrote, and a slot whose seq is not its record's (being written,
-// or written again) costs that record: counted lost, never handed on.
-// The sink gets the same whether the reader hands the records on as it
-// reads them, keeps them in a spool until it stops, or fills a spool
-// smaller than them (which hands on its oldest chunk when full).
+// the maps as the program would: each CPU's records in order, as long
+// as their headers, one of them across the end of its ring, merged by
+// time across CPUs; a record a producer was writing over (its caplen
+// torn) is not handed on, nor the ones after it up to the head, and a
+// producer that lapped the reader costs all the records it had not
+// read: never handed on torn. The sink gets the same whether the reader
+// hands the records on as it reads them, keeps them in a spool until it
+// stops, or fills a spool smaller than them (which hands on its oldest
+// chunk when full).
 func TestRecordRingReader(t *testing.T) {
 	for _, c := range []struct {
 		name         string
@@ -579,20 +582,22 @@ func TestRecordRingReader(t *testing.T) {
 		{"spool", 4 << 20, 1 << 20},
 		{"spool smaller than the records: full, then emptied", 64 << 10, 32 << 10},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			var sp *spool
-			if c.bytes > 0 {
-				var err error
-				if sp, err = newSpool(c.bytes, c.chunk); err != nil {
-					t.Fatal(err)
+		for _, lapped := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/lapped=%v", c.name, lapped), func(t *testing.T) {
+				var sp *spool
+				if c.bytes > 0 {
+					var err error
+					if sp, err = newSpool(c.bytes, c.chunk); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			testRecordRingReader(t, sp)
-		})
+				testRecordRingReader(t, sp, lapped)
+			})
+		}
 	}
 }
 
-func testRecordRingReader(t *testing.T, sp *spool) {
+func testRecordRingReader(t *testing.T, sp *spool, lapped bool) {
 	ring, err := newRecordRing(0)
 	if errors.Is(err, unix.EPERM) {
 		skipUnlessRequired(t, fmt.Sprintf("BPF refused: %v", err))
@@ -603,66 +608,96 @@ func testRecordRingReader(t *testing.T, sp *spool) {
 	if ring.cpus < 2 {
 		t.Skipf("%d possible CPU: the merge needs two", ring.cpus)
 	}
-	slots := 1 << ring.log2
-	put := func(cpu, i int, ts uint64) {
-		v := make([]byte, slotSize)
-		ne := binary.NativeEndian
-		ne.PutUint64(v[recSeq:], uint64(i+1))
-		ne.PutUint64(v[recTime:], ts)
-		ne.PutUint32(v[recLen:], 100)
-		ne.PutUint32(v[recCapLen:], 4)
-		ne.PutUint32(v[recPayload:], uint32(i+1))
-		ne.PutUint32(v[recFlag:], 1)
-		if err := ring.recs.Update(uint32(cpu<<ring.log2+i%slots), v, 0); err != nil {
+	ne := binary.NativeEndian
+	capLens := map[uint64]int{} // by time
+	// write writes records at times ts into CPU cpu's ring from
+	// position pos on, their header bytes as long as caplen(i), and
+	// returns the head after them.
+	write := func(cpu int, pos uint64, ts []uint64, caplen func(i int) int) uint64 {
+		v := make([]byte, ring.stride())
+		for i, tm := range ts {
+			p := pos & (ring.size - 1)
+			n := caplen(i)
+			capLens[tm] = n
+			ne.PutUint64(v[p+recTime:], tm)
+			ne.PutUint32(v[p+recLen:], 100)
+			v[p+recCapLen] = byte(n)
+			ne.PutUint32(v[p+recPayload:], uint32(i+1))
+			v[p+recFlag] = 1
+			for k := range min(n, HeaderMax) {
+				v[p+recHeader+uint64(k)] = byte(tm)
+			}
+			pos += uint64(recordBytes(min(n, HeaderMax)))
+		}
+		if err := ring.recs.Update(uint32(cpu), v, 0); err != nil {
 			t.Fatal(err)
 		}
+		return pos
 	}
 	setHead := func(cpu int, h uint64) {
 		v := make([]byte, headStride)
-		binary.NativeEndian.PutUint64(v, h)
+		ne.PutUint64(v, h)
 		if err := ring.heads.Update(uint32(cpu), v, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// CPU 0 wrote records 0 .. slots+99 (times 2i), lapping the reader by
-	// 100; CPU 1 wrote three, at odd times among CPU 0's last ones.
-	n0 := slots + 100
-	for i := 100; i < n0; i++ {
-		put(0, i, uint64(2*i))
+	// CPU 0 wrote 2000 records at even times; CPU 1, from 600 bytes
+	// before the end of its ring (where the reader's tail is), 1000 at
+	// odd times among them, then one being written over (its caplen
+	// torn) and one more.
+	const n0, n1 = 2000, 1000
+	var ts0, ts1 []uint64
+	for i := range n0 {
+		ts0 = append(ts0, uint64(2*i+2))
 	}
-	setHead(0, uint64(n0))
-	for i := range 3 {
-		put(1, i, uint64(2*(n0-3+i)+1))
+	for i := range n1 {
+		ts1 = append(ts1, uint64(4*i+1))
 	}
-	setHead(1, 3)
-	// CPU 1's record 1 is being written again (seq 0), as a producer
-	// that lapped the reader would.
-	torn := make([]byte, slotSize)
-	if err := ring.recs.Update(uint32(1<<ring.log2+1), torn, 0); err != nil {
-		t.Fatal(err)
+	ts1 = append(ts1, 4*n1+1, 4*n1+5)
+	capOf := func(i int) int { return (i * 7) % (HeaderMax + 1) }
+	head0 := write(0, 0, ts0, capOf)
+	if lapped {
+		// The producer wrote a whole ring more than the reader read.
+		head0 += ring.size
 	}
+	setHead(0, head0)
+	start1 := ring.size - 600
+	ring.tail[1] = start1
+	setHead(1, write(1, start1, ts1, func(i int) int {
+		if i == n1 {
+			return 0xff
+		}
+		return capOf(i)
+	}))
 	var sink frames
 	r, err := startRecorder(ring, &sink, sp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorded, data, lost, err := r.stop()
+	recorded, data, err := r.stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if recorded != int64(len(sink.ts)) {
-		t.Errorf("recorded %d, the sink got %d", recorded, len(sink.ts))
+	want := append([]uint64(nil), ts1[:n1]...)
+	if !lapped {
+		want = append(want, ts0...)
 	}
-	if wantRec := int64(slots + 2); recorded != wantRec || data != wantRec || lost != int64(n0-slots+1) {
-		t.Errorf("recorded %d (%d data), lost %d; want %d recorded (the newest slots of CPU 0, CPU 1's whole 2), %d lost", recorded, data, lost, wantRec, n0-slots+1)
+	slices.Sort(want)
+	if recorded != int64(len(sink.ts)) || data != recorded {
+		t.Errorf("recorded %d (%d with data), the sink got %d: want them the same", recorded, data, len(sink.ts))
 	}
-	for i := 1; i < len(sink.ts); i++ {
-		if sink.ts[i].Before(sink.ts[i-1]) {
-			t.Fatalf("record %d at %v before record %d at %v: want time order", i, sink.ts[i], i-1, sink.ts[i-1])
+	if len(sink.ts) != len(want) {
+		t.Fatalf("the sink got %d records, want %d (CPU 1's before the torn one%s)", len(sink.ts), len(want),
+			map[bool]string{false: " and all of CPU 0's", true: ", none of the lapped CPU 0's"}[lapped])
+	}
+	for i, tm := range want {
+		wantTS := time.Unix(0, int64(tm)+int64(r.wallOffset))
+		if !sink.ts[i].Equal(wantTS) {
+			t.Fatalf("record %d at %v, want %v (record of time %d): the records merged in time order", i, sink.ts[i], wantTS, tm)
 		}
-	}
-	if len(sink.data) > 0 && len(sink.data[0]) != 4 {
-		t.Errorf("first record has %d header bytes, want its caplen 4", len(sink.data[0]))
+		if h := sink.data[i]; len(h) != capLens[tm] || len(h) > 0 && h[0] != byte(tm) {
+			t.Fatalf("record %d (time %d): %d header bytes %x, want its own %d", i, tm, len(h), h, capLens[tm])
+		}
 	}
 }
 
@@ -690,7 +725,7 @@ func TestSpool(t *testing.T) {
 		b := sp.room(hand)
 		caplen := n % (HeaderMax + 1)
 		binary.NativeEndian.PutUint64(b[recTime:], uint64(n))
-		binary.NativeEndian.PutUint32(b[recCapLen:], uint32(caplen))
+		b[recCapLen] = byte(caplen)
 		for k := range caplen {
 			b[recHeader+k] = byte(n)
 		}

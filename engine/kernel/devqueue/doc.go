@@ -10,20 +10,24 @@
 // mmapable array map (no BPF ring buffer: its lock, taken for every
 // record, was the largest cost of capturing a million packets a second
 // on two CPUs): its headers (at most HeaderMax bytes from the MAC
-// header), its whole length and the time it was queued, read by a
-// goroutine that drains the rings (every 2 to 50 ms, by how fast they
-// fill) and merges the CPUs' records by time into a spool (SpoolBytes
-// of memory at ingress, a quarter of that at egress, populated at Open,
-// before the run), which it hands to a Sink (the engine's capture
-// files) at Stop, after the run's measurements: encoding and writing
-// the file is not done while the workload is measured (a run whose
-// records outgrow the spool hands them on while it runs once the spool
-// is full; without the spool's memory the reader hands each record on
-// as it reads it); a ring its reader fell a whole ring behind on loses
-// the oldest records, which are counted (Result.RecordLost). It never sends anything and never
-// changes an interface or a namespace (its TCX link passes every packet
-// on, TCX_NEXT, and goes with Stop), needs no tracefs and keeps no
-// payload bytes.
+// header), its whole length and the time it was queued, in a record as
+// long as its headers (88 bytes for Ethernet, IPv4 and TCP with
+// timestamps). The rings are large at ingress (IngressRingBytes, 256 MB:
+// more records than a 2 s TSO-off run at MTU 1500 writes; RingBytes, 64
+// MB, at egress), and the goroutine that reads them leaves the records
+// there until Stop, after the run's measurements, unless a ring fills
+// past nine tenths (drainAt): it then moves that ring's oldest half, and
+// the other CPUs' records as old, into a spool (SpoolBytes of memory
+// populated at Open, before the run; a spool that fills hands its
+// records on while the run goes on). At Stop it merges the CPUs'
+// records by time and hands them to a Sink (the engine's capture
+// files): reading, encoding and writing the file are not done while the
+// workload is measured, for a run whose records fit. A ring its reader
+// fell a whole ring behind on loses the records the reader had not read
+// yet, which are counted (Result.RecordLost). It never sends anything
+// and never changes an interface or a namespace (its TCX link passes
+// every packet on, TCX_NEXT, and goes with Stop), needs no tracefs and
+// keeps no payload bytes.
 //
 // The same program runs at the device's TCX ingress hook for a receiver
 // (Options.Ingress, HookTCXIngress: sch_handle_ingress in

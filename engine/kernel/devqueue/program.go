@@ -52,12 +52,11 @@ const (
 	stackTCP  = -32  // 16 bytes: the start of the TCP header
 	stackGSO  = -40  // 4 bytes: gso_size, gso_segs
 	stackHdr  = -48  // 8 bytes: header bytes from skb->data to the end of TCP
-	stackRec  = -56  // 8 bytes: the record's slot
+	stackRec  = -56  // 8 bytes: where the record goes in its CPU's ring
 	stackFlag = -64  // 4 bytes: 1 = a packet to a watched port (counted)
 	stackIP   = -176 // ipRead bytes: the IP header and what follows
 	stackMAC  = -88  // 8 bytes: MAC header bytes before skb->data
 	stackCPU  = -96  // u32: this CPU, the key of its record head
-	stackIdx  = -100 // u32: the key of the record's slot
 	stackHead = -112 // 8 bytes: this CPU's record head
 )
 
@@ -77,18 +76,24 @@ const maxMAC = 64
 // options or IPv6, and TCP with options (14 + 60 + 60 = 134) fit.
 const HeaderMax = 160
 
-// A record, as the program writes it into its slot (native
-// byte order; the header bytes as they are in the packet).
+// A record, as the program writes it into its CPU's ring (native byte
+// order; the header bytes as they are in the packet). It takes
+// recordBytes(caplen) bytes of the ring: its fields, the header bytes
+// kept, and padding to 8 bytes (88 bytes for Ethernet, IPv4 and TCP
+// with timestamps).
 const (
-	recSeq     = 0  // u64: the record's index in its CPU's ring + 1 once written, 0 while being written
-	recTime    = 8  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
-	recLen     = 16 // u32: the whole packet from its MAC header (skb->len plus the MAC header bytes before skb->data)
-	recCapLen  = 20 // u32: header bytes kept
-	recPayload = 24 // s32: TCP payload bytes of the whole packet
-	recFlag    = 28 // u32: 1 = to a watched port (counted), 0 = from one
-	recHeader  = 32 // HeaderMax bytes
+	recTime    = 0  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
+	recLen     = 8  // u32: the whole packet from its MAC header (skb->len plus the MAC header bytes before skb->data)
+	recPayload = 12 // s32: TCP payload bytes of the whole packet
+	recCapLen  = 16 // u8: header bytes kept, at most HeaderMax
+	recFlag    = 17 // u8: 1 = to a watched port (counted), 0 = from one
+	recHeader  = 18 // HeaderMax bytes at most
+	// recordSize is the longest record.
 	recordSize = recHeader + HeaderMax
 )
+
+// recordBytes is the ring bytes a record of caplen header bytes takes.
+func recordBytes(caplen int) int { return (recHeader + caplen + 7) &^ 7 }
 
 // Hook is where the program runs. The egress hooks see every skb the
 // device layer gets, before the qdisc and before validate_xmit_skb cuts
@@ -365,7 +370,7 @@ func tail(ret int32, inc func(int, asm.Register) asm.Instruction) asm.Instructio
 // kernel's; tests load the other variant too.
 var storeArch = runtime.GOARCH
 
-// publish stores R2, the head + 1, into the head R1 points at, ordered
+// publish stores R2, the new head, into the head R1 points at, ordered
 // after the record's stores, for a CPU of architecture goarch (see
 // orderedStore). The head has one writer, the program on its CPU.
 func publish(goarch string) asm.Instructions {
@@ -420,21 +425,22 @@ func copyStack(dst, src int16, n int16) asm.Instructions {
 // bytes from skb->data to the end of TCP and R8 = the payload, and keeps
 // R6-R9. The record starts at the MAC header (skb->head +
 // skb->mac_header), which is skb->data at egress and at TCX ingress
-// (which pushes the Ethernet header back for the program). The slot is
-// the CPU's head modulo its slots; the record is published by adding 1
-// to the head once written (see record.go).
+// (which pushes the Ethernet header back for the program). It goes at
+// the CPU's head (a byte position) modulo the ring's size, and is
+// published by adding its bytes to the head once written (see
+// record.go); the ring has room for a whole record past its end, so a
+// record is never cut in two.
 func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
 	off := func(m member) int16 { return int16(m.Off) }
-	// lookup stores the value of key (a u32 at keyAt on the stack) in
-	// the array fd at dst on the stack, and keeps it in R0.
-	lookup := func(fd int, keyAt, dst int16) asm.Instructions {
+	// lookup looks up this CPU's value (its number at stackCPU) in the
+	// array fd and keeps it in R0.
+	lookup := func(fd int) asm.Instructions {
 		return asm.Instructions{
 			asm.LoadMapPtr(asm.R1, fd),
 			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, int32(keyAt)),
+			asm.Add.Imm(asm.R2, stackCPU),
 			asm.FnMapLookupElem.Call(),
 			asm.JEq.Imm(asm.R0, 0, "rec_lost"),
-			asm.StoreMem(asm.R10, dst, asm.R0, asm.DWord),
 		}
 	}
 	insns := asm.Instructions{
@@ -451,24 +457,20 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 		asm.LoadMem(asm.R3, asm.R9, int16(slotRecTried*8), asm.DWord),
 		asm.Add.Imm(asm.R3, 1),
 		asm.StoreMem(asm.R9, int16(slotRecTried*8), asm.R3, asm.DWord),
-		// This CPU's head, and the slot it points at.
+		// This CPU's head, and its ring.
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, stackCPU, asm.R0, asm.Word),
 	}
-	insns = append(insns, lookup(rec.Heads, stackCPU, stackHead)...)
+	insns = append(insns, lookup(rec.Heads)...)
+	insns = append(insns, asm.StoreMem(asm.R10, stackHead, asm.R0, asm.DWord))
+	insns = append(insns, lookup(rec.Recs)...)
 	insns = append(insns,
-		asm.LoadMem(asm.R3, asm.R0, 0, asm.DWord),
-		asm.And.Imm(asm.R3, int32(1)<<rec.Log2-1),
-		asm.LoadMem(asm.R4, asm.R10, stackCPU, asm.Word),
-		asm.LSh.Imm(asm.R4, int32(rec.Log2)),
-		asm.Add.Reg(asm.R4, asm.R3),
-		asm.StoreMem(asm.R10, stackIdx, asm.R4, asm.Word),
-	)
-	insns = append(insns, lookup(rec.Recs, stackIdx, stackRec)...)
-	// The slot is being written (seq 0) before anything else in it.
-	insns = append(insns, asm.Mov.Imm(asm.R2, 0))
-	insns = append(insns, orderedStore(storeArch, asm.R0, recSeq, asm.R2)...)
-	insns = append(insns,
+		// R0 += head mod the ring's size: where the record goes.
+		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord),
+		asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord),
+		asm.And.Imm(asm.R3, int32(rec.Size-1)),
+		asm.Add.Reg(asm.R0, asm.R3),
+		asm.StoreMem(asm.R10, stackRec, asm.R0, asm.DWord),
 		asm.FnKtimeGetNs.Call(),
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
 		asm.StoreMem(asm.R1, recTime, asm.R0, asm.DWord),
@@ -478,13 +480,13 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 		asm.StoreMem(asm.R1, recLen, asm.R2, asm.Word),
 		asm.StoreMem(asm.R1, recPayload, asm.R8, asm.Word),
 		asm.LoadMem(asm.R2, asm.R10, stackFlag, asm.Word),
-		asm.StoreMem(asm.R1, recFlag, asm.R2, asm.Word),
+		asm.StoreMem(asm.R1, recFlag, asm.R2, asm.Byte),
 		// The header bytes from the MAC header, at most HeaderMax.
 		asm.LoadMem(asm.R2, asm.R10, stackHdr, asm.DWord),
 		asm.Add.Reg(asm.R2, asm.R3),
 		asm.JLE.Imm(asm.R2, HeaderMax, "rec_len"),
 		asm.Mov.Imm(asm.R2, HeaderMax),
-		asm.StoreMem(asm.R1, recCapLen, asm.R2, asm.Word).WithSymbol("rec_len"),
+		asm.StoreMem(asm.R1, recCapLen, asm.R2, asm.Byte).WithSymbol("rec_len"),
 		asm.Add.Imm(asm.R1, recHeader),
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbMacHeader), asm.Half),
 		asm.Add.Reg(asm.R3, asm.R7),
@@ -492,14 +494,16 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 		asm.JEq.Imm(asm.R0, 0, "rec_publish"),
 		// Unreadable headers: keep the record, with none of them.
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
-		asm.StoreImm(asm.R1, recCapLen, 0, asm.Word),
-		// Written: seq = index + 1, then the head.
-		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord).WithSymbol("rec_publish"),
+		asm.StoreImm(asm.R1, recCapLen, 0, asm.Byte),
+		// Written: head += recordBytes(caplen).
+		asm.LoadMem(asm.R3, asm.R10, stackRec, asm.DWord).WithSymbol("rec_publish"),
+		asm.LoadMem(asm.R3, asm.R3, recCapLen, asm.Byte),
+		asm.Add.Imm(asm.R3, recHeader+7),
+		asm.And.Imm(asm.R3, -8),
+		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord),
 		asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord),
-		asm.Add.Imm(asm.R2, 1),
-		asm.LoadMem(asm.R3, asm.R10, stackRec, asm.DWord),
+		asm.Add.Reg(asm.R2, asm.R3),
 	)
-	insns = append(insns, orderedStore(storeArch, asm.R3, recSeq, asm.R2)...)
 	insns = append(insns, publish(storeArch)...)
 	return append(insns,
 		asm.Ja.Label("recorded"),

@@ -17,30 +17,37 @@ import (
 // buffer takes a spinlock with interrupts off for every record, which the
 // CPUs of a TSO-off receiver (a million records a second) fought over
 // (bpf_ringbuf_reserve and the lock's release were a fifth of the
-// machine's CPU time in a profile). Each CPU's ring is a run of slots in
-// an mmapable array map (recs) and a head counter in another (heads, one
-// cache line a CPU): the program, which runs at most once at a time on a
-// CPU (TCX in softirq or with bottom halves off, the tracepoint likewise),
-// writes record i into slot i mod slots: first the slot's seq to 0,
-// then the record, then seq to i+1, then head to i+1 (each of those
-// stores ordered: a plain store on x86, whose stores are not reordered
-// with other stores; elsewhere between two fully ordered atomics). The reader maps both
-// arrays, keeps a tail per CPU and reads the records in place, seqlock
-// style: it copies record i's used bytes only if the slot's seq is i+1
-// before and after the copy, so a record a lapping producer overwrote,
-// or was overwriting, is counted lost, never handed on torn.
+// machine's CPU time in a profile). Each CPU's ring is one value of an
+// mmapable array map (recs, keyed by the CPU): size bytes, and room past
+// them for one more record, so that a record is never cut in two; its
+// head, a byte position, is in another (heads, one cache line a CPU).
+// The program, which runs at most once at a time on a CPU (TCX in
+// softirq or with bottom halves off, the tracepoint likewise), writes a
+// record at head mod size, as long as its headers (recordBytes: 88
+// bytes for Ethernet, IPv4 and TCP with timestamps, where a slot for
+// the longest record took 192), then adds its length to head (that
+// store ordered after the record's: a plain store on x86, whose stores
+// are not reordered with other stores; elsewhere between two fully
+// ordered atomics). The reader maps both arrays, keeps a tail per CPU
+// and reads the records in place: a record it copied is handed on only
+// if the head, read after the copy, is still less than a ring, less the
+// longest record, past it (the producer has not started writing over
+// it). A reader that fell a ring behind skips that CPU's records up to
+// its head: Stop counts them lost (the program counts the records it
+// set out to write), none is handed on torn.
 
-// slotSize is a record's slot in the array: recordSize rounded up to 8
-// bytes, as the kernel lays out array values.
-const slotSize = (recordSize + 7) &^ 7
+// ringSlack is the room past the end of a CPU's ring for the record
+// that starts just before it (a multiple of 8, as the kernel lays out
+// array values).
+const ringSlack = (recordSize + 7) &^ 7
 
 // headStride is the bytes between two CPUs' heads: a cache line.
 const headStride = 64
 
 // recMaps are the arrays the program records into.
 type recMaps struct {
-	Heads, Recs int  // map file descriptors
-	Log2        uint // slots per CPU = 1 << Log2
+	Heads, Recs int    // map file descriptors
+	Size        uint64 // bytes of a CPU's ring, a power of two
 }
 
 // recordRing is the per-CPU record rings: the two maps, their memory as
@@ -49,31 +56,32 @@ type recordRing struct {
 	heads, recs     *ebpf.Map
 	headMem, recMem []byte
 	cpus            int
-	log2            uint
-	tail            []uint64
+	size            uint64   // bytes of a CPU's ring, a power of two
+	tail            []uint64 // the reader's position in each CPU's ring, bytes
+	free            func()   // when not nil, close calls it (ringBytes)
 }
 
-// newRecordRing makes rings of about bytes in all, a power of two slots
-// per CPU (at least minSlots), and maps them into this process.
+// newRecordRing makes rings of about bytes in all, a power of two bytes
+// per CPU (at least minRingBytes), and maps them into this process.
 func newRecordRing(bytes int) (*recordRing, error) {
 	cpus, err := ebpf.PossibleCPU()
 	if err != nil {
 		return nil, fmt.Errorf("possible CPUs: %w", err)
 	}
-	per := max(bytes/slotSize/cpus, minSlots)
-	log2 := uint(bits.Len(uint(per)) - 1)
-	r := &recordRing{cpus: cpus, log2: log2, tail: make([]uint64, cpus)}
+	per := max(bytes/cpus, minRingBytes)
+	size := uint64(1) << (bits.Len(uint(per)) - 1)
+	r := &recordRing{cpus: cpus, size: size, tail: make([]uint64, cpus)}
 	if r.heads, err = ebpf.NewMap(&ebpf.MapSpec{Name: "tsl_rec_heads", Type: ebpf.Array, KeySize: 4, ValueSize: headStride,
 		MaxEntries: uint32(cpus), Flags: unix.BPF_F_MMAPABLE}); err != nil {
 		return nil, fmt.Errorf("create the record heads: %w", err)
 	}
-	if r.recs, err = ebpf.NewMap(&ebpf.MapSpec{Name: "tsl_unit_hdrs", Type: ebpf.Array, KeySize: 4, ValueSize: slotSize,
-		MaxEntries: uint32(cpus << log2), Flags: unix.BPF_F_MMAPABLE}); err != nil {
+	if r.recs, err = ebpf.NewMap(&ebpf.MapSpec{Name: "tsl_unit_hdrs", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(r.stride()),
+		MaxEntries: uint32(cpus), Flags: unix.BPF_F_MMAPABLE}); err != nil {
 		r.heads.Close()
 		return nil, fmt.Errorf("create the record rings: %w", err)
 	}
 	if r.headMem, err = unix.Mmap(r.heads.FD(), 0, pageAlign(cpus*headStride), unix.PROT_READ, unix.MAP_SHARED); err == nil {
-		r.recMem, err = unix.Mmap(r.recs.FD(), 0, pageAlign((cpus<<log2)*slotSize), unix.PROT_READ, unix.MAP_SHARED)
+		r.recMem, err = unix.Mmap(r.recs.FD(), 0, pageAlign(cpus*int(r.stride())), unix.PROT_READ, unix.MAP_SHARED)
 	}
 	if err != nil {
 		r.close()
@@ -82,8 +90,12 @@ func newRecordRing(bytes int) (*recordRing, error) {
 	return r, nil
 }
 
-// minSlots is the fewest slots a CPU's ring has.
-const minSlots = 4096
+// minRingBytes is the smallest ring of a CPU.
+const minRingBytes = 1 << 20
+
+// stride is the bytes of a CPU's value in the recs array: its ring and
+// the slack past it (a multiple of 8, as the kernel lays out values).
+func (r *recordRing) stride() uint64 { return r.size + ringSlack }
 
 func pageAlign(n int) int {
 	p := unix.Getpagesize()
@@ -91,7 +103,7 @@ func pageAlign(n int) int {
 }
 
 func (r *recordRing) maps() *recMaps {
-	return &recMaps{Heads: r.heads.FD(), Recs: r.recs.FD(), Log2: r.log2}
+	return &recMaps{Heads: r.heads.FD(), Recs: r.recs.FD(), Size: r.size}
 }
 
 // head is CPU cpu's published head.
@@ -99,47 +111,36 @@ func (r *recordRing) head(cpu int) uint64 {
 	return (*atomic.Uint64)(unsafe.Pointer(&r.headMem[cpu*headStride])).Load()
 }
 
-// pending returns CPU cpu's records not yet read, first .. end-1, and
-// how many of those before first the producer overwrote (a reader that
-// fell a whole ring behind), and moves the CPU's tail to end.
-func (r *recordRing) pending(cpu int) (first, end uint64, lost int64) {
-	slots := uint64(1) << r.log2
-	t, h := r.tail[cpu], r.head(cpu)
-	if h-t > slots {
-		lost = int64(h - t - slots)
-		t = h - slots
-	}
-	r.tail[cpu] = h
-	return t, h, lost
+// at is CPU cpu's ring from position pos on, as long as the longest
+// record.
+func (r *recordRing) at(cpu int, pos uint64) []byte {
+	off := uint64(cpu)*r.stride() + pos&(r.size-1)
+	return r.recMem[off : off+recordSize : off+recordSize]
 }
 
-// slot is the memory of CPU cpu's record i.
-func (r *recordRing) slot(cpu int, i uint64) []byte {
-	off := (uint64(cpu)<<r.log2 + i&(1<<r.log2-1)) * slotSize
-	return r.recMem[off : off+slotSize : off+slotSize]
+// intact says the producer of CPU cpu has not started writing over the
+// record at pos: the record it writes at its head takes at most
+// recordSize bytes, a ring on from pos.
+func (r *recordRing) intact(cpu int, pos uint64) bool {
+	return r.head(cpu)+recordSize <= pos+r.size
 }
 
-// seq is the seq field of a slot.
-func seq(slot []byte) uint64 {
-	return (*atomic.Uint64)(unsafe.Pointer(&slot[recSeq])).Load()
-}
-
-// readRecord copies record i from its slot into dst, recordSize bytes
-// (its fields and captured headers, not the whole slot) and returns the
-// copy; ok is false when
-// the slot does not hold record i whole: not written yet, or written
-// again (by a producer that lapped the reader) before or while it was
-// copied.
-func readRecord(slot []byte, i uint64, dst []byte) (rec []byte, ok bool) {
-	if seq(slot) != i+1 {
-		return nil, false
+// readRecord copies the record at position pos of CPU cpu into dst
+// (recordSize bytes: its fields and captured headers) and returns the
+// copy and the next record's position; ok is false when the ring no
+// longer holds the record whole (the producer lapped the reader, or
+// was lapping it while it copied).
+func (r *recordRing) readRecord(cpu int, pos uint64, dst []byte) (rec []byte, next uint64, ok bool) {
+	src := r.at(cpu, pos)
+	caplen := int(src[recCapLen])
+	if caplen > HeaderMax {
+		return nil, 0, false
 	}
-	n := recHeader + min(int(binary.NativeEndian.Uint32(slot[recCapLen:])), HeaderMax)
-	rec = dst[:copy(dst[:n], slot[:n])]
-	if seq(slot) != i+1 {
-		return nil, false
+	rec = dst[:copy(dst[:recHeader+caplen], src)]
+	if !r.intact(cpu, pos) {
+		return nil, 0, false
 	}
-	return rec, true
+	return rec, pos + uint64(recordBytes(caplen)), true
 }
 
 func (r *recordRing) close() {
@@ -153,11 +154,18 @@ func (r *recordRing) close() {
 	if r.recs != nil {
 		r.recs.Close()
 	}
+	if r.free != nil {
+		r.free()
+	}
 }
 
-// recorder reads the program's records from the rings (see nextPoll for
-// how often) into its spool, and hands them to the sink in time order
-// when it stops (or the spool is full), from startRecorder until stop.
+// recorder reads the program's records from the rings and hands them to
+// the sink in time order, from startRecorder until stop. It leaves them
+// in the rings while they have room (see drainAt), so that a run whose
+// records fit is read after its measurements, at stop; a ring that
+// fills past drainAt has its oldest records, and the other CPUs' records
+// as old, moved to the spool (or, without one, handed to the sink)
+// while the run goes on.
 type recorder struct {
 	ring *recordRing
 	// spool holds the records read and not yet handed to the sink; nil
@@ -172,27 +180,39 @@ type recorder struct {
 	done       chan struct{}
 
 	// Written by the reader goroutine only, read after done is closed.
-	recorded, data, lost int64
-	err                  error
+	recorded, data int64
+	err            error
 }
 
 // readerNice is the reader thread's nice value: about nine times the CPU
 // weight of a nice 0 thread when both want to run.
 const readerNice = -10
 
-// The reader sleeps between drains for as long as the busiest CPU takes
-// to fill 1/pollFill of its ring at the rate it wrote since the last
-// drain, within minPoll and maxPoll(slots): every wake-up of the reader's
-// locked thread is a hand-off between Go's threads that costs tens of
+// A ring is drained while a run goes on only once its unread records
+// fill drainAt of it, down to drainTo, oldest first: reading a record
+// costs the reader 27-45 ns of CPU into the spool (BenchmarkReader), so
+// a TSO-off receiver's million records a second cost 1.5-2.5% of this
+// 2-core machine while measured; left in the rings they are read after
+// the measurements, at stop. What is left above drainAt is the reader's
+// margin: ~13 MB of a receiver's 128 MB ring a CPU, 250 ms of a TSO-off
+// receiver's records at MTU 1500 here, five of its longest sleeps.
+const (
+	drainAt = 0.9
+	drainTo = 0.5
+)
+
+// The reader looks at the heads every so long (as long as the busiest
+// CPU takes to fill 1/pollFill of its ring at the rate it wrote since
+// the last look, within minPoll and maxPoll), to drain a ring before
+// its producer laps the reader: every wake-up of the reader's locked
+// thread is a hand-off between Go's threads that costs tens of
 // microseconds of CPU here and preempts a data path thread. Waking every
 // 2 ms, as it did, took more CPU than reading the sender's records
 // (examples/tso-basics, TSO off, MTU 1500, 2 s runs, 4 each, loaded
 // machine: the sender's reader 27-41 ms of CPU and 700-890 wake-ups a
-// run for 30-47k records, 7-11 ms and ~50 wake-ups with this rule; the
-// receiver's 111-124 CPU ns a record, 84-98; with TSO on both readers
-// 30-50 ms a run, 10-15). A TSO-off receiver at MTU 1500 (~550k records
-// a second a CPU) is drained about every 30 ms, a sender's
-// software-GSO units every maxPoll.
+// run for 30-47k records, 7-11 ms and ~50 wake-ups with this rule).
+// A TSO-off receiver at MTU 1500 (~550k records a second a CPU, ~50 MB)
+// is looked at every longestPoll.
 const (
 	pollFill = 8
 	minPoll  = 2 * time.Millisecond
@@ -201,26 +221,26 @@ const (
 	// peakRecordRate is more records a second than one CPU writes
 	// (a TSO-off receiver writes ~1 M a second on two CPUs here): after
 	// a quiet spell the reader wakes before a sudden burst at this rate
-	// could fill a ring.
+	// of the longest records could fill a ring.
 	peakRecordRate = 2_000_000
 )
 
-// maxPoll is the longest the reader sleeps with rings of slots records
-// a CPU: what a ring holds at peakRecordRate, within minPoll and
-// longestPoll.
-func maxPoll(slots uint64) time.Duration {
-	return min(max(time.Duration(slots)*time.Second/peakRecordRate, minPoll), longestPoll)
+// maxPoll is the longest the reader sleeps with rings of size bytes a
+// CPU: what a ring holds at peakRecordRate of the longest records,
+// within minPoll and longestPoll.
+func maxPoll(size uint64) time.Duration {
+	return min(max(time.Duration(size)*time.Second/(peakRecordRate*recordSize), minPoll), longestPoll)
 }
 
-// nextPoll is how long the reader sleeps after a drain that found most
-// records, n, on one CPU, written over elapsed, with rings of slots
-// records a CPU.
-func nextPoll(n, slots uint64, elapsed time.Duration) time.Duration {
-	longest := maxPoll(slots)
+// nextPoll is how long the reader sleeps after a look that found the
+// busiest CPU had written n bytes over elapsed, with rings of size bytes
+// a CPU.
+func nextPoll(n, size uint64, elapsed time.Duration) time.Duration {
+	longest := maxPoll(size)
 	if n == 0 {
 		return longest
 	}
-	d := time.Duration(float64(elapsed) * float64(slots/pollFill) / float64(n))
+	d := time.Duration(float64(elapsed) * float64(size/pollFill) / float64(n))
 	return min(max(d, minPoll), longest)
 }
 
@@ -245,12 +265,13 @@ func startRecorder(ring *recordRing, sink Sink, sp *spool) (*recorder, error) {
 	return r, nil
 }
 
-// read drains the rings, sleeping nextPoll between drains, until a
-// drain after stop. Its thread runs at readerNice: among the dozens of
-// threads a run keeps busy on a few CPUs it would otherwise get its turn
-// too late to drain the rings before the producers lap it (measured:
-// 10-40% of a TSO-off receiver's records lost at nice 0 on two CPUs,
-// with smaller rings then).
+// read looks at the rings every nextPoll and drains the ones past
+// drainAt, until stop; then it drains them all and hands the spooled
+// records to the sink. Its thread runs at readerNice: among the dozens
+// of threads a run keeps busy on a few CPUs it would otherwise get its
+// turn too late to drain the rings before the producers lap it
+// (measured: 10-40% of a TSO-off receiver's records lost at nice 0 on
+// two CPUs, with smaller rings then).
 func (r *recorder) read() {
 	defer close(r.done)
 	// The thread ends with the goroutine (locked, never unlocked), so no
@@ -259,23 +280,30 @@ func (r *recorder) read() {
 	// Without CAP_SYS_NICE the thread stays at its nice value; what that
 	// costs shows in RecordLost.
 	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), readerNice)
-	slots := uint64(1) << r.ring.log2
+	ring := r.ring
 	timer := time.NewTimer(minPoll)
 	defer timer.Stop()
 	var st readState
+	seen := make([]uint64, ring.cpus) // each CPU's head at the last look
 	last := time.Now()
-	for stopping := false; ; {
-		n := r.drain(&st)
-		if stopping {
-			r.unspool()
-			return
+	for {
+		var written, most uint64
+		for cpu := range ring.cpus {
+			h := ring.head(cpu)
+			written, most = max(written, h-seen[cpu]), max(most, h-ring.tail[cpu])
+			seen[cpu] = h
+		}
+		if float64(most) > drainAt*float64(ring.size) {
+			r.drain(&st, uint64(drainTo*float64(ring.size)))
 		}
 		now := time.Now()
-		timer.Reset(nextPoll(n, slots, now.Sub(last)))
+		timer.Reset(nextPoll(written, ring.size, now.Sub(last)))
 		last = now
 		select {
 		case <-r.stopc:
-			stopping = true
+			r.drain(&st, 0)
+			r.unspool()
+			return
 		case <-timer.C:
 		}
 	}
@@ -284,55 +312,60 @@ func (r *recorder) read() {
 // readState is the reader's place in each CPU's records during a drain,
 // kept from one drain to the next for its memory.
 type readState struct {
-	next, end []uint64
-	rec       [recordSize]byte // the record being handed on, without a spool
+	end []uint64
+	rec [recordSize]byte // the record being handed on, without a spool
 }
 
-// drain copies the records published since the last drain into the
-// spool in time order (each CPU's records are in time order: they are
-// merged), reading them in place (a full spool hands its oldest records
-// to the sink), or, without a spool or once a full one has emptied,
-// hands them to the sink; it returns the most records one CPU published
-// since the last drain, those it overwrote included.
-func (r *recorder) drain(st *readState) (most uint64) {
+// drain moves the records in the rings to the spool in time order (each
+// CPU's records are in time order: they are merged), reading them in
+// place (a full spool hands its oldest records to the sink), or, without
+// a spool or once a full one has emptied, hands them to the sink, until
+// no CPU's ring holds more than keep bytes of them (keep 0: all the
+// records written when the drain began). A CPU's records that its
+// producer overwrote, or was overwriting, before they were read (the
+// reader fell a ring behind) are skipped up to its head.
+func (r *recorder) drain(st *readState, keep uint64) {
 	ring := r.ring
 	if r.spool != nil && r.spool.emptied() {
 		r.unspool()
 	}
-	st.next, st.end = st.next[:0], st.end[:0]
+	st.end = st.end[:0]
 	for cpu := range ring.cpus {
-		first, end, lost := ring.pending(cpu)
-		r.lost += lost
-		most = max(most, end-first+uint64(lost))
-		st.next, st.end = append(st.next, first), append(st.end, end)
+		h := ring.head(cpu)
+		if !ring.intact(cpu, ring.tail[cpu]) {
+			ring.tail[cpu] = h
+		}
+		st.end = append(st.end, h)
 	}
 	for {
-		best := -1
+		best, over := -1, false
 		var bestTS int64
-		for cpu, i := range st.next {
-			if i == st.end[cpu] {
+		for cpu, end := range st.end {
+			t := ring.tail[cpu]
+			if t == end {
 				continue
 			}
-			// A torn time only misplaces a record that read then
-			// refuses.
-			if ts := recTS(ring.slot(cpu, i)); best < 0 || ts < bestTS {
+			over = over || end-t > keep
+			// A torn time only misplaces a record that readRecord
+			// then refuses.
+			if ts := recTS(ring.at(cpu, t)); best < 0 || ts < bestTS {
 				best, bestTS = cpu, ts
 			}
 		}
-		if best < 0 {
-			return most
+		if !over {
+			return
 		}
-		i := st.next[best]
-		st.next[best]++
 		dst := st.rec[:]
 		if r.spool != nil {
 			dst = r.spool.room(r.hand)
 		}
-		rec, ok := readRecord(ring.slot(best, i), i, dst)
+		rec, next, ok := ring.readRecord(best, ring.tail[best], dst)
 		if !ok {
-			r.lost++
+			h := ring.head(best)
+			ring.tail[best], st.end[best] = h, h
 			continue
 		}
+		ring.tail[best] = next
 		if r.spool != nil {
 			r.spool.keep(len(rec))
 		} else {
@@ -352,9 +385,9 @@ func (r *recorder) unspool() {
 	r.spool = nil
 }
 
-// recTS is the time of the record in slot.
-func recTS(slot []byte) int64 {
-	return int64(binary.NativeEndian.Uint64(slot[recTime:]))
+// recTS is the time of the record rec starts.
+func recTS(rec []byte) int64 {
+	return int64(binary.NativeEndian.Uint64(rec[recTime:]))
 }
 
 // hand gives one record to the sink, unless the sink failed before.
@@ -378,13 +411,14 @@ func (r *recorder) hand(rec []byte) {
 }
 
 // stop drains the records written before the call (the program is
-// detached by then), hands the spooled ones to the sink, ends the
-// reader and frees the rings.
-func (r *recorder) stop() (recorded, data, lost int64, err error) {
+// detached by then), hands them and the spooled ones to the sink, ends
+// the reader and frees the rings. The records the reader skipped are
+// not counted here: Stop counts them against the program's.
+func (r *recorder) stop() (recorded, data int64, err error) {
 	close(r.stopc)
 	<-r.done
 	r.ring.close()
-	return r.recorded, r.data, r.lost, r.err
+	return r.recorded, r.data, r.err
 }
 
 // parseRecord splits a record the program wrote (its fields and at
@@ -395,10 +429,10 @@ func parseRecord(b []byte) (ts int64, header []byte, wireLen, payload int, toWat
 		return 0, nil, 0, 0, false, false
 	}
 	ne := binary.NativeEndian
-	caplen := min(int(ne.Uint32(b[recCapLen:])), HeaderMax)
+	caplen := min(int(b[recCapLen]), HeaderMax)
 	if len(b) < recHeader+caplen {
 		return 0, nil, 0, 0, false, false
 	}
 	return int64(ne.Uint64(b[recTime:])), b[recHeader : recHeader+caplen],
-		int(ne.Uint32(b[recLen:])), int(int32(ne.Uint32(b[recPayload:]))), ne.Uint32(b[recFlag:]) != 0, true
+		int(ne.Uint32(b[recLen:])), int(int32(ne.Uint32(b[recPayload:]))), b[recFlag] != 0, true
 }

@@ -1,40 +1,28 @@
 package devqueue
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
-// SpoolBytes is the memory of a receiver's spool (Options.Ingress), which
-// keeps the records the reader took from the rings until the counter
-// stops: ~2.6 M records of a TSO-off receiver (~100 bytes each: a
-// 32-byte record header and 66 bytes of Ethernet, IPv4 and TCP headers
-// with timestamps), more than a 2 s run of examples/tso-basics writes
-// (1.2-1.9 M, TSO off, MTU 1500, session 8). Populating it takes ~70-250
-// ms (0.25-0.96 ns a byte here, load 10) before the run. A sender's
-// spool is a quarter of it: a sender records send units, before GSO
-// (30-50k in such a run, TSO on or off), unless GSO is off too.
-const SpoolBytes = 256 << 20
-
-// spoolBytes is the spool of a counter at ingress or egress.
-func spoolBytes(ingress bool) int {
-	if ingress {
-		return SpoolBytes
-	}
-	return SpoolBytes / 4
-}
+// SpoolBytes is the memory of a counter's spool, which keeps the records
+// the reader took from the rings until the counter stops: what a
+// receiver's rings cannot hold while a run goes on (IngressRingBytes
+// holds a 2 s TSO-off run of examples/tso-basics), ~800k records of
+// Ethernet, IPv4 and TCP headers (84 bytes each) of a longer run. Populating it takes ~20-60 ms (0.25-0.96 ns a
+// byte here, load 10) before the run.
+const SpoolBytes = 64 << 20
 
 // spoolChunk is the spool's unit: when the spool is full, the reader
 // hands the oldest chunks' records to the sink (~40k records a chunk, a
 // few milliseconds) and fills them again.
 const spoolChunk = 4 << 20
 
-// spoolsMax bounds the memory of all the spools of the process (four
-// receivers' spools: a lab with more captured NICs than fit captures
-// the others without one).
+// spoolsMax bounds the memory of all the spools of the process (sixteen
+// spools: a lab with more captured NICs than fit captures the others
+// without one).
 const spoolsMax = 1 << 30
 
 // spoolsMapped is the memory of the spools of the process.
@@ -130,7 +118,7 @@ func (s *spool) each(fn func(rec []byte)) bool {
 	c := s.chunks[0]
 	s.chunks = append(s.chunks[:0], s.chunks[1:]...)
 	for b := c; len(b) > 0; {
-		n := recHeader + min(int(binary.NativeEndian.Uint32(b[recCapLen:])), HeaderMax)
+		n := recHeader + min(int(b[recCapLen]), HeaderMax)
 		fn(b[:n])
 		b = b[n:]
 	}
