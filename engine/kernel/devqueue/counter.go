@@ -70,13 +70,15 @@ type Sink interface {
 // of a 10 Gb/s stream's software-GSO units.
 const RingBytes = 64 << 20
 
-// IngressRingBytes is a receiver's record rings: ~2.8 M records of its
-// wire segments, more than a 2 s TSO-off run of examples/tso-basics at
-// MTU 1500 writes (1.25-1.85 M, session 8), so that the reader leaves
-// them in the rings until the run's measurements are taken (see
-// drainAt). A receiver whose rings would take the process's rings past
-// ringsMax gets RingBytes.
-const IngressRingBytes = 256 << 20
+// IngressRingBytes is a receiver's record rings: ~6 M records of its
+// wire segments (88 bytes each with Ethernet, IPv4 and TCP timestamps),
+// so that the reader can leave those of a 2 s TSO-off run of
+// examples/tso-basics at MTU 1500 (2.1-2.6 M, 94-114 MB a CPU, at 12.9-14.7
+// Gb/s here) in the rings until the run's measurements are taken (see
+// drainAt). Making them takes ~100 ms (vmalloc'd and zeroed by the
+// kernel), before the run. A receiver whose rings would take the
+// process's rings past ringsMax gets RingBytes.
+const IngressRingBytes = 512 << 20
 
 // ringsMax bounds the memory of all the record rings of the process.
 const ringsMax = 1 << 30

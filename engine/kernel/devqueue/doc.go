@@ -12,9 +12,9 @@
 // on two CPUs): its headers (at most HeaderMax bytes from the MAC
 // header), its whole length and the time it was queued, in a record as
 // long as its headers (88 bytes for Ethernet, IPv4 and TCP with
-// timestamps). The rings are large at ingress (IngressRingBytes, 256 MB:
-// more records than a 2 s TSO-off run at MTU 1500 writes; RingBytes, 64
-// MB, at egress), and the goroutine that reads them leaves the records
+// timestamps). The rings are large at ingress (IngressRingBytes, 512 MB:
+// twice the records a 2 s TSO-off run at MTU 1500 writes here;
+// RingBytes, 64 MB, at egress), and the goroutine that reads them leaves the records
 // there until Stop, after the run's measurements, unless a ring fills
 // past nine tenths (drainAt): it then moves that ring's oldest half, and
 // the other CPUs' records as old, into a spool (SpoolBytes of memory

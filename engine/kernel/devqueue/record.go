@@ -194,8 +194,9 @@ const readerNice = -10
 // a TSO-off receiver's million records a second cost 1.5-2.5% of this
 // 2-core machine while measured; left in the rings they are read after
 // the measurements, at stop. What is left above drainAt is the reader's
-// margin: ~13 MB of a receiver's 128 MB ring a CPU, 250 ms of a TSO-off
-// receiver's records at MTU 1500 here, five of its longest sleeps.
+// margin: ~27 MB of a receiver's 256 MB ring a CPU, half a second of a
+// TSO-off receiver's records at MTU 1500 here, ten of its longest
+// sleeps.
 const (
 	drainAt = 0.9
 	drainTo = 0.5
