@@ -133,22 +133,21 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 		}
 		return provider.CreateResponse{New: newAttrs, Diagnostics: d.diags}
 	}
-	// The namespace is configured before it is bound to its name (its lo
-	// came up with the mark: netnsfs.CreateMarked); one an interrupted
-	// apply left is configured where it is, lo brought up.
-	configure := func(nh *netlink.Handle) error {
-		if _, ok := want[provider.AttrLoUp]; ok {
-			readLoUp(nh, d, newAttrs)
-		}
-		writeSysctls(d, want, newAttrs)
-		return nil
-	}
+	// The namespace is configured before it is bound to its name: its lo
+	// came up in the request that marked it (netnsfs.CreateMarked), which
+	// the kernel acknowledged, so lo.up is recorded without asking again.
+	// One an interrupted apply left is configured where it is, lo brought
+	// up and read back.
 	made := netns.None() // the namespace fresh ran in, for p.checked
-	fresh := func(nh *netlink.Handle) error {
+	fresh := func() error {
 		d.diags = nil // a namespace dropped for one bound meanwhile said nothing
 		made.Close()
 		made, _ = netns.Get()
-		return configure(nh)
+		if _, ok := want[provider.AttrLoUp]; ok {
+			newAttrs[provider.AttrLoUp] = "true"
+		}
+		writeSysctls(d, want, newAttrs)
+		return nil
 	}
 	created, diags := CreateNamespace(req.Naming, req.Addr, ns, fresh)
 	if created {
@@ -164,7 +163,11 @@ func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) provi
 			if err := setLoUp(nh); err != nil {
 				return err
 			}
-			return configure(nh)
+			if _, ok := want[provider.AttrLoUp]; ok {
+				readLoUp(nh, d, newAttrs)
+			}
+			writeSysctls(d, want, newAttrs)
+			return nil
 		})
 		if err != nil {
 			d.errorf("configure namespace %s", err, ns)
@@ -354,7 +357,7 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) provi
 // another copy of the lab's, or an unmarked one, which tsolab did not
 // make. Hosts use it, and so do switches (provider/nic), whose bridges
 // live in namespaces of their own.
-func CreateNamespace(n provider.Naming, a provider.Addr, ns string, setup func(*netlink.Handle) error) (created bool, _ hcl.Diagnostics) {
+func CreateNamespace(n provider.Naming, a provider.Addr, ns string, setup func() error) (created bool, _ hcl.Diagnostics) {
 	d := newDiags(a)
 	if !n.OwnsNS(ns) {
 		d.errorf("refusing to create namespace %q", errors.New("it does not carry the lab's prefix"), ns)

@@ -81,14 +81,16 @@ type call struct {
 	// pair's), shared with the other calls working there (nsPool) when
 	// the call got it; given back by done.
 	far *nsConn
-	// farLink is the far end as last read (a switch port), or nil to
-	// read it again.
+	// farLink is the far end as last read or as the kernel acknowledged
+	// setting it (a switch port), or nil to read it again.
 	farLink netlink.Link
 	// created: the call made the NIC's link, so it has no address,
 	// shaping or port settings yet besides what the creation gave it.
 	created bool
 	// portReady: create made the switch port what the NIC declares.
 	portReady bool
+	// addressAdded: configure added the NIC's address (or found it there).
+	addressAdded bool
 	// remade: create deleted the NIC's veth from before, whose other end
 	// was gone, to make the pair again (once).
 	remade bool

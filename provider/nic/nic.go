@@ -183,8 +183,11 @@ func configure(x *call, link netlink.Link, prior, out provider.Attrs) (changed b
 			err := c.nl.AddrAdd(link, toAddr(s.address))
 			if err != nil && !errors.Is(err, unix.EEXIST) {
 				d.errorf("set address %s", err, s.address)
-			} else if s.link.adoptsDevice() {
-				out[restoreAddress] = s.address.String()
+			} else {
+				x.addressAdded = true
+				if s.link.adoptsDevice() {
+					out[restoreAddress] = s.address.String()
+				}
 			}
 		}
 	}
@@ -240,7 +243,10 @@ func setOffloads(c *nsConn, s spec, d *diags) {
 // observe returns template's keys with the values the kernel holds now
 // for the NIC's interface (and what its kind has beyond it: a switch
 // NIC's port); identity and restore.* keys are carried over. link is the
-// one just read, or nil to read it (after a change).
+// one just read, or nil to read it (after a change). What the call made
+// is what the kernel reported making and acknowledged setting since (the
+// creation's echo, a new port's settings, a new link's address), not
+// asked for again.
 func observe(x *call, link netlink.Link, template provider.Attrs) provider.Attrs {
 	c, s, d := x.c, x.s, x.d
 	if link == nil {
@@ -263,7 +269,13 @@ func observe(x *call, link netlink.Link, template provider.Attrs) provider.Attrs
 	}
 	s.link.observeFar(x, out)
 	if rec, ok := out[provider.AttrAddress]; ok {
-		out[provider.AttrAddress] = readAddress(c, link, rec, s.link.adoptsDevice(), d)
+		if x.created && x.addressAdded {
+			// The link the call made had no address but the one the
+			// kernel acknowledged adding.
+			out[provider.AttrAddress] = s.address.String()
+		} else {
+			out[provider.AttrAddress] = readAddress(c, link, rec, s.link.adoptsDevice(), d)
+		}
 	}
 	observeShaping(c, link, out, d)
 	observeOffloads(c, s, template, out, d)

@@ -54,8 +54,7 @@ func (s *Switch) Validate(ctx context.Context, req provider.ValidateRequest) pro
 func (s *Switch) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
 	d := newDiags(req.Addr)
 	ns, brName := req.Desired[provider.AttrNetNS], req.Desired[provider.AttrBridge]
-	quiet := func(*netlink.Handle) error { return noLinkLocalHere() }
-	created, diags := host.CreateNamespace(req.Naming, req.Addr, ns, quiet)
+	created, diags := host.CreateNamespace(req.Naming, req.Addr, ns, noLinkLocalHere)
 	if diags.HasErrors() {
 		return provider.CreateResponse{Diagnostics: diags}
 	}

@@ -42,6 +42,7 @@ func (switchPort) create(ctx context.Context, x *call, out provider.Attrs) netli
 		return nil
 	}
 	x.portReady = true
+	x.farLink = far
 	markUp(x, link)
 	return link
 }
@@ -50,7 +51,10 @@ func (switchPort) create(ctx context.Context, x *call, out provider.Attrs) netli
 // port of the switch's bridge, marked with the NIC's alias, up, with the
 // NIC's MTU when it declares one, in one RTM_SETLINK; what it is already
 // is left out of the request. (It comes up without an IPv6 link-local
-// address: switchAddrGenMode.)
+// address: switchAddrGenMode.) Once the kernel acknowledges the request,
+// port's attributes say what it set: the kernel applies all of a
+// RTM_SETLINK or refuses it (do_setlink), so the port need not be read
+// back.
 func setPort(x *call, port netlink.Link) error {
 	br, err := x.far.pool.bridge(x.far, x.s.target)
 	if err != nil {
@@ -73,7 +77,15 @@ func setPort(x *call, port netlink.Link) error {
 	if x.s.mtu > 0 && a.MTU != x.s.mtu {
 		req.AddData(nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(x.s.mtu))))
 	}
-	return x.far.execute(req)
+	if err := x.far.execute(req); err != nil {
+		return err
+	}
+	a.Flags |= net.FlagUp
+	a.Alias, a.MasterIndex = x.alias, br
+	if x.s.mtu > 0 {
+		a.MTU = x.s.mtu
+	}
+	return nil
 }
 
 // readFar opens the switch's namespace and checks its mark; a namespace

@@ -74,8 +74,8 @@ func CreateMarked(name, mark string) (created bool, err error) {
 }
 
 // CreateSetUp is CreateMarked running setup (when not nil) inside the new
-// namespace after the mark and before the binding, with a netlink socket
-// there: the namespace is configured when it first appears under its
+// namespace, on the thread that made it, after the mark and before the
+// binding: the namespace is configured when it first appears under its
 // name. An error from setup leaves nothing bound.
 //
 // The namespace is made and set up on a thread of its own before the
@@ -86,7 +86,7 @@ func CreateMarked(name, mark string) (created bool, err error) {
 // around making them: bench/provision-1000). When a namespace is bound at
 // the name by the time the new one is ready, the new one is dropped,
 // setup's work with it, and created is false.
-func CreateSetUp(name, mark string, setup func(*netlink.Handle) error) (created bool, err error) {
+func CreateSetUp(name, mark string, setup func() error) (created bool, err error) {
 	if ok, err := Exists(name); err != nil || ok {
 		return false, err
 	}

@@ -52,20 +52,15 @@ func OpenMarked(name string) (mark string, h netns.NsHandle, exists bool, err er
 
 // configureHere marks the calling thread's namespace with mark (when not
 // empty: the alias of lo, which comes up in the same request) and runs
-// setup (when not nil) there, with a netlink socket there.
-func configureHere(mark string, setup func(*netlink.Handle) error) error {
-	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
-	if err != nil {
-		return fmt.Errorf("netlink socket in the new namespace: %w", err)
-	}
-	defer h.Close()
+// setup (when not nil) there.
+func configureHere(mark string, setup func() error) error {
 	if mark != "" {
 		if err := markHere(mark); err != nil {
 			return fmt.Errorf("mark the new namespace: %w", err)
 		}
 	}
 	if setup != nil {
-		return setup(h)
+		return setup()
 	}
 	return nil
 }
