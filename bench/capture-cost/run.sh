@@ -24,6 +24,10 @@
 #   cost   1 - median(with/without throughput) <= 5% in every scenario
 #   loss   capture_loss / (packets in both files + capture_loss) < 0.1%
 #          in every run with -capture
+# BASE=REV also builds tsolab at git revision REV and adds its run with
+# `-capture` to each round (the three runs' order rotates by round), so
+# a change to the capture is measured against REV in the same rounds:
+# the table then shows the base's cost and CPU cost beside the tree's.
 # The files go to $CAPDIR, by default a directory in /dev/shm (tmpfs): the
 # capture's own cost, not the disk's (a TSO-off receiver at MTU 1500 writes
 # ~100 MB a second, which dirty-page throttling on this VM's disk turned
@@ -50,15 +54,22 @@ NAME=capcost$$
 # destroy needs no -name (it has none): the state names what the run made.
 cleanup() {
 	[ -x "$work/tsolab" ] && "$work/tsolab" destroy -auto-approve "$work/lab" >/dev/null 2>&1 || true
+	[ -n "${BASE:-}" ] && git -C "$here" worktree remove --force "$work/base-src" >/dev/null 2>&1
 	rm -rf "$work" ${made:+"$made"}
 	[ -n "$made" ] || rm -rf "$caps/$NAME"
 }
 trap cleanup EXIT
 (cd "$here/../.." && go build -o "$work/tsolab" ./cmd/tsolab)
+modes="without with"
+if [ -n "${BASE:-}" ]; then
+	git -C "$here" worktree add -q --detach "$work/base-src" "$BASE"
+	(cd "$work/base-src" && go build -o "$work/tsolab-base" ./cmd/tsolab)
+	modes="without with base"
+fi
 # A copy of the lab, so that its state file stays out of the repository.
 cp -r "$here/../../examples/tso-basics" "$work/lab"
 
-# one SCENARIO with|without ROUND: runs the applied scenario once and appends
+# one SCENARIO with|without|base ROUND: runs the applied scenario once and appends
 # "scenario mode round throughput_bps capture_loss packets source cpu_s
 # bytes" to $work/runs (packets: frames in the capture files plus what
 # they lost; cpu_s: the CPU time tsolab's threads used while the
@@ -66,10 +77,11 @@ cp -r "$here/../../examples/tso-basics" "$work/lab"
 # threads, which on a veth pair do both ends' softirq work; not the
 # softirq time no thread ran, which is the whole machine's).
 one() {
-	local out="$work/$2-$3.json" flags=()
-	[ "$2" = with ] && flags=(-capture "$caps/$NAME")
+	local out="$work/$2-$3.json" flags=() bin=$work/tsolab
+	[ "$2" != without ] && flags=(-capture "$caps/$NAME")
+	[ "$2" = base ] && bin=$work/tsolab-base
 	rm -rf "$caps/$NAME"
-	"$work/tsolab" run -name "$NAME" -repeat 1 -json "$out" "${flags[@]}" "$work/lab" >"$work/out" 2>&1 ||
+	"$bin" run -name "$NAME" -repeat 1 -json "$out" "${flags[@]}" "$work/lab" >"$work/out" 2>&1 ||
 		{ cat "$work/out" >&2; exit 1; }
 	python3 - "$out" "$1" "$2" "$3" >>"$work/runs" <<'PY'
 import json, re, sys
@@ -101,13 +113,17 @@ load_start=$(load)
 for s in $SCENARIOS; do
 	"$work/tsolab" apply -auto-approve -name "$NAME" -scenario "$s" "$work/lab" >"$work/out" 2>&1 || { cat "$work/out" >&2; exit 1; }
 	for r in $(seq "$ROUNDS"); do
-		if [ $((r % 2)) = 1 ]; then one "$s" without "$r"; one "$s" with "$r"; else one "$s" with "$r"; one "$s" without "$r"; fi
+		# The modes rotated by the round: without first in round 1,
+		# with first in round 2, ...
+		set -- $modes
+		for _ in $(seq $((r - 1))); do set -- "${@:2}" "$1"; done
+		for m in "$@"; do one "$s" "$m" "$r"; done
 	done
 	echo "$s: $ROUNDS rounds done" >&2
 done
 
 echo "machine at the start: $load_start; at the end: $(load)"
-python3 - "$work/runs" "$SCENARIOS" <<'PY'
+python3 - "$work/runs" "$SCENARIOS" "${BASE:-}" <<'PY'
 import statistics, sys
 runs = [l.split() for l in open(sys.argv[1])]
 ok = True
@@ -127,6 +143,12 @@ for s in sys.argv[2].split():
     print("%-20s %10.2f %10.2f %7.1f%% %8.1f%% %14d %11.4f%% %s" % (s,
         statistics.median(v["without"][0] for v in by.values()) / 1e9,
         statistics.median(v[0] for v in withs) / 1e9, 100 * cost, 100 * cpucost, loss, 100 * worst, srcs))
+    bases = [v for v in by.values() if "base" in v and "without" in v]
+    if bases:
+        print("  base %s: cost %.1f%%, cpu cost %.1f%%, capture_loss %d (the same %d rounds)" % (sys.argv[3],
+            100 * (1 - statistics.median(v["base"][0] / v["without"][0] for v in bases)),
+            100 * (statistics.median(v["base"][4] / v["without"][4] for v in bases) - 1),
+            sum(v["base"][1] for v in bases), len(bases)))
     if cost > 0.05:
         ok = False
         print("  MISSED: -capture costs %.1f%% of the throughput, target <= 5%%" % (100 * cost))
