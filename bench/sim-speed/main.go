@@ -4,7 +4,7 @@
 // the tree in the same run, so a change's effect is a ratio taken on one
 // machine under one load.
 //
-//	go run ./bench/sim-speed [-base REV] [-rounds N] [-benchtime 3x] [-cells REGEX] [-instr CELL]
+//	go run ./bench/sim-speed [-base REV] [-rounds N] [-benchtime 3x] [-cells REGEX] [-instr CELL] [-pgo auto|off|FILE]
 //
 // It builds engine/sim's test binary from this tree (and, with -base,
 // from REV in a temporary git worktree) and runs BenchmarkExamples and
@@ -15,6 +15,11 @@
 // events per segment, the median of the per-round ratios new/base, and
 // their geometric mean over the cells both trees have. The cells below
 // the target are listed, and the exit status is 1 when there are any.
+//
+// -pgo says which profile the test binaries are built with (go test
+// -pgo): auto, each tree's cmd/tsolab/default.pgo when it has one (the
+// profile `go build ./cmd/tsolab` builds the tsolab users run with),
+// off, none, or a file for both trees.
 //
 // -instr CELL (a sub-benchmark name under Examples, e.g.
 // 'neterion-2005/tso=true,mtu=1500') runs that cell once more per tree
@@ -55,11 +60,12 @@ func main() {
 	benchtime := flag.String("benchtime", "3x", "go test -benchtime of each run")
 	cells := flag.String("cells", "", "regexp of the cells under BenchmarkExamples (default: all, and BenchmarkStream10G)")
 	instr := flag.String("instr", "", "a cell to count the model's instructions per segment of under cachegrind")
+	pgo := flag.String("pgo", "auto", "profile to build the test binaries with: auto (each tree's cmd/tsolab/default.pgo, if any), off, or a file")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "sim-speed")
 	check(err)
 	cleanups = append(cleanups, func() { os.RemoveAll(work) })
-	trees := build(work, *base)
+	trees := build(work, *base, *pgo)
 	pattern := "Examples|Stream10G"
 	if *cells != "" {
 		pattern = "Examples/" + *cells
@@ -95,8 +101,9 @@ func exit(code int) {
 }
 
 // build compiles the test binaries: this tree's (the module root is the
-// working directory), and base's in a worktree that the cleanups remove.
-func build(work, base string) []*tree {
+// working directory), and base's in a worktree that the cleanups remove,
+// each with the profile pgo names (-pgo).
+func build(work, base, pgo string) []*tree {
 	root, err := os.Getwd()
 	check(err)
 	trees := []*tree{newTree("new", root, work)}
@@ -107,9 +114,30 @@ func build(work, base string) []*tree {
 		trees = append(trees, newTree("base", src, work))
 	}
 	for _, t := range trees {
-		sh(filepath.Dir(filepath.Dir(t.dir)), "go", "test", "-c", "-o", t.bin, "./engine/sim")
+		root := filepath.Dir(filepath.Dir(t.dir))
+		prof := profileOf(root, pgo)
+		fmt.Fprintf(os.Stderr, "sim-speed: %s: go test -c -pgo=%s ./engine/sim\n", t.name, prof)
+		sh(root, "go", "test", "-c", "-pgo="+prof, "-o", t.bin, "./engine/sim")
 	}
 	return trees
+}
+
+// profileOf is the go test -pgo value for the tree at root: with auto,
+// its cmd/tsolab/default.pgo, or off when it has none.
+func profileOf(root, pgo string) string {
+	if pgo != "auto" {
+		if pgo == "off" {
+			return pgo
+		}
+		abs, err := filepath.Abs(pgo)
+		check(err)
+		return abs
+	}
+	p := filepath.Join(root, "cmd", "tsolab", "default.pgo")
+	if _, err := os.Stat(p); err != nil {
+		return "off"
+	}
+	return p
 }
 
 func newTree(name, root, work string) *tree {
