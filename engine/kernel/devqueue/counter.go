@@ -66,8 +66,9 @@ type Sink interface {
 }
 
 // RingBytes is a sender's record rings (Options.Ingress false), all
-// CPUs together: ~700k records of Ethernet, IPv4 and TCP headers, 15 s
-// of a 10 Gb/s stream's software-GSO units.
+// CPUs together: ~760k records of Ethernet, IPv4 and TCP headers (88
+// bytes each), where a 2 s run of examples/tso-basics records 30-60k
+// send units.
 const RingBytes = 64 << 20
 
 // IngressRingBytes is a receiver's record rings: ~6 M records of its
@@ -77,7 +78,8 @@ const RingBytes = 64 << 20
 // Gb/s here) in the rings until the run's measurements are taken (see
 // drainAt). Making them takes ~100 ms (vmalloc'd and zeroed by the
 // kernel), before the run. A receiver whose rings would take the
-// process's rings past ringsMax gets RingBytes.
+// process's rings past ringsMax, or that the kernel refuses the memory,
+// gets RingBytes.
 const IngressRingBytes = 512 << 20
 
 // ringsMax bounds the memory of all the record rings of the process.
@@ -86,18 +88,25 @@ const ringsMax = 1 << 30
 // ringsMade is the memory of the record rings of the process.
 var ringsMade atomic.Int64
 
-// ringBytes is the rings of a counter at ingress or egress, counted in
-// ringsMade; free gives them back.
-func ringBytes(ingress bool) (bytes int, free func()) {
-	bytes = RingBytes
+// newRings makes the record rings of a counter at ingress or egress,
+// counted in ringsMade until they are closed.
+func newRings(ingress bool) (*recordRing, error) {
 	if ingress {
 		if ringsMade.Add(IngressRingBytes) <= ringsMax {
-			return IngressRingBytes, func() { ringsMade.Add(-IngressRingBytes) }
+			if r, err := newRecordRing(IngressRingBytes); err == nil {
+				r.free = func() { ringsMade.Add(-IngressRingBytes) }
+				return r, nil
+			}
 		}
 		ringsMade.Add(-IngressRingBytes)
 	}
-	ringsMade.Add(int64(bytes))
-	return bytes, func() { ringsMade.Add(-int64(bytes)) }
+	r, err := newRecordRing(RingBytes)
+	if err != nil {
+		return nil, err
+	}
+	ringsMade.Add(RingBytes)
+	r.free = func() { ringsMade.Add(-RingBytes) }
+	return r, nil
 }
 
 // Counter is a loaded and attached program with its map, from Open until
@@ -158,14 +167,10 @@ func Open(opts Options) (*Counter, error) {
 	var ring *recordRing
 	var rec *recMaps
 	if opts.Headers != nil {
-		bytes, free := ringBytes(opts.Ingress)
-		ring, err = newRecordRing(bytes)
-		if err != nil {
-			free()
+		if ring, err = newRings(opts.Ingress); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("devqueue: %w", err)
 		}
-		ring.free = free
 		rec = ring.maps()
 	}
 	f := filter{Ifindex: uint32(opts.Ifindex), NetNS: uint32(opts.NetNS), Ports: opts.DstPorts, MSS: uint32(opts.MSS), Ingress: opts.Ingress}

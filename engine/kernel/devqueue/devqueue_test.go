@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net"
 	"os"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -755,6 +757,47 @@ func TestSpool(t *testing.T) {
 	for k, i := range got {
 		if i != k {
 			t.Fatalf("record %d back is record %d, want them in the order kept", k, i)
+		}
+	}
+}
+
+// A receiver's rings are IngressRingBytes while the process's rings stay
+// within ringsMax, RingBytes beyond it (a sender's always); closing them
+// gives their memory back.
+func TestNewRingsWithinMax(t *testing.T) {
+	perCPU := func(bytes int) uint64 {
+		cpus, err := ebpf.PossibleCPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uint64(1) << (bits.Len(uint(max(bytes/cpus, minRingBytes))) - 1)
+	}
+	before := ringsMade.Load()
+	for _, c := range []struct {
+		name    string
+		ingress bool
+		taken   int64 // rings the process has already
+		want    int   // their bytes, all CPUs
+	}{
+		{"receiver", true, 0, IngressRingBytes},
+		{"receiver past ringsMax", true, ringsMax - IngressRingBytes + 1, RingBytes},
+		{"sender", false, 0, RingBytes},
+	} {
+		ringsMade.Add(c.taken)
+		r, err := newRings(c.ingress)
+		ringsMade.Add(-c.taken)
+		if errors.Is(err, unix.EPERM) {
+			skipUnlessRequired(t, fmt.Sprintf("BPF refused: %v", err))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ringsMade.Load() - before; r.size != perCPU(c.want) || got != int64(c.want) {
+			t.Errorf("%s: %d bytes a CPU, %d counted; want %d a CPU, %d counted", c.name, r.size, got, perCPU(c.want), c.want)
+		}
+		r.close()
+		if got := ringsMade.Load(); got != before {
+			t.Errorf("%s: %d bytes of rings counted once closed, want %d", c.name, got, before)
 		}
 	}
 }

@@ -58,7 +58,7 @@ type recordRing struct {
 	cpus            int
 	size            uint64   // bytes of a CPU's ring, a power of two
 	tail            []uint64 // the reader's position in each CPU's ring, bytes
-	free            func()   // when not nil, close calls it (ringBytes)
+	free            func()   // when not nil, close calls it (newRings)
 }
 
 // newRecordRing makes rings of about bytes in all, a power of two bytes
