@@ -3,6 +3,8 @@ package nic
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
@@ -44,7 +46,7 @@ type nsConn struct {
 	marks *host.Checked
 
 	rawOnce sync.Once
-	raw     *nl.SocketHandle // for requests netlink.Handle has no call for
+	raw     *netnsfs.RouteSocket // for requests built by hand
 	rawErr  error
 }
 
@@ -92,9 +94,7 @@ func (c *nsConn) Close() {
 	if c.nl != nil {
 		c.nl.Close()
 	}
-	if c.raw != nil {
-		c.raw.Close()
-	}
+	c.raw.Close()
 	c.et.Close()
 	c.fd.Close()
 }
@@ -184,8 +184,7 @@ func (c *nsConn) execute(req *nl.NetlinkRequest) error {
 	if err != nil {
 		return err
 	}
-	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: sock}
-	_, err = req.Execute(unix.NETLINK_ROUTE, 0)
+	_, err = sock.Do(req)
 	return err
 }
 
@@ -200,36 +199,65 @@ func (c *nsConn) create(req *nl.NetlinkRequest, name string) (netlink.Link, erro
 		return nil, err
 	}
 	req.Flags |= unix.NLM_F_ECHO
-	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: sock}
-	msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWLINK)
+	msg, err := sock.Do(req)
 	if err != nil {
 		return nil, err
 	}
-	if len(msgs) == 0 {
+	if msg == nil {
 		l, err := c.linkByName(name)
 		if err == nil && l == nil {
 			err = errors.New("not found after creation")
 		}
 		return l, err
 	}
-	return netlink.LinkDeserialize(nil, msgs[0])
+	return netlink.LinkDeserialize(nil, msg)
 }
 
 // rawSocket is a netlink socket in c's namespace for requests built by
 // hand, opened on first use (or with c's other socket: openNSWith).
-func (c *nsConn) rawSocket() (*nl.SocketHandle, error) {
+func (c *nsConn) rawSocket() (*netnsfs.RouteSocket, error) {
 	c.rawOnce.Do(func() { c.rawErr = c.inside(c.openRaw) })
 	return c.raw, c.rawErr
 }
 
 // openRaw opens c.raw in the calling thread's namespace.
 func (c *nsConn) openRaw() error {
-	s, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
+	s, err := netnsfs.OpenRouteSocket()
 	if err != nil {
-		return fmt.Errorf("netlink socket: %w", err)
+		return err
 	}
-	c.raw = &nl.SocketHandle{Socket: s}
+	c.raw = s
 	return nil
+}
+
+// addAddress adds p to the link of index index (as netlink.Handle's
+// AddrAdd does: an IPv4 address with its broadcast address, an IPv6 one
+// without duplicate address detection, toAddr), through c's raw socket.
+func (c *nsConn) addAddress(index int, p netip.Prefix) error {
+	family := unix.AF_INET
+	if p.Addr().Is6() {
+		family = unix.AF_INET6
+	}
+	msg := nl.NewIfAddrmsg(family)
+	msg.Index = uint32(index)
+	msg.Prefixlen = uint8(p.Bits())
+	if p.Addr().Is6() {
+		msg.Flags = unix.IFA_F_NODAD
+	}
+	req := nl.NewNetlinkRequest(unix.RTM_NEWADDR, unix.NLM_F_CREATE|unix.NLM_F_EXCL|unix.NLM_F_ACK)
+	req.AddData(msg)
+	ip := p.Addr().AsSlice()
+	req.AddData(nl.NewRtAttr(unix.IFA_LOCAL, ip))
+	req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, ip))
+	if p.Addr().Is4() && p.Bits() < 31 {
+		brd := p.Addr().As4()
+		mask := net.CIDRMask(p.Bits(), 32)
+		for i := range brd {
+			brd[i] |= ^mask[i]
+		}
+		req.AddData(nl.NewRtAttr(unix.IFA_BROADCAST, brd[:]))
+	}
+	return c.execute(req)
 }
 
 // markNew gives l, a link the call made, not yet up with a carrier, the

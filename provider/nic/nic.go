@@ -180,7 +180,7 @@ func configure(x *call, link netlink.Link, prior, out provider.Attrs) (changed b
 		if err != nil {
 			d.errorf("list addresses", err)
 		} else if !contains(addrs, s.address) {
-			err := c.nl.AddrAdd(link, toAddr(s.address))
+			err := c.addAddress(link.Attrs().Index, s.address)
 			if err != nil && !errors.Is(err, unix.EEXIST) {
 				d.errorf("set address %s", err, s.address)
 			} else {

@@ -75,7 +75,12 @@ func markHere(mark string) error {
 	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
 	req.AddData(msg)
 	req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(mark)))
-	_, err := req.Execute(unix.NETLINK_ROUTE, 0)
+	s, err := OpenRouteSocket()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = s.Do(req)
 	return err
 }
 
