@@ -4,7 +4,9 @@
 # 4 connections (-P), TSO on and off on the sender's NIC. Each round runs
 # every case as a pair, iperf3 and tsolab back to back (which goes first
 # alternates by round), so that each ratio is taken within a pair; the
-# table shows the medians over the rounds. Both throughputs are taken at
+# table shows the medians over the rounds, and the throughput ratio's
+# lowest and highest round (range: on a loaded machine one round can
+# lose half its throughput to another task). Both throughputs are taken at
 # the receiver: iperf3's (-J end.sum_received) is what its server read
 # from its TEST_START to its TEST_END (what is still queued then is not
 # counted, nor is the time to drain it), tsolab's is everything its
@@ -149,7 +151,7 @@ check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what miss
 }
 echo "medians of $ROUNDS paired rounds of ${DUR} s; Gb/s received; CPU in % of one core per Gb/s (tx: sender, rx: receiver)"
 echo "at the start: $load_start; at the end: $(load)"
-printf "%-5s %-4s %7s %7s %7s  %7s %7s %7s %7s  %7s %7s  %7s" P tso iperf3 tsolab ratio ip_tx ts_tx tx_cpu ts_oth ip_rx ts_rx all_cpu
+printf "%-5s %-4s %7s %7s %7s %8s  %7s %7s %7s %7s  %7s %7s  %7s" P tso iperf3 tsolab ratio range ip_tx ts_tx tx_cpu ts_oth ip_rx ts_rx all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss
 [ -n "$OLD" ] && printf "  %7s %7s %7s %7s" old new/old tx_n/o all_n/o
 echo
@@ -159,6 +161,7 @@ for p in $CONNS; do
 		ratio=$(col "$f" '100*$4/$1') txr=$(col "$f" '100*($5/$4)/($2/$1)')
 		printf "%-5s %-4s %7.2f %7.2f %6.1f%%" "$p" $tso "$(col "$f" '$1/1e9')" "$(col "$f" '$4/1e9')" "$ratio"
 		check "$ratio" 'v >= 95' "throughput ratio, P=$p TSO $tso, want >= 95%"
+		printf "%8s" "$(awk '{ v = 100*$4/$1; if (NR == 1 || v < lo) lo = v; if (NR == 1 || v > hi) hi = v } END { printf "%.0f-%.0f", lo, hi }' "$f")"
 		printf " %7.2f %7.2f %6.1f%%" "$(col "$f" '$2/($1/1e9)')" "$(col "$f" '$5/($4/1e9)')" "$txr"
 		check "$txr" 'v <= 100' "sender CPU per Gbit/s, tsolab/iperf3, P=$p TSO $tso, want <= 100%"
 		printf " %7.2f" "$(col "$f" '$NF/($4/1e9)')"
@@ -179,10 +182,11 @@ for p in $CONNS; do
 		echo
 	done
 done
-echo "ratio = tsolab/iperf3 throughput (target >= 95%); ip_tx, ts_tx = sender CPU per Gb/s of iperf3"
-echo "and tsolab; tx_cpu = tsolab/iperf3 of it (target <= 100%); ts_oth = the part of ts_tx that"
-echo "is tsolab's other threads (Go runtime: sysmon, the threads its workers' scheduler passes wake;"
-echo "the sampler), which iperf3's processes do not have; ip_rx, ts_rx = the receivers';"
+echo "ratio = tsolab/iperf3 throughput (target >= 95%), range = its lowest and highest round;"
+echo "ip_tx, ts_tx = sender CPU per Gb/s of iperf3 and tsolab; tx_cpu = tsolab/iperf3 of it"
+echo "(target <= 100%); ts_oth = the part of ts_tx that is tsolab's other threads (Go runtime:"
+echo "sysmon, the threads its workers' scheduler passes wake; the sampler), which iperf3's"
+echo "processes do not have; ip_rx, ts_rx = the receivers';"
 echo "all_cpu = tsolab/iperf3 of sender + receiver CPU per Gb/s (which side pays for a"
 echo "transmit varies from run to run on veth: an ACK the receiver processes sends the next"
 echo "segments from its context when the sender sleeps on a full buffer)"
