@@ -89,6 +89,43 @@
 // every 20 us (see yielder; bench/iperf-compare measures the whole
 // against iperf3).
 //
+// Against iperf3 (issue 16; bench/iperf-compare; one connection, TSO
+// off, MTU 1500, 128 KiB writes). iperf3 3.12's server selects, then
+// reads until 128 KiB or EAGAIN; its client selects for room (tcp_poll:
+// free space at least half of what is queued), then makes ten writes.
+// Neither sets a socket option on the data sockets without -w, -M, -N
+// or -C, so both tools autotune their buffers. Where the CPU goes, per
+// GB received (perf record -a -g -F 1999 of two quiet runs each, 2
+// December, before load; samples/GB): the senders 1707-1904 (iperf3)
+// and 1726-1814 (tsolab), 24-27% of it in both sock_def_readable's
+// wake-up of the receiver in the sender's softirq (this VM has
+// guest_halt_poll_ns 0: waking the idle receiver CPU is an IPI), the
+// copy from user 124-129; the receivers 491-592 and 540-546, the copy
+// to user 155-195 and 167-184; tsolab's other threads 18-22 (sysmon,
+// the threads the passes wake, GC); user space is 0.5-0.7% of a sender
+// and 4-6% of a receiver in both tools. Under perf the two ran at the
+// same rate (8.26 and 9.20 against 8.65 and 9.01 Gb/s). So tsolab's
+// sender side costs what iperf3's client does plus its other threads
+// (~1%; bench/iperf-compare's ts_oth, which it counts into ts_tx), and
+// the receiver's 10% more CPU per Gbit/s in the quiet bench runs (3.99
+// against 3.63) does not show in the samples. System calls per GB (perf of sys_exit_read/write and
+// sched_switch, loaded machine, 4 pairs): the receivers read 79-108 KB
+// (iperf3) and 99-117 KB (tsolab) a call and sleep 1511-3605 and
+// 1043-2072 times; iperf3's client writes 7630 whole buffers and is
+// never cut short (its select waits until a third of the 4 MiB buffer
+// is free, and ten writes fit in that third), tsolab's
+// sender fills the buffer: 483-620 writes cut short and 2430-3122 refused
+// a GB, at about the same 242-343 sleeps. The passes cost the sender
+// 5-16 ms and the receiver 1.5-14 ms a GB (futex, 22-58 us each). Tried
+// and not kept (2 December, load 8-22, runs at autogroup nice -20, each
+// against this loop in the same rounds, 8-10 rounds): reading until
+// EAGAIN before poll (TSO off 92.0% of iperf3 against 91.6%), iperf3's
+// server loop exactly (91.3%), iperf3's client loop exactly (97.8% and
+// then 92.7% against 91.7% and 93.1%, TSO on 100.6-100.7% against
+// 100.8-104.0%) and both (95.1% against 91.7%, TSO on 95.8% against
+// 104.0%): none moved the one-connection TSO-off ratio beyond the
+// round-to-round spread.
+//
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
 // attaches a program at TCX egress of the sender's NIC (sch_handle_egress,
