@@ -256,7 +256,7 @@ func offloadOrder(set map[string]bool) []string {
 	return append(out, sortedKeys(set)...)
 }
 
-var stopOrder = []string{"cwnd", "rwnd", "nagle", "defer", "split", "sndbuf", "pacing", "tsq"}
+var stopOrder = result.StopReasons[:]
 var ackOrder = []string{"delayed", "quick", "window_update", "dup", "piggyback", "timer"}
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -123,8 +123,9 @@ var ackMeanings = [len(AckKinds)]string{
 // StopReasons are why the model's sender stopped an output pass with data
 // unsent, the keys of WorkloadResult.StopReasons: the congestion window,
 // the receive window, Nagle, TSO deferral, a send cut to fit the windows,
-// the send buffer, pacing, TCP Small Queues.
-var StopReasons = [...]string{"cwnd", "rwnd", "nagle", "defer", "split", "sndbuf", "pacing", "tsq"}
+// the send buffer, pacing, TCP Small Queues, autocorking (tcp_push held
+// a small tail for the TSQ handler).
+var StopReasons = [...]string{"cwnd", "rwnd", "nagle", "defer", "split", "sndbuf", "pacing", "tsq", "autocork"}
 
 // MetricAcks is the metric counting ACKs of kind (one of AckKinds).
 func MetricAcks(kind string) string { return "acks_" + kind }

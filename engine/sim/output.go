@@ -52,6 +52,10 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 		}
 		b := &s.wq.q[i]
 		isLast := s.wq.isLast(i)
+		if isLast && s.corked {
+			ep.stopped(stopAutocork)
+			break
+		}
 		na := nonagle
 		if !isLast {
 			na = naglePush

@@ -22,19 +22,20 @@ const (
 type stopReason uint8
 
 const (
-	stopNone   stopReason = iota
-	stopCwnd              // the congestion window is full (tcp_cwnd_test)
-	stopRwnd              // the receive window is full (tcp_snd_wnd_test)
-	stopNagle             // Nagle/Minshall held a small buffer (tcp_nagle_test; FreeBSD's silly-window test)
-	stopDefer             // TSO deferral waited for a larger send (tcp_tso_should_defer)
-	stopSplit             // a send was cut short of its buffer to fit the windows (tso_fragment; FreeBSD's trim)
-	stopSndbuf            // the application waited for send-buffer space (sk_stream_wait_memory)
-	stopPacing            // the pacing rate held the next send (SO_MAX_PACING_RATE)
-	stopTSQ               // TCP Small Queues held the next send (tcp_small_queue_check)
+	stopNone     stopReason = iota
+	stopCwnd                // the congestion window is full (tcp_cwnd_test)
+	stopRwnd                // the receive window is full (tcp_snd_wnd_test)
+	stopNagle               // Nagle/Minshall held a small buffer (tcp_nagle_test; FreeBSD's silly-window test)
+	stopDefer               // TSO deferral waited for a larger send (tcp_tso_should_defer)
+	stopSplit               // a send was cut short of its buffer to fit the windows (tso_fragment; FreeBSD's trim)
+	stopSndbuf              // the application waited for send-buffer space (sk_stream_wait_memory)
+	stopPacing              // the pacing rate held the next send (SO_MAX_PACING_RATE)
+	stopTSQ                 // TCP Small Queues held the next send (tcp_small_queue_check)
+	stopAutocork            // tcp_push left a small tail for the TSQ handler (tcp_should_autocork)
 	numStopReasons
 )
 
-var stopNames = [numStopReasons]string{"", "cwnd", "rwnd", "nagle", "defer", "split", "sndbuf", "pacing", "tsq"}
+var stopNames = [numStopReasons]string{"", "cwnd", "rwnd", "nagle", "defer", "split", "sndbuf", "pacing", "tsq", "autocork"}
 
 func (r stopReason) String() string { return stopNames[r] }
 
@@ -435,7 +436,7 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 		name:    name,
 		goal:    gsoSegsGoal{},
 		output:  &linuxOutput{test: quotaTest{finOneSeg: true, halfCwnd: true}, deferral: d, autosize: true, split: mssSplitPoint{nagle: true}, minshallPcount: true},
-		push:    plainPush{},
+		push:    autocorkPush{},
 		acks:    &linuxAcks{decByPcount: true, ato: 40e6},
 		cc:      linuxCongestion("cubic", true),
 		use:     usageSeqUse{initCw: 10},
@@ -911,6 +912,47 @@ func (plainPush) push(ep *endpoint, now int64, nonagle nagleMode, cpu *core) {
 	if ep.snd.wq.unsent() {
 		ep.output(now, nonagle, cpu)
 	}
+}
+
+// autocorkPush mirrors tcp_push of Linux 3.14 and later ("tcp: auto
+// corking", net/ipv4/tcp.c of 6.x): before __tcp_push_pending_frames,
+// tcp_should_autocork holds the write queue's tail when it is below the
+// size goal, the retransmit queue is not empty (tcp_rtx_queue_empty) and
+// the socket has more than the tail's truesize below TCP
+// (sk_wmem_alloc): tcp_push sets TSQ_THROTTLED and returns, so the next
+// free runs the TSQ handler, which sends it (tcp_tsq_handler), and a
+// write before that appends to it. Only tcp_sendmsg's push autocorks;
+// ACKs send through tcp_data_snd_check. tcp_sendmsg pushes a buffer that
+// reached the size goal as it fills (tcp_push_one), so the model's pass
+// for a corked push sends the buffers before the tail and stops there
+// (stopAutocork). net.ipv4.tcp_autocorking is 1 by default.
+type autocorkPush struct{}
+
+func (autocorkPush) push(ep *endpoint, now int64, nonagle nagleMode, cpu *core) {
+	s := &ep.snd
+	if !s.wq.unsent() {
+		return
+	}
+	s.corked = ep.shouldAutocork(now)
+	ep.output(now, nonagle, cpu)
+	s.corked = false
+}
+
+// shouldAutocork is tcp_should_autocork for the write queue's tail at
+// now, arming the TSQ handler as tcp_push does when it holds the tail.
+// (A tail with the FIN is the shutdown's, which tcp_send_fin pushes.)
+func (ep *endpoint) shouldAutocork(now int64) bool {
+	s := &ep.snd
+	t := s.wq.tail()
+	if t.fin || t.len() >= ep.prof.goal.goal(ep) || s.wq.sendHead == s.wq.head {
+		return false
+	}
+	s.releaseWmem(now)
+	if s.wmem <= t.len()+skbOverhead {
+		return false
+	}
+	ep.markThrottled()
+	return true
 }
 
 // ---- wake ----

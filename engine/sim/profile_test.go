@@ -119,7 +119,7 @@ func TestProfileStrategies(t *testing.T) {
 			"deferral":  "sim.eventDefer{divisor:3}",
 			"split":     "sim.mssSplitPoint{nagle:true}",
 			"mss_now":   "large false, minshall by pcount true, autosize true",
-			"push":      "sim.plainPush{}",
+			"push":      "sim.autocorkPush{}",
 			"acks":      linuxAcksPcount,
 			"cc":        "*sim.cubic",
 			"wake":      "sim.linuxWake{}",

@@ -112,6 +112,8 @@ type sender struct {
 	freeHead     int
 	tsqThrottled bool // TSQ_THROTTLED
 	tsqEv        bool // an evTSQ is in the queue
+	// corked: this push's pass stops at the tail (autocorkPush).
+	corked bool
 }
 
 // inFlight is tcp_packets_in_flight with Reno's duplicate ACKs counted

@@ -57,12 +57,19 @@ func (t *smallQueues) throttlePaced(ep *endpoint, b *skb, now, paced int64) bool
 	if s.wmem <= limit || s.wq.sendHead-s.wq.head <= 1 {
 		return false
 	}
+	ep.markThrottled()
+	return true
+}
+
+// markThrottled sets TSQ_THROTTLED and queues the TSQ handler for the
+// next free of the socket's skbs below TCP (tcp_wfree).
+func (ep *endpoint) markThrottled() {
+	s := &ep.snd
 	s.tsqThrottled = true
 	if !s.tsqEv {
 		s.tsqEv = true
 		ep.w.q.push(s.frees[s.freeHead].at, evTSQ, ep.idx)
 	}
-	return true
 }
 
 // txFree is one skb below TCP: its truesize and when the device frees it.
