@@ -242,6 +242,12 @@ func (c *core) charge(now int64, cost float64) int64 {
 	return c.free
 }
 
+// doneAt is when work of cost queued at now would end: what charge
+// would return, charging nothing.
+func (c *core) doneAt(now int64, cost float64) int64 {
+	return max(c.free, now) + int64(cost+0.5)
+}
+
 // sync gives the core's mates its free time.
 func (c *core) sync() {
 	for _, m := range c.mates {

@@ -97,7 +97,9 @@ func (o *linuxOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *core
 				break
 			}
 		}
-		ep.transmit(now, i, cpu)
+		if !ep.transmit(now, i, cpu) {
+			break
+		}
 		paced = -1
 		small := b.len() < mssNow
 		if o.minshallPcount {
@@ -212,8 +214,8 @@ func (o *freebsdOutput) xmit(ep *endpoint, now int64, nonagle nagleMode, cpu *co
 		if s.wq.q[i].len() > length {
 			ep.fragment(i, length)
 		}
-		_ = tso // a length of one segment or less is never cut further
-		ep.transmit(now, i, cpu)
+		_ = tso                  // a length of one segment or less is never cut further
+		ep.transmit(now, i, cpu) // FreeBSD: no localCongestion, never refused
 		sent++
 	}
 	if sent > 0 {

@@ -75,6 +75,14 @@ type profile struct {
 	// slice is how long the kernel's scheduler lets a runnable thread
 	// wait behind the one running on its core (sched.go).
 	slice timeslice
+	// localCongestion: a unit the sender's own queue (its NIC's qdisc,
+	// a shaper's) has no room for is not sent: __tcp_transmit_skb gets
+	// NET_XMIT_DROP, calls tcp_enter_cwr and returns the error, and
+	// tcp_write_xmit stops with the buffer at the send head (Linux
+	// 2.6.12's tcp_transmit_skb already did). Without it (FreeBSD, whose
+	// ENOBUFS rule, snd_cwnd = one segment, is not modelled) the queue
+	// drops the frames and they are lost.
+	localCongestion bool
 }
 
 // holds reports whether the stack has offload f at all. A device flag
@@ -368,7 +376,8 @@ func linux2612(name string, set map[string]int64) (*profile, error) {
 		bufs:   linuxSockbufs{snd: 131072, rcv: 174760},
 		layout: skbLayout{pages: pagesNever},
 		initCw: linuxInitCwnd, rtoMin: 200e6, loMTU: 16436,
-		slice: o1Slice,
+		slice:           o1Slice,
+		localCongestion: true,
 	}, nil
 }
 
@@ -400,7 +409,8 @@ func linux2613(name string, _ map[string]int64) (*profile, error) {
 		bufs:   linuxSockbufs{snd: 131072, rcv: 174760},
 		layout: layout,
 		initCw: linuxInitCwnd, rtoMin: 200e6, loMTU: 16436,
-		slice: o1Slice,
+		slice:           o1Slice,
+		localCongestion: true,
 	}, nil
 }
 
@@ -422,8 +432,9 @@ func linux2627(name string, set map[string]int64) (*profile, error) {
 		layout:  skbLayout{pages: pagesGSO},
 		softGSO: true,
 		initCw:  linuxInitCwnd, rtoMin: 200e6, loMTU: 16436,
-		divides: set["size_goal_modulo"] != 0,
-		slice:   cfsSlice,
+		divides:         set["size_goal_modulo"] != 0,
+		slice:           cfsSlice,
+		localCongestion: true,
 	}, nil
 }
 
@@ -446,7 +457,8 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 		softGSO: true, gsoAlways: true, gro: true,
 		tsq:    &smallQueues{limitOutputBytes: 4 << 20},
 		initCw: func(int64) int64 { return 10 }, rtoMin: 200e6, loMTU: 65536,
-		slice: eevdfSlice,
+		slice:           eevdfSlice,
+		localCongestion: true,
 	}, nil
 }
 
@@ -777,7 +789,7 @@ type eventDefer struct{ divisor int64 }
 
 func (d eventDefer) shouldDefer(ep *endpoint, b *skb, now int64, isLast bool, maxSegs int64) (bool, bool) {
 	s := &ep.snd
-	if s.ca != caOpen {
+	if s.ca >= caRecovery { // icsk_ca_state >= TCP_CA_Recovery: CWR defers
 		return false, false
 	}
 	if now-s.lastSend > 1e6 {

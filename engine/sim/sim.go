@@ -474,6 +474,7 @@ type stats struct {
 	stops                                             [numStopReasons]int64
 	acks                                              [numAckKinds]int64
 	timeouts, drops                                   int64
+	refused                                           int64 // units the sender's own full queue refused (localCongestion)
 	rxMissed                                          int64 // frames a full receive ring dropped (CPUProfile.RxRing)
 	readBytes                                         int64
 	wireSegs                                          int64 // data segments sent, both directions (benchmarks)
@@ -568,6 +569,9 @@ func (w *world) result(req engine.RunRequest, end int64) *result.WorkloadResult 
 	}
 	if st.drops > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d frames were tail-dropped by a full queue", st.drops))
+	}
+	if st.refused > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d send units found the sender's own queue full and were refused (NET_XMIT_DROP): local congestion, the connection entered CWR and sent them later", st.refused))
 	}
 	if st.rxMissed > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d frames found the receiving NIC's ring full and were dropped (rx_missed)", st.rxMissed))

@@ -15,6 +15,7 @@ type caState uint8
 
 const (
 	caOpen     caState = iota // TCP_CA_Open
+	caCWR                     // TCP_CA_CWR: the sender's own queue refused a unit (tcp_enter_cwr)
 	caRecovery                // TCP_CA_Recovery: fast retransmit, NewReno partial ACKs
 	caLoss                    // TCP_CA_Loss: after an RTO, go-back-N
 )
@@ -228,8 +229,10 @@ func (ep *endpoint) gatherUnsent(i int, length int64) {
 }
 
 // transmit hands buffer i to the device (tcp_transmit_skb and
-// dev_queue_xmit): CPU on cpu, then bus, NIC and wire.
-func (ep *endpoint) transmit(now int64, i int, cpu *core) {
+// dev_queue_xmit): CPU on cpu, then bus, NIC and wire. It reports false
+// when the sender's own queue refused the unit (localCongestion): the
+// buffer stays unsent.
+func (ep *endpoint) transmit(now int64, i int, cpu *core) bool {
 	s := &ep.snd
 	w := ep.w
 	b := &s.wq.q[i]
@@ -251,6 +254,12 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) {
 	}
 	if !ep.nic.off.Has(offTxCsum) {
 		cost += p.CsumPerByte * float64(n)
+	}
+	if ep.prof.localCongestion && !ep.queueTakes(ep.atQueue(cpu.doneAt(now, cost), b, pc), n, pc) {
+		cpu.charge(now, p.StackPerSkb)
+		ep.enterCWR(now)
+		w.stats.refused++
+		return false
 	}
 	done := cpu.charge(now, cost)
 	// The TX completion interrupt's work queues on the interrupt core
@@ -315,6 +324,51 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) {
 	if s.rtoAt == 0 {
 		ep.armRTO(now)
 	}
+	return true
+}
+
+// atQueue is when unit b of pc segments, its CPU work done at done,
+// reaches the sender's egress queue: after the bus, where the host has
+// one (transmit's onWire, reserving nothing). The model's egress queue
+// stands for the qdisc and the NIC's ring together, and frames reach it
+// after the bus.
+func (ep *endpoint) atQueue(done int64, b *skb, pc int64) int64 {
+	h := ep.host
+	if h.busNs == 0 {
+		return done
+	}
+	return int64(math.Ceil(h.busEnd(done, b.len()+pc*(hdrLen+14), unitBuffers(b, ep.mss, pc, ep.snd.tso))))
+}
+
+// queueTakes reports whether the sender's own egress queue (its NIC's
+// qdisc, or a shaper's) takes a unit of n payload bytes in pc frames that
+// reaches it at t: a qdisc enqueues the skb whole, GSO segments and all
+// (they are cut at dequeue, validate_xmit_skb), and an empty queue takes
+// any (pfifo_fast and tbf count packets; the model's queue counts the
+// frames' bytes). Loopback and an unshaped veth have no queue.
+func (ep *endpoint) queueTakes(t, n, pc int64) bool {
+	nic := ep.nic
+	if nic.loopback {
+		return true
+	}
+	return nic.egress.takes(t, n+pc*(hdrLen+nic.l2))
+}
+
+// enterCWR is tcp_enter_cwr, which __tcp_transmit_skb calls when the
+// device layer refused the skb (NET_XMIT_DROP from the qdisc): from the
+// Open state, ssthresh from congestion control and the window reduced to
+// it (tcp_init_cwnd_reduction; PRR's gradual reduction is not modelled,
+// as in recovery), until something above high_seq (snd_nxt now) is
+// acknowledged. tcp_write_xmit stops with the buffer at the send head: a
+// local drop is congestion, not a loss to repair.
+func (ep *endpoint) enterCWR(now int64) {
+	s := &ep.snd
+	if s.ca != caOpen {
+		return
+	}
+	s.ca = caCWR
+	s.recover = s.sndNxt
+	s.cc.onLoss(ep, now)
 }
 
 func (ep *endpoint) armRTO(now int64) {
@@ -373,6 +427,14 @@ func (ep *endpoint) onAck(now, ack, wnd int64, pure bool, cpu *core) {
 			ep.rttSample(now, rtt)
 		}
 		switch s.ca {
+		case caCWR:
+			// tcp_fastretrans_alert: CWR ends once something above
+			// high_seq is acknowledged (tcp_end_cwnd_reduction); the
+			// cwnd does not grow meanwhile.
+			if ack > s.recover {
+				s.ca = caOpen
+				s.cc.onRecovered(ep)
+			}
 		case caRecovery:
 			if ack >= s.recover {
 				s.ca = caOpen
@@ -396,10 +458,14 @@ func (ep *endpoint) onAck(now, ack, wnd int64, pure bool, cpu *core) {
 		wq.compact()
 	} else if pure && s.packetsOut > 0 && wnd == s.sndWnd {
 		s.dupAcks++
-		if s.dupAcks == 3 && s.ca == caOpen {
+		if s.dupAcks == 3 && s.ca <= caCWR {
+			// From CWR the window is already reduced
+			// (tcp_enter_recovery: tcp_in_cwnd_reduction).
+			if s.ca == caOpen {
+				s.cc.onLoss(ep, now)
+			}
 			s.ca = caRecovery
 			s.recover = s.sndMax
-			s.cc.onLoss(ep, now)
 			ep.retransmitHead(now, cpu)
 		}
 	}

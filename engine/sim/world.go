@@ -86,12 +86,18 @@ func (h *host) busXfer(t, bytes, bufs int64) int64 {
 	if h.busNs == 0 {
 		return t
 	}
+	h.busFree = h.busEnd(t, bytes, bufs)
+	return int64(math.Ceil(h.busFree))
+}
+
+// busEnd is when a transfer that is ready at t would end, reserving
+// nothing (busXfer reserves it).
+func (h *host) busEnd(t, bytes, bufs int64) float64 {
 	start := float64(t)
 	if h.busFree > start { // math.Max without its NaN and signed-zero cases: neither occurs
 		start = h.busFree
 	}
-	h.busFree = start + h.cpu.BusPerUnit + float64(bufs)*h.cpu.BusPerBuffer + float64(bytes)*h.busNs
-	return int64(math.Ceil(h.busFree))
+	return start + h.cpu.BusPerUnit + float64(bufs)*h.cpu.BusPerBuffer + float64(bytes)*h.busNs
 }
 
 // nicState is one NIC with its resolved offloads and its wire.
@@ -161,6 +167,17 @@ func (l *serializer) send(t int64, bytes int64) (int64, bool) {
 	}
 	l.free = start + float64(bytes)*l.nsPerByte
 	return int64(math.Ceil(l.free)), true
+}
+
+// takes reports whether a unit of bytes that reaches the queue at t
+// finds room: the queue is empty, or its backlog and the unit fit the
+// limit. Without a rate nothing queues.
+func (l *serializer) takes(t int64, bytes int64) bool {
+	ft := float64(t)
+	if l.nsPerByte == 0 || l.free <= ft {
+		return true
+	}
+	return (l.free-ft)/l.nsPerByte+float64(bytes) <= l.limit
 }
 
 // frame is one wire frame on its way to a receive queue: a data segment
