@@ -67,6 +67,12 @@ const (
 // end are read from the rest of its buffer and never used.
 const ipRead = 40 + 16
 
+// headerRead is how many header bytes reserve reads: Ethernet, IPv4
+// without options and any TCP header (60 bytes at most), or IPv6 and TCP
+// with up to 22 bytes of options, which is every header the parse needs
+// and every record's but the longest, whose rest record reads.
+const headerRead = 96
+
 // maxMAC bounds the MAC header bytes before skb->data a record keeps
 // (0 at egress, where skb->data is the MAC header; 14 for Ethernet at
 // ingress, where the device pulled it).
@@ -210,13 +216,21 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbProtocol), asm.Half),
 		asm.JEq.Imm(asm.R3, int32(hostHalf(0x0800)), "read_ip"),
 		asm.JNE.Imm(asm.R3, int32(hostHalf(0x86dd)), "other"),
-		asm.LoadMem(asm.R3, asm.R6, off(o.SkbNetworkHeader), asm.Half).WithSymbol("read_ip"),
-		asm.Add.Reg(asm.R3, asm.R7),
-		asm.Mov.Reg(asm.R1, asm.R10),
-		asm.Add.Imm(asm.R1, stackIP),
-		asm.Mov.Imm(asm.R2, ipRead),
-		asm.FnProbeReadKernel.Call(),
-		asm.JNE.Imm(asm.R0, 0, "unread"),
+	}...)
+	if rec != nil {
+		insns = append(insns, reserve(o, rec)...)
+	} else {
+		insns = append(insns,
+			asm.LoadMem(asm.R3, asm.R6, off(o.SkbNetworkHeader), asm.Half).WithSymbol("read_ip"),
+			asm.Add.Reg(asm.R3, asm.R7),
+			asm.Mov.Reg(asm.R1, asm.R10),
+			asm.Add.Imm(asm.R1, stackIP),
+			asm.Mov.Imm(asm.R2, ipRead),
+			asm.FnProbeReadKernel.Call(),
+			asm.JNE.Imm(asm.R0, 0, "unread"),
+		)
+	}
+	insns = append(insns, asm.Instructions{
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbProtocol), asm.Half),
 		asm.LoadMem(asm.R8, asm.R6, off(o.SkbNetworkHeader), asm.Half),
 		asm.JNE.Imm(asm.R3, int32(hostHalf(0x0800)), "ipv6"),
@@ -289,7 +303,7 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		}
 	}
 	if rec != nil {
-		insns = append(insns, record(o, rec, inc)...)
+		insns = append(insns, record(o, inc)...)
 		insns = append(insns,
 			asm.LoadMem(asm.R3, asm.R10, stackFlag, asm.Word).WithSymbol("recorded"),
 			asm.JEq.Imm(asm.R3, 0, "other"),
@@ -420,17 +434,20 @@ func copyStack(dst, src int16, n int16) asm.Instructions {
 	return insns
 }
 
-// record writes one record of the packet into this CPU's record ring
-// (label "record", then on to "recorded"); it expects R2 = the header
-// bytes from skb->data to the end of TCP and R8 = the payload, and keeps
-// R6-R9. The record starts at the MAC header (skb->head +
-// skb->mac_header), which is skb->data at egress and at TCX ingress
-// (which pushes the Ethernet header back for the program). It goes at
-// the CPU's head (a byte position) modulo the ring's size, and is
-// published by adding its bytes to the head once written (see
-// record.go); the ring has room for a whole record past its end, so a
-// record is never cut in two.
-func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
+// reserve (label "read_ip", on the way to the IP header's parse) reads
+// the packet's headers, HeaderMax bytes from its MAC header, into the
+// place of its record in this CPU's record ring (at the CPU's head, a
+// byte position, modulo the ring's size: see record.go), before the
+// filter decides whether it is recorded: one read for the record and
+// the parse, whose ipRead bytes from the IP header on it copies to the
+// stack. A packet that is not recorded leaves the head where it was:
+// what was read past it is written over by the next record (the reader
+// reads up to the head only, and takes the producer to be writing up
+// to recordSize bytes past it). Bytes past a short packet's end come
+// from the rest of its buffer and are never kept. It keeps R6-R9 and
+// leaves on the stack the ring's head (stackHead), the record
+// (stackRec) and the MAC header bytes before skb->data (stackMAC).
+func reserve(o offsets, rec *recMaps) asm.Instructions {
 	off := func(m member) int16 { return int16(m.Off) }
 	// lookup looks up this CPU's value (its number at stackCPU) in the
 	// array fd and keeps it in R0.
@@ -440,23 +457,17 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 			asm.Mov.Reg(asm.R2, asm.R10),
 			asm.Add.Imm(asm.R2, stackCPU),
 			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "rec_lost"),
+			asm.JEq.Imm(asm.R0, 0, "unrecorded"),
 		}
 	}
 	insns := asm.Instructions{
-		asm.StoreMem(asm.R10, stackHdr, asm.R2, asm.DWord).WithSymbol("record"),
 		// The MAC header bytes before skb->data: data - (head + mac_header).
-		asm.LoadMem(asm.R4, asm.R6, off(o.SkbData), asm.DWord),
+		asm.LoadMem(asm.R4, asm.R6, off(o.SkbData), asm.DWord).WithSymbol("read_ip"),
 		asm.Sub.Reg(asm.R4, asm.R7),
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbMacHeader), asm.Half),
 		asm.Sub.Reg(asm.R4, asm.R3),
 		asm.JGT.Imm(asm.R4, maxMAC, "unread"), // no MAC header set: not recorded, not counted
 		asm.StoreMem(asm.R10, stackMAC, asm.R4, asm.DWord),
-		// A plain increment: the program does not nest on a CPU, and
-		// Stop reads the map after the program is detached.
-		asm.LoadMem(asm.R3, asm.R9, int16(slotRecTried*8), asm.DWord),
-		asm.Add.Imm(asm.R3, 1),
-		asm.StoreMem(asm.R9, int16(slotRecTried*8), asm.R3, asm.DWord),
 		// This CPU's head, and its ring.
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, stackCPU, asm.R0, asm.Word),
@@ -465,12 +476,56 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 	insns = append(insns, asm.StoreMem(asm.R10, stackHead, asm.R0, asm.DWord))
 	insns = append(insns, lookup(rec.Recs)...)
 	insns = append(insns,
-		// R0 += head mod the ring's size: where the record goes.
+		// R1 = the ring + head mod its size: the record.
 		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord),
 		asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord),
 		asm.And.Imm(asm.R3, int32(rec.Size-1)),
 		asm.Add.Reg(asm.R0, asm.R3),
 		asm.StoreMem(asm.R10, stackRec, asm.R0, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.Add.Imm(asm.R1, recHeader),
+		asm.Mov.Imm(asm.R2, headerRead),
+		asm.LoadMem(asm.R3, asm.R6, off(o.SkbMacHeader), asm.Half),
+		asm.Add.Reg(asm.R3, asm.R7),
+		asm.FnProbeReadKernel.Call(),
+		asm.JNE.Imm(asm.R0, 0, "unread"),
+		// ipRead bytes from the IP header (network_header - mac_header
+		// into the headers read) to the stack.
+		asm.LoadMem(asm.R3, asm.R6, off(o.SkbNetworkHeader), asm.Half),
+		asm.LoadMem(asm.R4, asm.R6, off(o.SkbMacHeader), asm.Half),
+		asm.Sub.Reg(asm.R3, asm.R4),
+		asm.JGT.Imm(asm.R3, maxMAC, "unread"),
+		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
+		asm.Add.Reg(asm.R1, asm.R3),
+	)
+	for i := int16(0); i < ipRead; i += 8 {
+		insns = append(insns,
+			asm.LoadMem(asm.R2, asm.R1, recHeader+i, asm.DWord),
+			asm.StoreMem(asm.R10, stackIP+i, asm.R2, asm.DWord),
+		)
+	}
+	return insns
+}
+
+// record writes the record of the packet whose headers reserve read
+// (label "record", then on to "recorded"): it expects R2 = the header
+// bytes from skb->data to the end of TCP and R8 = the payload, and keeps
+// R6-R9. The record starts at the MAC header (skb->head +
+// skb->mac_header), which is skb->data at egress and at TCX ingress
+// (which pushes the Ethernet header back for the program), and keeps
+// the header bytes up to the end of TCP, at most HeaderMax. It is
+// published by adding its bytes to the head (see record.go); the ring
+// has room for a whole record past its end, so a record is never cut
+// in two.
+func record(o offsets, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
+	off := func(m member) int16 { return int16(m.Off) }
+	insns := asm.Instructions{
+		asm.StoreMem(asm.R10, stackHdr, asm.R2, asm.DWord).WithSymbol("record"),
+		// A plain increment: the program does not nest on a CPU, and
+		// Stop reads the map after the program is detached.
+		asm.LoadMem(asm.R3, asm.R9, int16(slotRecTried*8), asm.DWord),
+		asm.Add.Imm(asm.R3, 1),
+		asm.StoreMem(asm.R9, int16(slotRecTried*8), asm.R3, asm.DWord),
 		asm.FnKtimeGetNs.Call(),
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
 		asm.StoreMem(asm.R1, recTime, asm.R0, asm.DWord),
@@ -487,29 +542,33 @@ func record(o offsets, rec *recMaps, inc func(int, asm.Register) asm.Instruction
 		asm.JLE.Imm(asm.R2, HeaderMax, "rec_len"),
 		asm.Mov.Imm(asm.R2, HeaderMax),
 		asm.StoreMem(asm.R1, recCapLen, asm.R2, asm.Byte).WithSymbol("rec_len"),
-		asm.Add.Imm(asm.R1, recHeader),
+		// Headers longer than reserve read: the rest of them.
+		asm.JLE.Imm(asm.R2, headerRead, "rec_publish"),
+		asm.Add.Imm(asm.R1, recHeader+headerRead),
+		asm.Sub.Imm(asm.R2, headerRead),
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbMacHeader), asm.Half),
 		asm.Add.Reg(asm.R3, asm.R7),
+		asm.Add.Imm(asm.R3, headerRead),
 		asm.FnProbeReadKernel.Call(),
-		asm.JEq.Imm(asm.R0, 0, "rec_publish"),
-		// Unreadable headers: keep the record, with none of them.
 		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
-		asm.StoreImm(asm.R1, recCapLen, 0, asm.Byte),
+		asm.JEq.Imm(asm.R0, 0, "rec_caplen"),
+		// Unreadable: the headers reserve read.
+		asm.StoreImm(asm.R1, recCapLen, headerRead, asm.Byte),
+		asm.LoadMem(asm.R2, asm.R1, recCapLen, asm.Byte).WithSymbol("rec_caplen"),
 		// Written: head += recordBytes(caplen).
-		asm.LoadMem(asm.R3, asm.R10, stackRec, asm.DWord).WithSymbol("rec_publish"),
-		asm.LoadMem(asm.R3, asm.R3, recCapLen, asm.Byte),
-		asm.Add.Imm(asm.R3, recHeader+7),
-		asm.And.Imm(asm.R3, -8),
+		asm.Add.Imm(asm.R2, recHeader+7).WithSymbol("rec_publish"),
+		asm.And.Imm(asm.R2, -8),
 		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord),
-		asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord),
+		asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord),
 		asm.Add.Reg(asm.R2, asm.R3),
-	)
+	}
 	insns = append(insns, publish(storeArch)...)
 	return append(insns,
 		asm.Ja.Label("recorded"),
-		asm.Mov.Imm(asm.R3, 1).WithSymbol("rec_lost"),
+		// No ring for this CPU: counted lost, and as other.
+		asm.Mov.Imm(asm.R3, 1).WithSymbol("unrecorded"),
 		inc(slotRecLost, asm.R3),
-		asm.Ja.Label("recorded"),
+		asm.Ja.Label("other"),
 	)
 }
 

@@ -136,6 +136,8 @@ func programParses(t *testing.T, h Hook) {
 	}{
 		{false, 0, testPort, unix.IPPROTO_TCP},
 		{false, 12, testPort, unix.IPPROTO_TCP},
+		// 106 header bytes: more than reserve reads (headerRead).
+		{false, 40, testPort, unix.IPPROTO_TCP},
 		{true, 0, testPort, unix.IPPROTO_TCP},
 		{false, 0, testPort + 1, unix.IPPROTO_TCP},
 		{false, 0, testPort, unix.IPPROTO_UDP},
