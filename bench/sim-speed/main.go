@@ -4,7 +4,7 @@
 // the tree in the same run, so a change's effect is a ratio taken on one
 // machine under one load.
 //
-//	go run ./bench/sim-speed [-base REV] [-rounds N] [-benchtime 3x] [-cells REGEX] [-instr CELL] [-pgo auto|off|FILE]
+//	go run ./bench/sim-speed [-base REV [-same SEEDS]] [-rounds N] [-benchtime 3x] [-cells REGEX] [-instr CELL] [-pgo auto|off|FILE]
 //
 // It builds engine/sim's test binary from this tree (and, with -base,
 // from REV in a temporary git worktree) and runs BenchmarkExamples and
@@ -15,6 +15,13 @@
 // events per segment, the median of the per-round ratios new/base, and
 // their geometric mean over the cells both trees have. The cells below
 // the target are listed, and the exit status is 1 when there are any.
+//
+// -same SEEDS (with -base; e.g. -same 0,1,2,7) first builds tsolab in
+// both trees and runs every example lab of this tree with each, `tsolab
+// test -engine sim -seed S -json`, at each seed, and names the labs whose
+// results differ in anything but the git commit they record (and the
+// first field that does): a change meant to leave the model's results
+// alone must pass it. -rounds 0 runs only that.
 //
 // -pgo says which profile the test binaries are built with (go test
 // -pgo): auto, each tree's cmd/tsolab/default.pgo when it has one (the
@@ -61,11 +68,20 @@ func main() {
 	cells := flag.String("cells", "", "regexp of the cells under BenchmarkExamples (default: all, and BenchmarkStream10G)")
 	instr := flag.String("instr", "", "a cell to count the model's instructions per segment of under cachegrind")
 	pgo := flag.String("pgo", "auto", "profile to build the test binaries with: auto (each tree's cmd/tsolab/default.pgo, if any), off, or a file")
+	sameSeeds := flag.String("same", "", "with -base: comma-separated seeds at which every example's results must be the same from both trees")
 	flag.Parse()
+	if *sameSeeds != "" && *base == "" {
+		fmt.Fprintln(os.Stderr, "sim-speed: -same compares with -base REV: name the revision")
+		os.Exit(2)
+	}
 	work, err := os.MkdirTemp("", "sim-speed")
 	check(err)
 	cleanups = append(cleanups, func() { os.RemoveAll(work) })
 	trees := build(work, *base, *pgo)
+	differ := 0
+	if *sameSeeds != "" {
+		differ = same(work, *pgo, trees, seedList(*sameSeeds))
+	}
 	pattern := "Examples|Stream10G"
 	if *cells != "" {
 		pattern = "Examples/" + *cells
@@ -76,7 +92,10 @@ func main() {
 			t.record(run(t, "-test.bench", pattern, "-test.benchtime", *benchtime))
 		}
 	}
-	missed := report(trees)
+	missed := 0
+	if *rounds > 0 {
+		missed = report(trees)
+	}
 	if *instr != "" {
 		for _, t := range trees {
 			fmt.Printf("%s: %s: %.0f instructions per segment in engine/sim (cachegrind)\n", t.name, *instr, instructions(work, t, *instr))
@@ -84,6 +103,8 @@ func main() {
 	}
 	if missed > 0 {
 		fmt.Printf("%d cells below %.0f M segments per CPU second\n", missed, target/1e6)
+	}
+	if missed > 0 || differ > 0 {
 		exit(1)
 	}
 	exit(0)
