@@ -13,7 +13,8 @@
 //
 // The Provider's calls (nic.go) do what is the same for every NIC: open
 // its namespace, check the ownership marks, configure MTU, address,
-// offloads and shaping and read them back. What differs by the kind of
+// offloads and shaping and read them back (what a create made, as the
+// kernel acknowledged making it: below). What differs by the kind of
 // link is a type of its own with create, release and the hooks of read,
 // configure and observe (the link interface, link.go): switchPort and
 // vethPair make a veth and peerEnd waits for one (veth.go), adopted
@@ -50,17 +51,51 @@
 // for one link and every link dump under the rtnl lock, and so an
 // AF_UNSPEC address dump; a dump of one family's addresses runs without
 // it, so a NIC's address is read back by its family. The lock is what
-// the calls in flight queue on, so a switch NIC's create makes five
-// requests under it: the veth is created up with NLM_F_ECHO (Linux 6.3
-// and later echo a creation: the new link's index, flags and MTU, and
-// its far end's index, IFLA_LINK, without looking either up; an older
-// kernel's link is looked up by name), marked with its alias and its
-// IPv6 address generation mode in one RTM_SETLINK, its port made a
-// marked, up port of the bridge with the NIC's MTU in one more, its
-// address added, and the port read back. The NIC's own read-back is the
-// echo when nothing changed the link since. The mark of the NIC's
-// namespace is the host provider's (HostMarks, host.Checked.Mark) when
-// that provider made or read the same namespace in this process.
+// the calls in flight queue on, so a switch NIC's create makes four
+// requests under it and reads nothing back: the veth is created up with
+// NLM_F_ECHO (Linux 6.3 and later echo a creation: the new link's index,
+// flags and MTU, and its far end's index, IFLA_LINK, without looking
+// either up; an older kernel's link is looked up by name), marked with
+// its alias and its IPv6 address generation mode in one RTM_SETLINK, its
+// port made a marked, up port of the bridge with the NIC's MTU in one
+// more, and its address added. What the create made is recorded as the
+// kernel acknowledged it (the kernel applies all of an RTM_SETLINK or
+// refuses it): the echo, the port's settings, the address (observe); a
+// link the call found rather than made is read back, and Read reads
+// everything. The mark of the NIC's namespace is the host provider's
+// (HostMarks, host.Checked.Mark) when that provider made or read the
+// same namespace in this process. Requests built by hand go through
+// netnsfs.RouteSocket, which keeps its answer buffer (vishvananda's
+// Execute put a 64 KiB array on each requesting goroutine's stack,
+// growing it).
+//
+// Where a 1000-host apply's time goes (bench/provision-1000's lab; perf
+// record -g of the NIC half alone, its hosts made by an apply before it,
+// main f4e5fdb, loaded machine): the kernel's work under the rtnl lock is
+// half of it, RTM_SETLINK 27% (br_add_if 15%: each new port walks the
+// bridge's other ports, br_port_state_selection, br_manage_promisc) and
+// the veths' RTM_NEWLINK 22% (register_netdevice: sysfs, the IPv4 and
+// IPv6 per-device sysctls); the Go scheduler and allocator 15%, page
+// faults 3.4% (8.6% before RouteSocket), namespace handles and sockets
+// 5%, loading and planning the lab 4%. The host half is 58% copy_net_ns
+// (provider/host). Requests per 1000-host apply (perf stat -e
+// syscalls:sys_enter_sendto): 5015 (8015 before the read-backs went,
+// 13015 at session 8's start). The kernel's floor for the NIC half's
+// changes, made one after another by ip -batch on the same machine: the
+// veths 0.21 s of CPU, the 1000 ports 0.13 s. A namespace made right
+// after a destroy waits for the kernel's teardown of the namespaces
+// destroyed (cleanup_net, under the rtnl lock: a namespace made every
+// 20 ms stalled 0.5-0.8 s in all in the 2 s after a 1000-host destroy,
+// loaded), and on a loaded machine the teardown's worker, preempted
+// while it holds the lock, holds up an apply for seconds (applies of
+// 13-23 s at load 19-31 with 1.5-2.2 s of CPU). `flock
+// /work/.netns.lock /work/tools/prio.sh env BASE=3124d37 ROUNDS=3
+// bench/provision-1000/run.sh` (main f4e5fdb against session 9's start,
+// load 19-31): CPU of an apply 1.65 s against 1.99 s (medians), plan
+// 0.30 against 0.27, destroy 0.38 against 0.33, peak RSS 94 MB; the
+// wall times waited on the machine (above). A fresh apply on the loaded
+// machine with tsolab's autogroup at nice -20 (one.sh, notes/h3.md, load
+// 28): 1.79 s, the hosts' half 0.46 s and the NICs' 1.2 s.
 //
 // No link tsolab makes gets an IPv6 link-local address (unless the
 // NIC's host declares net.ipv6.conf.default.addr_gen_mode, which its
@@ -75,22 +110,5 @@
 // samples in kworkers and ksoftirqd against 10650 in tsolab during an
 // apply and the 3 s after it; 1064 against 12181 without), held the rtnl
 // lock for seconds after the apply, and made a plan run at once after it
-// pay for that. What a 1000-host apply spends now (perf record -g of the
-// process, main 2b5cf26, loaded machine): creating the veths 17%
-// (veth_newlink 12.5%), making the ports (setPort) 19% (br_add_if 12%),
-// host namespaces (copy_net_ns) 14.5%, the mount point files 4.4% (on
-// this machine /run/netns is ext4 without a journal, whose inode
-// allocation skips every inode deleted in the last seconds: 17% in one
-// profile after repeated runs), read-backs 5.7%, allocation 5%, loading
-// the lab 2.3%; 8015 netlink requests (sendto) for 2001 resources
-// against 13015 before (perf stat -e syscalls:sys_enter_sendto).
-// `flock /work/.netns.lock env BASE=84b254e ROUNDS=3
-// bench/provision-1000/run.sh` (main 90ad461, load 17-24, medians,
-// against the tree of the session before): apply 3.77 s (2.08 s CPU)
-// against 5.26 s (2.62), plan 0.64 s (0.30) against 1.48 (0.42), destroy
-// 0.61 s (0.34) against 1.52 (0.50), peak RSS 91 MB; ip -batch made the
-// same 1000 namespaces in 5.21 s (0.70 s CPU) and veths in 0.70 s (0.18)
-// in that run. The apply's target, 1.5 s, was not met on this loaded
-// machine: most of what is left is the kernel's own work under the rtnl
-// lock (veths, bridge ports, namespaces), which two cores do not share.
+// pay for that.
 package nic
