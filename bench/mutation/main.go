@@ -191,6 +191,10 @@ var mutations = []mutation{
 	{name: "devqueue: a spool hands records on newest chunk first", file: "engine/kernel/devqueue/spool.go",
 		from: "c := s.chunks[0]\n\ts.chunks = append(s.chunks[:0], s.chunks[1:]...)", to: "c := s.chunks[len(s.chunks)-1]\n\ts.chunks = s.chunks[:len(s.chunks)-1]", pkgs: []string{"./engine/kernel/devqueue/"}, run: "TestSpool"},
 	// Kernel side (namespaces): a fallback or restore dropped.
+	{name: "devqueue: a reader a ring behind hands on its CPU's overwritten records", file: "engine/kernel/devqueue/record.go",
+		from: "\tif !r.intact(cpu, pos) {\n\t\treturn nil, 0, false\n\t}\n", to: "", pkgs: []string{"./engine/kernel/devqueue/"}, run: "TestRecordRingReader"},
+	{name: "devqueue: a record whose caplen is torn is read", file: "engine/kernel/devqueue/record.go",
+		from: "if caplen > HeaderMax {\n\t\treturn nil, 0, false\n\t}", to: "caplen = min(caplen, HeaderMax)", pkgs: []string{"./engine/kernel/devqueue/"}, run: "TestRecordRingReader"},
 	{name: "devqueue: the forced tracepoint is ignored (TCX used)", file: "engine/kernel/devqueue/counter.go",
 		from: "if opts.tracepoint {\n\t\toff.CastToKernCtx = 0\n\t}", to: "", pkgs: []string{"./engine/kernel/devqueue/"}, run: "TestCountsLoopbackStream", netns: true},
 	{name: "nic: a device found home already is not restored", file: "provider/nic/move.go",

@@ -332,11 +332,7 @@ func (r *recorder) drain(st *readState, keep uint64) {
 	}
 	st.end = st.end[:0]
 	for cpu := range ring.cpus {
-		h := ring.head(cpu)
-		if !ring.intact(cpu, ring.tail[cpu]) {
-			ring.tail[cpu] = h
-		}
-		st.end = append(st.end, h)
+		st.end = append(st.end, ring.head(cpu))
 	}
 	for {
 		best, over := -1, false
