@@ -28,7 +28,7 @@
 # printed with the table: on a loaded machine both tools wait for the
 # CPU, and the figures measure the scheduler as much as the tools.
 #
-#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B REV]
+#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B REV] [-C]
 #
 # With -B REV the driver is also built from git revision REV (e.g. main
 # before a change) and run in every round beside the other two (the
@@ -36,6 +36,13 @@
 # pairs: the table adds that tree's throughput and new/old, the medians
 # of the per-round ratios of throughput, of sender CPU per Gbit/s and of
 # sender + receiver CPU per Gbit/s.
+#
+# With -C (one connection only; needs gcc) every round also runs cloop
+# (cloop/cloop.c: tsolab's stream loops in C, two threads of one process, no Go
+# runtime) on the same pair, and the table adds its throughput and the
+# medians of the per-round ratios cloop/iperf3 (what the loops do) and
+# tsolab/cloop (what the Go runtime and the engine add), throughput and
+# sender CPU per Gbit/s.
 #
 # Targets (issues 16 and 14), checked; the script exits 1 when one is
 # missed:
@@ -47,11 +54,11 @@
 # throughput, capture_loss < 1% of the packets. Needs root.
 set -euo pipefail
 
-DUR=2 ROUNDS=5 CONNS="1 4" COUNTERS=false OLD=
-while getopts "d:r:P:cB:" o; do
+DUR=2 ROUNDS=5 CONNS="1 4" COUNTERS=false OLD= CLOOP=false
+while getopts "d:r:P:cB:C" o; do
 	case $o in
-	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;;
-	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-c] [-B git-revision]" >&2; exit 2 ;;
+	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;; C) CLOOP=true ;;
+	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-c] [-B git-revision] [-C]" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "run.sh needs root (network namespaces)" >&2; exit 1; }
@@ -74,6 +81,10 @@ if [ -n "$OLD" ]; then
 	mkdir "$work/old"
 	git -C "$here/../.." archive "$OLD" | tar -x -C "$work/old"
 	(cd "$work/old" && go build -o "$work/iperf-compare-old" ./bench/iperf-compare)
+fi
+if $CLOOP; then
+	command -v gcc >/dev/null || { echo "-C needs gcc (apt-get install gcc)" >&2; exit 1; }
+	gcc -O2 -Wall -pthread -o "$work/cloop" "$here/cloop/cloop.c"
 fi
 load() { # the load average (1, 5, 15 min) and the CPU pressure (avg10, avg60)
 	echo "load $(cut -d' ' -f1-3 /proc/loadavg), cpu pressure $(awk '/^some/ { print $2, $3 }' /proc/pressure/cpu 2>/dev/null)"
@@ -113,13 +124,21 @@ drive() { # $1 = driver; prints "bits/s sender% receiver% other%" (other: in sen
 }
 run_tsolab() { d=$(drive "$work/iperf-compare"); t=${d% *} toth=${d##* }; }
 run_old() { d=$(drive "$work/iperf-compare-old"); o=${d% *}; }
+run_cloop() { # one connection only: with more, nothing
+	c=
+	[ "$p" = 1 ] || return 0
+	line=$("$work/cloop" "$TX" "$RX" $RXA 5301 "$DUR" 131072)
+	c="$(echo "$line" | field throughput_bps) $(echo "$line" | field task_tx_pct) $(echo "$line" | field task_rx_pct)"
+}
 # The members of a round in the first round's order; each round starts
 # one further along.
 members="run_iperf run_tsolab"
 [ -n "$OLD" ] && members="$members run_old"
+$CLOOP && members="$members run_cloop"
 # rows.P.TSO: one line per round:
 # i_bps i_tx i_rx t_bps t_tx t_rx [c_bps c_loss c_pkts r_bps r_loss r_pkts] t_other
 # old.P.TSO (with -B): o_bps o_tx o_rx t_bps t_tx t_rx
+# c.P.TSO (with -C, P=1): i_bps i_tx i_rx c_bps c_tx c_rx t_bps t_tx t_rx
 for r in $(seq "$ROUNDS"); do
 	for p in $CONNS; do
 		for tso in on off; do
@@ -128,6 +147,7 @@ for r in $(seq "$ROUNDS"); do
 			for _ in $(seq $(((r - 1) % $#))); do set -- "${@:2}" "$1"; done
 			for m in "$@"; do $m; done
 			[ -n "$OLD" ] && echo "$o $t" >>"$work/old.$p.$tso"
+			[ -n "${c:-}" ] && echo "$i $c $t" >>"$work/c.$p.$tso"
 			extra=
 			if $COUNTERS; then
 				line=$(tsolab "$p" true auto)
@@ -154,6 +174,7 @@ echo "at the start: $load_start; at the end: $(load)"
 printf "%-5s %-4s %7s %7s %7s %8s  %7s %7s %7s %7s  %7s %7s  %7s" P tso iperf3 tsolab ratio range ip_tx ts_tx tx_cpu ts_oth ip_rx ts_rx all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss
 [ -n "$OLD" ] && printf "  %7s %7s %7s %7s" old new/old tx_n/o all_n/o
+$CLOOP && printf "  %7s %7s %7s %7s" cloop c/ip3 ts/c tx_ts/c
 echo
 for p in $CONNS; do
 	for tso in on off; do
@@ -179,6 +200,10 @@ for p in $CONNS; do
 			f=$work/old.$p.$tso
 			printf "  %7.2f %6.1f%% %6.1f%% %6.1f%%" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
 		fi
+		f=$work/c.$p.$tso
+		if [ -s "$f" ]; then
+			printf "  %7.2f %6.1f%% %6.1f%% %6.1f%%" "$(col "$f" '$4/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*$7/$4')" "$(col "$f" '100*($8/$7)/($5/$4)')"
+		fi
 		echo
 	done
 done
@@ -193,6 +218,9 @@ echo "segments from its context when the sender sleeps on a full buffer)"
 [ -n "$OLD" ] && echo "old = tsolab built from $OLD; new/old, tx_n/o, all_n/o = this tree's throughput, sender CPU
 per Gb/s and sender + receiver CPU per Gb/s over that tree's, medians of the per-round ratios (no
 target: they show a change's effect; all_n/o does not move with which side paid for a transmit)"
+$CLOOP && echo "cloop = tsolab's loops in C (cloop/cloop.c, one connection); c/ip3 = its throughput over iperf3's
+(what the loops do), ts/c = tsolab's over it (what the Go runtime and the engine add), tx_ts/c =
+tsolab's sender CPU per Gb/s over cloop's; medians of the per-round ratios (no target)"
 $COUNTERS && echo "cnt_cost = 1 - with/without the default counter (target <= 5%); ring_cost the same for the
 AF_PACKET ring; *_loss = worst capture_loss/(counted+lost) over the rounds (target < 1%)"
 grep -v "^note: capture on\|capture disabled\|^note: send units counted by\|^note: CPU in %" "$work/notes" | sort -u | sed 's/^/  /' || true
