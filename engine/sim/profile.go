@@ -956,7 +956,7 @@ func (autocorkPush) push(ep *endpoint, now int64, nonagle nagleMode, cpu *core) 
 func (ep *endpoint) shouldAutocork(now int64) bool {
 	s := &ep.snd
 	t := s.wq.tail()
-	if t.fin || t.len() >= ep.prof.goal.goal(ep) || s.wq.sendHead == s.wq.head {
+	if t.fin || s.wq.sendHead == s.wq.head || t.len() >= ep.prof.goal.goal(ep) { // the size goal, a divide, last
 		return false
 	}
 	s.releaseWmem(now)
