@@ -82,3 +82,30 @@ func TestOwnCoresUnchanged(t *testing.T) {
 		t.Errorf("GRO off on a NIC between hosts with cores of their own: the model's default device has it on")
 	}
 }
+
+// TestVethNoInterruptNoRing: a veth of one machine raises no interrupt
+// and has no receive ring (veth_xmit hands the sender's skb to the
+// peer's backlog through netif_rx), so a CPU profile's Interrupt and
+// RxPerFrame cost it nothing, while its receive path (RxPerSkb) does.
+func TestVethNoInterruptNoRing(t *testing.T) {
+	cpu := func(edit func(*CPUProfile)) (tx, rx float64) {
+		profiles := builtinCPUProfiles()
+		for i := range profiles {
+			if profiles[i].Name == "modern" {
+				edit(&profiles[i])
+			}
+		}
+		res := runScenario(t, New(Options{CPUProfiles: profiles}), oneMachine(false, 2e9))
+		return res.Metrics["cpu_tx_pct"], res.Metrics["cpu_rx_pct"]
+	}
+	tx, rx := cpu(func(*CPUProfile) {})
+	ntx, nrx := cpu(func(p *CPUProfile) { p.Interrupt, p.RxPerFrame = 50000, 50000 })
+	stx, srx := cpu(func(p *CPUProfile) { p.RxPerSkb *= 2 })
+	t.Logf("cpu tx/rx %.2f/%.2f%%; interrupt and ring at 50 us: %.2f/%.2f%%; RxPerSkb doubled: %.2f/%.2f%%", tx, rx, ntx, nrx, stx, srx)
+	if ntx != tx || nrx != rx {
+		t.Errorf("interrupt and receive-ring costs moved the veth's CPU from %.3f/%.3f%% to %.3f/%.3f%%: want no change", tx, rx, ntx, nrx)
+	}
+	if stx <= tx || srx <= rx {
+		t.Errorf("RxPerSkb doubled: cpu %.3f/%.3f%%, was %.3f/%.3f%%: the receive path should cost both sides more", stx, srx, tx, rx)
+	}
+}

@@ -340,7 +340,10 @@ func (w *world) poll(qi int32, now int64) {
 	// sending thread's work, whose next turn would otherwise always come
 	// first. Its work queues after what the core holds.)
 	p := &h.cpu
-	if !q.cont {
+	if !q.cont && !q.softirq {
+		// (A veth raises no interrupt: its frames reach the backlog
+		// through netif_rx, and net_rx_action's entry is left in
+		// RxPerSkb.)
 		c.charge(now, p.Interrupt)
 		if h.ithread != nil {
 			// The interrupt thread is switched in (irqWake).
@@ -406,8 +409,15 @@ func (w *world) rxSkb(q *rxQueue, c *core, now int64) {
 	ep := w.eps[f.ep]
 	q.head++
 	q.budget--
+	// A veth has no receive ring: veth_xmit hands the sender's own skb
+	// to the peer's backlog (veth_forward_skb, __netif_rx): no
+	// descriptor, no skb allocation, no DMA unmap.
+	ring := p.RxPerFrame
+	if q.softirq {
+		ring = 0
+	}
 	if n == 0 {
-		c.charge(now, p.RxPerFrame+p.AckRx)
+		c.charge(now, ring+p.AckRx)
 		before := ep.snd.sndUna
 		ep.onAck(now, ack, wnd, true, c)
 		ep.afterAck(now, before, c)
@@ -427,7 +437,7 @@ func (w *world) rxSkb(q *rxQueue, c *core, now int64) {
 			q.budget--
 		}
 	}
-	cost := float64(frames)*p.RxPerFrame + float64(frames-1)*p.GROMerge + p.RxPerSkb
+	cost := float64(frames)*ring + float64(frames-1)*p.GROMerge + p.RxPerSkb
 	if !ep.nic.off.Has(offRxCsum) {
 		cost += p.CsumPerByte * float64(n)
 	}
