@@ -194,6 +194,17 @@ func (p *Planner) walk(ctx context.Context, plan *Plan, lineage string, w *state
 		parallelism = DefaultParallelism
 	}
 	k.recordCreates()
+	// The ops run on a pool of workers, each taking op after op: a
+	// goroutine's stack grows once to what provider calls need, not once
+	// per op (a 1000-host apply started 2001 goroutines).
+	for range min(parallelism, len(k.ops)) {
+		go func() {
+			for id := range k.work {
+				k.run(ctx, id)
+			}
+		}()
+	}
+	defer close(k.work)
 	for k.finished < len(k.ops) {
 		k.startReady(ctx, parallelism)
 		if k.running == 0 {
@@ -234,6 +245,7 @@ type walker struct {
 	running, finished int
 	stop              bool // start nothing more: cancelled, or the state cannot be written
 	done              chan opResult
+	work              chan int // ops to run, taken by the walk's workers
 	evMu              sync.Mutex
 }
 
@@ -245,7 +257,7 @@ type opResult struct {
 }
 
 func newWalker(p *Planner, plan *Plan, lineage string, w *stateWriter, res *ApplyResult) *walker {
-	k := &walker{p: p, ops: buildOps(plan), w: w, res: res, done: make(chan opResult)}
+	k := &walker{p: p, ops: buildOps(plan), w: w, res: res, done: make(chan opResult), work: make(chan int)}
 	k.naming = provider.NewNaming(plan.Lab)
 	k.naming.Owner = lineage
 	k.pending = make([]int, len(k.ops))
@@ -329,7 +341,7 @@ func (k *walker) emit(ev Event) {
 	k.p.opts.OnEvent(ev)
 }
 
-// startReady starts ready ops, each on a goroutine of its own, until
+// startReady starts ready ops, each on a worker of the walk's, until
 // parallelism are running; it stops the walk when ctx is cancelled.
 func (k *walker) startReady(ctx context.Context, parallelism int) {
 	for !k.stop && k.running < parallelism && len(k.ready) > 0 {
@@ -341,7 +353,7 @@ func (k *walker) startReady(ctx context.Context, parallelism int) {
 		k.ready = k.ready[1:]
 		k.running++
 		k.started[id] = true
-		go k.run(ctx, id)
+		k.work <- id // a worker is free: fewer than parallelism run
 	}
 }
 
