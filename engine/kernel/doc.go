@@ -124,7 +124,18 @@
 // then 92.7% against 91.7% and 93.1%, TSO on 100.6-100.7% against
 // 100.8-104.0%) and both (95.1% against 91.7%, TSO on 95.8% against
 // 104.0%): none moved the one-connection TSO-off ratio beyond the
-// round-to-round spread.
+// round-to-round spread. The same loops in C without the Go runtime
+// (bench/iperf-compare/cloop) keep up with iperf3, and the gap is
+// tsolab's own: `bench/iperf-compare/run.sh -d 3 -r 9 -P 1 -C` (nice
+// -20, load 13-17) measured cloop at 103.7% of iperf3 with TSO off and
+// 103.9% with TSO on, tsolab at 94.1% and 94.6% of cloop, tsolab's
+// sender at 114% and 103% of cloop's CPU per Gbit/s (its other threads
+// 0.31 and 0.16 of 6.18 and 3.52); in 8 earlier rounds (load 18-20)
+// cloop at 101.7% (TSO off), tsolab at 93.8% of it, and tsolab's
+// receiver at 111.6% of iperf3's CPU per Gbit/s where cloop's was at
+// 98.9% (the same pairing). What the Go side adds beyond the other
+// threads is not located: the passes stall the sender 5-16 ms a GB
+// (above), the runtime's system call path is under 1% of the samples.
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
