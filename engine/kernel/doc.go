@@ -130,7 +130,9 @@
 // -20, load 13-17) measured cloop at 103.7% of iperf3 with TSO off and
 // 103.9% with TSO on, tsolab at 94.1% and 94.6% of cloop, tsolab's
 // sender at 114% and 103% of cloop's CPU per Gbit/s (its other threads
-// 0.31 and 0.16 of 6.18 and 3.52); in 8 earlier rounds (load 18-20)
+// 0.31 and 0.16 of 6.18 and 3.52); a second run at load 16-28:
+// cloop 100.9% and 107.6% of iperf3, tsolab 83.5% and 86.6% of cloop
+// (the more load, the further behind); in 8 earlier rounds (load 18-20)
 // cloop at 101.7% (TSO off), tsolab at 93.8% of it, and tsolab's
 // receiver at 111.6% of iperf3's CPU per Gbit/s where cloop's was at
 // 98.9% (the same pairing). What the Go side adds beyond the other
