@@ -3,8 +3,8 @@
 # namespaces, each with a veth to one switch) through the tsolab CLI, as a
 # user would, and prints the wall time and peak RSS of each command next
 # to the kernel's floor for the same work measured in the same run with
-# `ip -batch` (namespaces made, veth pairs made in place, namespaces
-# deleted). Target (issue 14): apply <= 1.5 s, destroy <= 1.5 s, plan
+# `ip -batch` (namespaces made, veth pairs made in place, their switch
+# ends made ports of a bridge, namespaces deleted). Target (issue 14): apply <= 1.5 s, destroy <= 1.5 s, plan
 # <= 0.5 s, peak RSS < 200 MB. Needs root; run it under
 # `flock /work/.netns.lock` on a shared machine.
 #
@@ -107,10 +107,11 @@ for r in $(seq 1 "$rounds"); do
 	done
 done
 
-# The kernel's floor: the same namespaces and veths made by iproute2 in
-# one process each (no addresses, no MTU, no ownership marks, no state),
-# the namespaces deleted (and with them the veths). The links are not
-# brought up nor made bridge ports. LINKDEL=1 also times deleting the veths one by one first
+# The kernel's floor: the same namespaces, veths and bridge ports made
+# by iproute2 in one process each (no addresses, no MTU, no ownership
+# marks, no state), the namespaces deleted (and with them the veths and
+# the bridge). The veths' host ends are not brought up. LINKDEL=1 also
+# times deleting the veths one by one first
 # (17 s for 1000 with ip -batch here: each waits for the kernel's RCU
 # grace period; tsolab's destroy leaves them to the namespaces' removal).
 {
@@ -128,6 +129,17 @@ settle
 timed floor-netns ip -batch "$work/ns.batch"
 for i in $(seq 1 "$hosts"); do echo "link del p$i"; done >"$work/linkdel.batch"
 timed floor-veth ip -batch "$work/veth.batch"
+# The switch's bridge and its 1000 ports (up, enslaved), one after
+# another. The veths' other ends are down here, so the ports have no
+# carrier and the bridge skips its port-state selection for each (a
+# walk over the other ports: tsolab's ports come up with a carrier), so
+# this part of the floor is lower than the kernel's work for tsolab's.
+{
+	echo "link add br0 type bridge"
+	echo "link set br0 up"
+	for i in $(seq 1 "$hosts"); do echo "link set p$i master br0 up"; done
+} >"$work/ports.batch"
+timed floor-ports ip -n "$floor.sw" -batch "$work/ports.batch"
 if [ -n "${LINKDEL:-}" ]; then
 	timed floor-linkdel ip -n "$floor.sw" -batch "$work/linkdel.batch"
 fi
@@ -146,7 +158,7 @@ awk -v n="$hosts" -v left="$left" -v trees="$trees" '
 		printf "%-16s wall=%6.3fs cpu=%6.3fs peak_rss=%5.1fMB\n", $1, $2, $4 + $5, $3 / 1024
 	}
 	END {
-		fl = median("floor-netns", "wall") + median("floor-veth", "wall")
+		fl = median("floor-netns", "wall") + median("floor-veth", "wall") + median("floor-ports", "wall")
 		fd = median("floor-delete", "wall")
 		nt = split(trees, tr, " ")
 		for (t = 1; t <= nt; t++) {
