@@ -70,22 +70,17 @@ func main() {
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "%s run %d: %v\n", lab, i+1, err)
 			}
-			for k, status := range verdicts {
+			for _, k := range sortedKeys(verdicts) {
+				v := verdicts[k]
 				if tally[k] == nil {
 					tally[k] = map[string]int{}
 				}
-				tally[k][status]++
+				tally[k][v.Status]++
+				fmt.Fprintf(os.Stderr, "%s run %d: %s\n", lab, i+1, v)
 			}
 			fmt.Fprintf(os.Stderr, "%s: run %d of %d in %s\n", lab, i+1, *n, times[i].Round(time.Second))
 		}
-		keys := make([]key, 0, len(tally))
-		for k := range tally {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			return keys[i].expect < keys[j].expect || keys[i].expect == keys[j].expect && keys[i].scenario < keys[j].scenario
-		})
-		for _, k := range keys {
+		for _, k := range sortedKeys(tally) {
 			counts, flips := summarize(tally[k], *n)
 			flipped = flipped || flips > 0
 			fmt.Printf("| %s | %s | %s | %s | %d |\n", filepath.Base(lab), k.expect, k.scenario, counts, flips)
@@ -104,28 +99,59 @@ func main() {
 
 type key struct{ expect, scenario string }
 
-// runOnce runs the lab once and returns each verdict's status; a run that
-// ends in an error still counts the verdicts it gave, and a missing
-// verdict counts as "MISSING".
-func runOnce(bin, lab string, extra []string) (map[key]string, error) {
+// sortedKeys is m's keys by expectation, then scenario.
+func sortedKeys[V any](m map[key]V) []key {
+	keys := make([]key, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].expect < keys[j].expect || keys[i].expect == keys[j].expect && keys[i].scenario < keys[j].scenario
+	})
+	return keys
+}
+
+// verdict is one expectation's verdict in one scenario of one run, with
+// the figures it was judged on, so that a flip can be read back from the
+// log: which side moved, and by how much against the other.
+type verdict struct {
+	Expect, Scenario, Status, Op, Detail string
+	Sides                                []struct {
+		Expr  string
+		Value float64
+		Runs  int
+	}
+}
+
+// String is "EXPECT SCENARIO STATUS: 6.9 (8 runs) < 12.9 (8 runs); DETAIL".
+func (v verdict) String() string {
+	var sides []string
+	for _, s := range v.Sides {
+		sides = append(sides, fmt.Sprintf("%.4g (%d runs)", s.Value, s.Runs))
+	}
+	return fmt.Sprintf("%s %s %s: %s; %s", v.Expect, v.Scenario, v.Status, strings.Join(sides, " "+v.Op+" "), v.Detail)
+}
+
+// runOnce runs the lab once and returns its verdicts; a run that ends in
+// an error still counts the verdicts it gave, and a missing verdict
+// counts as differing from the majority.
+func runOnce(bin, lab string, extra []string) (map[key]verdict, error) {
 	args := append([]string{"test", "-json", "-"}, extra...)
 	cmd := exec.Command(bin, append(args, lab)...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
 	runErr := cmd.Run()
-	got := map[key]string{}
+	got := map[key]verdict{}
 	sc := bufio.NewScanner(&out)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		var m struct {
-			Type    string `json:"type"`
-			Verdict struct {
-				Expect, Scenario, Status string
-			} `json:"verdict"`
+			Type    string  `json:"type"`
+			Verdict verdict `json:"verdict"`
 		}
 		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Type == "verdict" {
-			got[key{m.Verdict.Expect, m.Verdict.Scenario}] = m.Verdict.Status
+			got[key{m.Verdict.Expect, m.Verdict.Scenario}] = m.Verdict
 		}
 	}
 	if exit, ok := runErr.(*exec.ExitError); ok && exit.ExitCode() == 3 {
