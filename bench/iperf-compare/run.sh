@@ -28,7 +28,7 @@
 # printed with the table: on a loaded machine both tools wait for the
 # CPU, and the figures measure the scheduler as much as the tools.
 #
-#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B REV] [-C]
+#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B REV] [-C] [-G "VARIANTS"]
 #
 # With -B REV the driver is also built from git revision REV (e.g. main
 # before a change) and run in every round beside the other two (the
@@ -44,6 +44,15 @@
 # tsolab/cloop (what the Go runtime and the engine add), throughput and
 # sender CPU per Gbit/s.
 #
+# With -G "VARIANTS" (implies -C) every round also runs goloop
+# (goloop/main.go: the same loops as a bare Go program, two locked
+# goroutines) once per variant, e.g. -G "bare procs+pass+meter raw": each
+# variant adds steps of tsolab's workers (goloop's doc lists them), so
+# that tsolab/cloop splits into what each step costs. A second table
+# gives, per variant, its throughput and the medians of the per-round
+# ratios variant/cloop (throughput, sender CPU per Gbit/s) and
+# tsolab/variant (throughput).
+#
 # Targets (issues 16 and 14), checked; the script exits 1 when one is
 # missed:
 #   ratio   tsolab/iperf3 throughput >= 95% in every case
@@ -54,11 +63,11 @@
 # throughput, capture_loss < 1% of the packets. Needs root.
 set -euo pipefail
 
-DUR=2 ROUNDS=5 CONNS="1 4" COUNTERS=false OLD= CLOOP=false
-while getopts "d:r:P:cB:C" o; do
+DUR=2 ROUNDS=5 CONNS="1 4" COUNTERS=false OLD= CLOOP=false GOLOOP=
+while getopts "d:r:P:cB:CG:" o; do
 	case $o in
-	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;; C) CLOOP=true ;;
-	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-c] [-B git-revision] [-C]" >&2; exit 2 ;;
+	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;; C) CLOOP=true ;; G) GOLOOP=$OPTARG CLOOP=true ;;
+	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-c] [-B git-revision] [-C] [-G \"goloop variants\"]" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "run.sh needs root (network namespaces)" >&2; exit 1; }
@@ -85,6 +94,13 @@ fi
 if $CLOOP; then
 	command -v gcc >/dev/null || { echo "-C needs gcc (apt-get install gcc)" >&2; exit 1; }
 	gcc -O2 -Wall -pthread -o "$work/cloop" "$here/cloop/cloop.c"
+fi
+if [ -n "$GOLOOP" ]; then
+	(cd "$here/../.." && go build -o "$work/goloop" ./bench/iperf-compare/goloop)
+	for v in $GOLOOP; do # a variant's steps are checked before the run
+		msg=$("$work/goloop" -v "$v" 2>&1 || true)
+		case $msg in *"unknown step"*) echo "-G: ${msg%%$'\n'*}" >&2 && exit 2 ;; esac
+	done
 fi
 load() { # the load average (1, 5, 15 min) and the CPU pressure (avg10, avg60)
 	echo "load $(cut -d' ' -f1-3 /proc/loadavg), cpu pressure $(awk '/^some/ { print $2, $3 }' /proc/pressure/cpu 2>/dev/null)"
@@ -130,24 +146,36 @@ run_cloop() { # one connection only: with more, nothing
 	line=$("$work/cloop" "$TX" "$RX" $RXA 5301 "$DUR" 131072)
 	c="$(echo "$line" | field throughput_bps) $(echo "$line" | field task_tx_pct) $(echo "$line" | field task_rx_pct)"
 }
+declare -A g # goloop variant -> "bits/s sender% receiver%" of this round
+run_goloop() { # $1 = variant; one connection only
+	g[$1]=
+	[ "$p" = 1 ] || return 0
+	line=$("$work/goloop" -v "$1" "$TX" "$RX" $RXA 5302 "$DUR" 131072)
+	g[$1]="$(echo "$line" | field throughput_bps) $(echo "$line" | field task_tx_pct) $(echo "$line" | field task_rx_pct)"
+}
 # The members of a round in the first round's order; each round starts
 # one further along.
 members="run_iperf run_tsolab"
 [ -n "$OLD" ] && members="$members run_old"
 $CLOOP && members="$members run_cloop"
+for v in $GOLOOP; do members="$members run_goloop=$v"; done
 # rows.P.TSO: one line per round:
 # i_bps i_tx i_rx t_bps t_tx t_rx [c_bps c_loss c_pkts r_bps r_loss r_pkts] t_other
 # old.P.TSO (with -B): o_bps o_tx o_rx t_bps t_tx t_rx
 # c.P.TSO (with -C, P=1): i_bps i_tx i_rx c_bps c_tx c_rx t_bps t_tx t_rx
+# g.P.TSO.VARIANT (with -G, P=1): c_bps c_tx c_rx g_bps g_tx g_rx t_bps t_tx t_rx
 for r in $(seq "$ROUNDS"); do
 	for p in $CONNS; do
 		for tso in on off; do
 			"$work/iperf-compare" -lab "$LAB" -tso $tso -set-tso
 			set -- $members
 			for _ in $(seq $(((r - 1) % $#))); do set -- "${@:2}" "$1"; done
-			for m in "$@"; do $m; done
+			for m in "$@"; do
+				case $m in run_goloop=*) run_goloop "${m#*=}" ;; *) $m ;; esac
+			done
 			[ -n "$OLD" ] && echo "$o $t" >>"$work/old.$p.$tso"
 			[ -n "${c:-}" ] && echo "$i $c $t" >>"$work/c.$p.$tso"
+			for v in $GOLOOP; do [ -n "${g[$v]}" ] && echo "$c ${g[$v]} $t" >>"$work/g.$p.$tso.$v"; done
 			extra=
 			if $COUNTERS; then
 				line=$(tsolab "$p" true auto)
@@ -221,6 +249,22 @@ target: they show a change's effect; all_n/o does not move with which side paid 
 $CLOOP && echo "cloop = tsolab's loops in C (cloop/cloop.c, one connection); c/ip3 = its throughput over iperf3's
 (what the loops do), ts/c = tsolab's over it (what the Go runtime and the engine add), tx_ts/c =
 tsolab's sender CPU per Gb/s over cloop's; medians of the per-round ratios (no target)"
+if [ -n "$GOLOOP" ]; then
+	echo
+	echo "goloop (goloop/main.go: the loops in bare Go; one connection), medians of the per-round ratios:"
+	printf "%-5s %-4s %-24s %7s %7s %7s %7s\n" P tso variant goloop g/c tx_g/c ts/g
+	for p in $CONNS; do
+		for tso in on off; do
+			for v in $GOLOOP; do
+				f=$work/g.$p.$tso.$v
+				[ -s "$f" ] || continue
+				printf "%-5s %-4s %-24s %7.2f %6.1f%% %6.1f%% %6.1f%%\n" "$p" $tso "$v" "$(col "$f" '$4/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*$7/$4')"
+			done
+		done
+	done
+	echo "goloop = the variant's Gb/s; g/c = its throughput over cloop's, tx_g/c = its sender CPU per Gb/s"
+	echo "(sending thread + the process's other threads) over cloop's; ts/g = tsolab's throughput over it"
+fi
 $COUNTERS && echo "cnt_cost = 1 - with/without the default counter (target <= 5%); ring_cost the same for the
 AF_PACKET ring; *_loss = worst capture_loss/(counted+lost) over the rounds (target < 1%)"
 grep -v "^note: capture on\|capture disabled\|^note: send units counted by\|^note: CPU in %" "$work/notes" | sort -u | sed 's/^/  /' || true
