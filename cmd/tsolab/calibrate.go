@@ -63,13 +63,14 @@ func (c *cli) calibrate(args []string) int {
 // writeFit prints the fitted parameters and the fitted figures.
 func (c *cli) writeFit(f *sim.CalibrationFile) {
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nPARAMETER\tSTART\tFITTED")
+	fmt.Fprintln(tw, "\nPARAMETER\tSTART\tFITTED\tFLAT, ALONE\tFLAT, SEEN")
 	for _, name := range sim.ParamNames() {
 		if v, ok := f.Params[name]; ok {
-			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\n", name, f.Start[name], v)
+			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%s\n", name, f.Start[name], v, flat(f.Valley[name], v, false), flat(f.Valley[name], v, true))
 		}
 	}
 	tw.Flush()
+	fmt.Fprintln(c.stdout, "(FLAT: the values whose cost is within 1% of the fit's, or 1e-6; ALONE: the others held at the fit; SEEN: every point the fit tried)")
 	tw = tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nOBSERVED\tSCENARIO\tMETRIC\tVALUE\tMODEL\tERROR")
 	for _, g := range f.Figures {
@@ -80,7 +81,25 @@ func (c *cli) writeFit(f *sim.CalibrationFile) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%.4g\t%+.1f%%\n", g.Observed, scenario, g.Metric, g.Value, g.Model, 100*g.Error)
 	}
 	tw.Flush()
-	fmt.Fprintf(c.stdout, "(%d evaluations)\n", f.Evaluations)
+	fmt.Fprintf(c.stdout, "(cost %.3g, the sum of squared relative errors; %d evaluations, %d rounds of Nelder-Mead)\n", f.Cost, f.Evaluations, f.Rounds)
+}
+
+// flat prints a valley's range and its width around the fitted value v:
+// "540-620 (-7.9%..+5.8%)"; an edge the scan did not find (beyond a factor
+// of 10) is marked with < or >.
+func flat(r sim.Valley, v float64, seen bool) string {
+	lo, hi, loMark, hiMark := r.Low, r.High, "", ""
+	if seen {
+		lo, hi = r.SeenLow, r.SeenHigh
+	} else {
+		if r.LowAtLimit {
+			loMark = "<"
+		}
+		if r.HighAtLimit {
+			hiMark = ">"
+		}
+	}
+	return fmt.Sprintf("%s%.4g-%s%.4g (%+.1f%%..%+.1f%%)", loMark, lo, hiMark, hi, 100*(lo/v-1), 100*(hi/v-1))
 }
 
 func sameFit(a, b *sim.CalibrationFile) bool {

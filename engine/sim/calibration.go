@@ -32,6 +32,42 @@ type CalibrationFile struct {
 	Figures []Figure `json:"figures"`
 	// Evaluations is how many times the fit ran the fitted cells.
 	Evaluations int `json:"evaluations"`
+	// Rounds is how many Nelder-Mead runs the fit took: the first from
+	// the start values, each later one from the best point so far with
+	// a fresh simplex, until a round lowered the cost by less than the
+	// restart tolerance (package calibrate).
+	Rounds int `json:"rounds"`
+	// RoundCosts is the cost each round started from (the first at the
+	// start values), then the cost the last round ended at.
+	RoundCosts []float64 `json:"round_costs"`
+	// Cost is the fit's cost at Params: the sum of the figures' squared
+	// relative errors.
+	Cost float64 `json:"cost"`
+	// Valley says, per free parameter, how flat the cost is around the
+	// fit: how sure the fit is of that parameter.
+	Valley map[string]Valley `json:"valley"`
+}
+
+// Valley is the range of one fitted parameter over which the fit's cost
+// stays within its tolerance of the best (package calibrate: 1% of the
+// cost, and at least 1e-6, a 0.1% error on one figure).
+type Valley struct {
+	// Low and High bound the values with the other parameters held at
+	// the fit (a scan along the parameter alone).
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+	// AtLimit is set when the scan reached its limit (a factor of 10
+	// either way) on that side with the cost still within the
+	// tolerance: the figures do not pin the parameter there.
+	LowAtLimit  bool `json:"low_at_limit,omitempty"`
+	HighAtLimit bool `json:"high_at_limit,omitempty"`
+	// SeenLow and SeenHigh are the least and greatest value of the
+	// parameter among every point the fit evaluated whose cost is within
+	// the tolerance, the other parameters wherever the fit had them: a
+	// valley along which parameters trade for each other shows here
+	// wider than Low-High.
+	SeenLow  float64 `json:"seen_low"`
+	SeenHigh float64 `json:"seen_high"`
 }
 
 // Figure is one observed value beside the model's.

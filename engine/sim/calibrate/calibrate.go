@@ -6,8 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/optimize"
+	"strconv"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
@@ -63,55 +62,18 @@ func Fit(ctx context.Context, lab *config.Lab, c *config.Calibration, before []*
 		return nil, err
 	}
 
-	evals := 0
-	// run evaluates the figures with the free parameters at
-	// start·exp(x): the fit works on logarithms, so costs stay positive
-	// and a step means the same at every scale.
-	run := func(x []float64) ([]float64, error) {
-		evals++
-		profiles := slices.Clone(base)
-		for i, name := range c.Free {
-			if err := profiles[idx].Set(name, start[name]*math.Exp(x[i])); err != nil {
-				return nil, err
-			}
-		}
-		return model(ctx, lab, profiles, figs)
-	}
-	var runErr error
-	loss := func(x []float64) float64 {
-		got, err := run(x)
-		if err != nil {
-			runErr = err
-			return math.Inf(1)
-		}
-		sum := 0.0
-		for i, f := range figs {
-			d := got[i]/f.Value - 1
-			sum += d * d
-		}
-		return sum
-	}
+	o := &objective{run: modelRun(ctx, lab, base, idx, c.Free, start, figs), free: c.Free, start: start, figs: figs, cache: map[string]float64{}}
 	x0 := make([]float64, len(c.Free))
-	res, err := optimize.Minimize(optimize.Problem{Func: loss}, x0, &optimize.Settings{
-		FuncEvaluations: 400,
-		Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-6, Iterations: 20},
-	}, &optimize.NelderMead{SimplexSize: 0.2})
-	if runErr != nil {
-		return nil, runErr
-	}
-	if err != nil && res == nil {
+	x, rounds, err := o.minimise(x0)
+	if err != nil {
 		return nil, fmt.Errorf("calibrate %q: %w", c.CPU, err)
 	}
 	out := &sim.CalibrationFile{FormatVersion: sim.CalibrationFormatVersion, CPU: c.CPU, Params: map[string]float64{}, Start: start, FittedTo: c.Fit}
 	for i, name := range c.Free {
-		out.Params[name] = round(start[name] * math.Exp(res.X[i]))
+		out.Params[name] = round(start[name] * math.Exp(x[i]))
 	}
 	// The figures with the rounded values, as every later run sees them.
-	profiles := slices.Clone(base)
-	for name, v := range out.Params {
-		_ = profiles[idx].Set(name, v)
-	}
-	got, err := model(ctx, lab, profiles, figs)
+	got, err := o.run(o.at(out.Params))
 	if err != nil {
 		return nil, err
 	}
@@ -120,18 +82,27 @@ func Fit(ctx context.Context, lab *config.Lab, c *config.Calibration, before []*
 		figs[i].Error = got[i]/figs[i].Value - 1
 	}
 	out.Figures = figs
-	out.Evaluations = evals
+	out.Cost = o.cost(o.at(out.Params))
+	if out.Valley, err = o.valleys(o.at(out.Params)); err != nil {
+		return nil, fmt.Errorf("calibrate %q: %w", c.CPU, err)
+	}
+	out.Evaluations = o.evals
+	out.Rounds = rounds
+	for _, c := range o.roundCosts {
+		out.RoundCosts = append(out.RoundCosts, roundTo(c, 4))
+	}
 	return out, nil
 }
 
 // round keeps four significant digits: a fit's last digits are noise of
 // the optimiser, and a file that changes with them would churn in git.
-func round(v float64) float64 {
-	if v == 0 {
-		return 0
-	}
-	e := math.Pow(10, math.Floor(math.Log10(math.Abs(v)))-3)
-	return math.Round(v/e) * e
+func round(v float64) float64 { return roundTo(v, 4) }
+
+// roundTo keeps digits significant digits, as the shortest decimal that
+// has them (586.3, not 586.3000000000001).
+func roundTo(v float64, digits int) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', digits, 64), 64)
+	return r
 }
 
 // figures lists the values of the fit blocks, in a fixed order.
