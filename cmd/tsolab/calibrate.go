@@ -35,7 +35,8 @@ func (c *cli) calibrate(args []string) int {
 	ctx, cancel := c.signalContext()
 	defer cancel()
 	code := exitOK
-	_, err := calibrate.FitAll(ctx, lab, func(cal *config.Calibration, f *sim.CalibrationFile) {
+	// -check compares the fitted values only: it leaves out the valley.
+	_, err := calibrate.FitAll(ctx, lab, calibrate.Options{Valley: !*check}, func(cal *config.Calibration, f *sim.CalibrationFile) {
 		fmt.Fprintf(c.stdout, "Calibrating cpu profile %q: %s free, fitted to %s.\n", cal.CPU, strings.Join(cal.Free, ", "), strings.Join(cal.Fit, ", "))
 		c.writeFit(f)
 		path := sim.CalibrationPath(lab, cal)
@@ -62,16 +63,8 @@ func (c *cli) calibrate(args []string) int {
 
 // writeFit prints the fitted parameters and the fitted figures.
 func (c *cli) writeFit(f *sim.CalibrationFile) {
+	c.writeParams(f)
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nPARAMETER\tSTART\tFITTED\tFLAT, ALONE\tFLAT, SEEN")
-	for _, name := range sim.ParamNames() {
-		if v, ok := f.Params[name]; ok {
-			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%s\n", name, f.Start[name], v, flat(f.Valley[name], v, false), flat(f.Valley[name], v, true))
-		}
-	}
-	tw.Flush()
-	fmt.Fprintln(c.stdout, "(FLAT: the values whose cost is within 1% of the fit's, or 1e-6; ALONE: the others held at the fit; SEEN: every point the fit tried)")
-	tw = tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nOBSERVED\tSCENARIO\tMETRIC\tVALUE\tMODEL\tERROR")
 	for _, g := range f.Figures {
 		scenario := g.Scenario
@@ -82,6 +75,31 @@ func (c *cli) writeFit(f *sim.CalibrationFile) {
 	}
 	tw.Flush()
 	fmt.Fprintf(c.stdout, "(cost %.3g, the sum of squared relative errors; %d evaluations, %d rounds of Nelder-Mead)\n", f.Cost, f.Evaluations, f.Rounds)
+}
+
+// writeParams prints the fitted parameters, with how flat the valley is
+// around each when the fit scanned it.
+func (c *cli) writeParams(f *sim.CalibrationFile) {
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	if f.Valley == nil {
+		fmt.Fprintln(tw, "\nPARAMETER\tSTART\tFITTED")
+	} else {
+		fmt.Fprintln(tw, "\nPARAMETER\tSTART\tFITTED\tFLAT, ALONE\tFLAT, SEEN")
+	}
+	for _, name := range sim.ParamNames() {
+		v, ok := f.Params[name]
+		switch {
+		case !ok:
+		case f.Valley == nil:
+			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\n", name, f.Start[name], v)
+		default:
+			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%s\n", name, f.Start[name], v, flat(f.Valley[name], v, false), flat(f.Valley[name], v, true))
+		}
+	}
+	tw.Flush()
+	if f.Valley != nil {
+		fmt.Fprintln(c.stdout, "(FLAT: the values whose cost is within 1% of the fit's, or 1e-6; ALONE: the others held at the fit; SEEN: every point the fit tried)")
+	}
 }
 
 // flat prints a valley's range and its width around the fitted value v:

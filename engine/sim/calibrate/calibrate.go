@@ -14,13 +14,21 @@ import (
 	"github.com/tsolab/tsolab/result"
 )
 
+// Options say what a fit computes beyond the fitted values.
+type Options struct {
+	// Valley scans how flat the cost is around the fit (the file's
+	// valley; about 15 evaluations a parameter). A check that compares
+	// only the fitted values leaves it out.
+	Valley bool
+}
+
 // FitAll fits the lab's calibrations in the order the lab declares them,
 // each on the built-in profiles with the fits before it applied: the
 // result depends on the lab alone, never on files an earlier run left.
-func FitAll(ctx context.Context, lab *config.Lab, each func(*config.Calibration, *sim.CalibrationFile)) ([]*sim.CalibrationFile, error) {
+func FitAll(ctx context.Context, lab *config.Lab, opts Options, each func(*config.Calibration, *sim.CalibrationFile)) ([]*sim.CalibrationFile, error) {
 	var done []*sim.CalibrationFile
 	for _, c := range lab.Calibrations {
-		f, err := Fit(ctx, lab, c, done)
+		f, err := Fit(ctx, lab, c, done, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -35,7 +43,7 @@ func FitAll(ctx context.Context, lab *config.Lab, each func(*config.Calibration,
 // Fit fits calibration c of the lab: the free parameters of its CPU
 // profile, to the figures of its fit blocks, starting from the built-in
 // values with the fits in before applied.
-func Fit(ctx context.Context, lab *config.Lab, c *config.Calibration, before []*sim.CalibrationFile) (*sim.CalibrationFile, error) {
+func Fit(ctx context.Context, lab *config.Lab, c *config.Calibration, before []*sim.CalibrationFile, opts Options) (*sim.CalibrationFile, error) {
 	base := sim.BuiltinCPUProfiles()
 	for _, f := range before {
 		if err := f.Apply(base); err != nil {
@@ -83,8 +91,10 @@ func Fit(ctx context.Context, lab *config.Lab, c *config.Calibration, before []*
 	}
 	out.Figures = figs
 	out.Cost = o.cost(o.at(out.Params))
-	if out.Valley, err = o.valleys(o.at(out.Params)); err != nil {
-		return nil, fmt.Errorf("calibrate %q: %w", c.CPU, err)
+	if opts.Valley {
+		if out.Valley, err = o.valleys(o.at(out.Params)); err != nil {
+			return nil, fmt.Errorf("calibrate %q: %w", c.CPU, err)
+		}
 	}
 	out.Evaluations = o.evals
 	out.Rounds = rounds

@@ -43,7 +43,7 @@ func TestExamplesCalibrationIsTheFit(t *testing.T) {
 		n++
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
-			_, err := FitAll(context.Background(), lab, func(c *config.Calibration, got *sim.CalibrationFile) {
+			_, err := FitAll(context.Background(), lab, Options{}, func(c *config.Calibration, got *sim.CalibrationFile) {
 				path := sim.CalibrationPath(lab, c)
 				old, err := sim.ReadCalibration(path)
 				if err != nil {
@@ -111,7 +111,7 @@ func TestKernelHeldOutCellsDoNotMoveTheFit(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
-		files, err := FitAll(context.Background(), l, nil)
+		files, err := FitAll(context.Background(), l, Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
