@@ -16,7 +16,7 @@ import (
 // changed moves the fit.
 func TestHeldOutFiguresDoNotMoveTheModel(t *testing.T) {
 	if testing.Short() {
-		t.Skip("fits the model twice (about 40 s): not with -short")
+		t.Skip("fits examples/neterion-2005 three times with restarts and valley scans (about 440 model runs each; 18 min at load 12-29): not with -short")
 	}
 	src := "../../examples/neterion-2005"
 	files := []string{"opteron-2005.calibration.json", "opteron-2005-rx.calibration.json"}

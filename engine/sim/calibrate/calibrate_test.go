@@ -22,7 +22,7 @@ import (
 // files byte for byte with a fit.
 func TestExamplesCalibrationIsTheFit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("fits every calibrated example (about a minute): not with -short")
+		t.Skip("fits every calibrated example with restarts (10 min at load 17-20): not with -short")
 	}
 	dirs, err := filepath.Glob("../../../examples/*")
 	if err != nil {
