@@ -50,7 +50,7 @@
 # variant adds steps of tsolab's workers (goloop's doc lists them), so
 # that tsolab/cloop splits into what each step costs. A second table
 # gives, per variant, its throughput and the medians of the per-round
-# ratios variant/cloop (throughput, sender CPU per Gbit/s) and
+# ratios variant/cloop (throughput, sender and receiver CPU per Gbit/s) and
 # tsolab/variant (throughput).
 #
 # Targets (issues 16 and 14), checked; the script exits 1 when one is
@@ -252,18 +252,19 @@ tsolab's sender CPU per Gb/s over cloop's; medians of the per-round ratios (no t
 if [ -n "$GOLOOP" ]; then
 	echo
 	echo "goloop (goloop/main.go: the loops in bare Go; one connection), medians of the per-round ratios:"
-	printf "%-5s %-4s %-24s %7s %7s %7s %7s\n" P tso variant goloop g/c tx_g/c ts/g
+	printf "%-5s %-4s %-24s %7s %7s %7s %7s %7s\n" P tso variant goloop g/c tx_g/c rx_g/c ts/g
 	for p in $CONNS; do
 		for tso in on off; do
 			for v in $GOLOOP; do
 				f=$work/g.$p.$tso.$v
 				[ -s "$f" ] || continue
-				printf "%-5s %-4s %-24s %7.2f %6.1f%% %6.1f%% %6.1f%%\n" "$p" $tso "$v" "$(col "$f" '$4/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*$7/$4')"
+				printf "%-5s %-4s %-24s %7.2f %6.1f%% %6.1f%% %6.1f%% %6.1f%%\n" "$p" $tso "$v" "$(col "$f" '$4/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*($6/$4)/($3/$1)')" "$(col "$f" '100*$7/$4')"
 			done
 		done
 	done
 	echo "goloop = the variant's Gb/s; g/c = its throughput over cloop's, tx_g/c = its sender CPU per Gb/s"
-	echo "(sending thread + the process's other threads) over cloop's; ts/g = tsolab's throughput over it"
+	echo "(sending thread + the process's other threads) over cloop's, rx_g/c its receiving thread's;"
+	echo "ts/g = tsolab's throughput over it"
 fi
 $COUNTERS && echo "cnt_cost = 1 - with/without the default counter (target <= 5%); ring_cost the same for the
 AF_PACKET ring; *_loss = worst capture_loss/(counted+lost) over the rounds (target < 1%)"

@@ -138,6 +138,28 @@
 // 98.9% (the same pairing). What the Go side adds beyond the other
 // threads is not located: the passes stall the sender 5-16 ms a GB
 // (above), the runtime's system call path is under 1% of the samples.
+// Bisected with bench/iperf-compare/goloop (the same loops as a bare Go
+// program; each variant adds one step of this package's workers:
+// GOMAXPROCS 3 as holdProcs sets it, the yielder's passes, the
+// cpuMeter's clock reads, RawSyscall instead of x/sys/unix;
+// `run.sh -P 1 -G "VARIANTS"` runs them in every round beside cloop),
+// 2 December, autogroup nice -20, TSO off, medians of the per-round
+// ratios: goloop with all the workers' steps (procs+pass+meter) ran at
+// 96.8% and 96.1% of cloop (runs of 7 and 9 rounds, load 3.6-9.2 and
+// 5.2-14.7, CPU pressure 49-95%), its sender at 86.9% and 75.8% of
+// cloop's CPU per Gbit/s, and tsolab at 96.9% and 102.0% of that goloop
+// (tsolab/cloop 92.9% and 95.3% in the same runs); with RawSyscall too,
+// 101.2% and 97.0% of cloop (no gain beyond the spread); bare Go
+// without the steps (GOMAXPROCS 2, no passes: sysmon takes the P back
+// from a worker in a system call, see yielder) at 84.6-90.6% of cloop,
+// its sender at 96-172% of cloop's CPU per Gbit/s, and GOMAXPROCS 3
+// without passes at 91.2-95.9% (two runs). So the Go side's share of the
+// gap is the locked worker with its passes, 3-4% of cloop's rate: a pass
+// stops the worker 73-214 us under load (BenchmarkYielderPass), 125
+// passes a second, 1-3% of the sender's time; what the rest of the
+// engine adds (tsolab against goloop) is within the rounds' spread of
+// +-5-10%. Not changed: the passes keep sysmon off the data path (above),
+// and neither RawSyscall nor dropping the passes came out ahead.
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
