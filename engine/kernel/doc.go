@@ -135,10 +135,10 @@
 // (the more load, the further behind); in 8 earlier rounds (load 18-20)
 // cloop at 101.7% (TSO off), tsolab at 93.8% of it, and tsolab's
 // receiver at 111.6% of iperf3's CPU per Gbit/s where cloop's was at
-// 98.9% (the same pairing). What the Go side adds beyond the other
-// threads is not located: the passes stall the sender 5-16 ms a GB
+// 98.9% (the same pairing). perf does not show what the Go side adds
+// beyond the other threads: the passes stall the sender 5-16 ms a GB
 // (above), the runtime's system call path is under 1% of the samples.
-// Bisected with bench/iperf-compare/goloop (the same loops as a bare Go
+// Bisected instead with bench/iperf-compare/goloop (the same loops as a bare Go
 // program; each variant adds one step of this package's workers:
 // GOMAXPROCS 3 as holdProcs sets it, the yielder's passes, the
 // cpuMeter's clock reads, RawSyscall instead of x/sys/unix;
