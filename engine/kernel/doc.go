@@ -145,24 +145,25 @@
 // `run.sh -P 1 -G "VARIANTS"` runs them in every round beside cloop),
 // 2 December, autogroup nice -20, TSO off, medians of the per-round
 // ratios: goloop with all the workers' steps (procs+pass+meter) ran at
-// 96.8%, 96.1% and 97.8% of cloop (runs of 7, 9 and 9 rounds, load
-// 3.6-9.2, 5.2-14.7 and 14.6-17.7, CPU pressure 49-96%; 79.6% in a
-// first run at pressure 98%), and tsolab at 96.9%, 102.0% and 103.0% of
-// that goloop (tsolab/cloop 92.9%, 95.3% and 98.5% in the same runs;
-// tsolab/iperf3 89.4%, 94.5% and 100.2%); with RawSyscall too, 101.2%
-// and 97.0% of cloop (no gain beyond the spread); GOMAXPROCS 3 and
+// 96.8%, 96.1%, 97.8% and 97.1% of cloop (four runs of 7-9 rounds, load
+// 3.6-17.7, CPU pressure 49-96%; 79.6% in a first run at pressure 98%),
+// and tsolab at 96.9%, 102.0%, 103.0% and 96.9% of that goloop
+// (tsolab/cloop 92.9%, 95.3%, 98.5% and 95.0% in the same runs;
+// tsolab/iperf3 89.4%, 94.5%, 100.2% and 96.6%); with RawSyscall too,
+// 101.2% and 97.0% of cloop (no gain beyond the spread); GOMAXPROCS 3 and
 // passes without the meter 96.1%, GOMAXPROCS 3 alone 91.2-98.4% with
 // its sender at 108-156% of cloop's CPU per Gbit/s (three runs), bare Go
-// (GOMAXPROCS 2, no passes) 84.6-90.6%, its sender at 96-172%: without
-// the passes sysmon takes the P back from a worker in a system call
-// (see yielder). So the Go side's share of the gap is the locked worker
-// with its passes, 2-4% of cloop's rate (a pass stops the worker 73-214
-// us under load, BenchmarkYielderPass, 125 passes a second: 1-3% of the
-// sender's time), and what the rest of the engine adds (tsolab against
-// goloop, 97-103%) is within the rounds' spread of +-5-10%; the more
-// load, the lower every Go variant and tsolab against cloop. Not
-// changed: the passes keep sysmon off the data path, and neither
-// RawSyscall nor dropping the passes came out ahead.
+// (GOMAXPROCS 2, no passes) 84.6-101.7%, its sender at 96-172% (three
+// runs): without the passes sysmon takes the P back from a worker in a
+// system call (see yielder), which costs CPU more steadily than rate. So
+// the Go side's share of the gap is the Go worker with the steps tsolab
+// needs, 2-4% of cloop's rate and steady over four runs (a pass stops
+// the worker 73-214 us under load, BenchmarkYielderPass, 125 passes a
+// second: 1-3% of the sender's time, but which step costs it was not
+// resolved within the spread), and what the rest of the engine adds
+// (tsolab against goloop, 97-103%) is within the rounds' spread of
+// +-5-10%. Not changed: the passes keep sysmon off the data path, and
+// neither RawSyscall nor dropping the passes came out ahead.
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
