@@ -23,6 +23,9 @@
 //	       golang.org/x/sys/unix, as tsolab's do)
 //	off16  the send buffer starts 16 bytes into a page, as glibc's malloc
 //	       places cloop's (Go's 128 KiB make is page-aligned)
+//	mmap   both buffers are their own anonymous mapping, 16 bytes in, as
+//	       glibc's malloc gives cloop's (a request of 128 KiB or more is
+//	       an mmap), not memory of the Go heap
 //
 // The sender writes one reused WRITE_SIZE buffer: a write cut short
 // writes the rest at once, a refused one (EAGAIN) writes again, and ten
@@ -62,7 +65,7 @@ const (
 
 // steps is what a variant adds to the bare loops.
 type steps struct {
-	procs, pass, meter, raw, off16 bool
+	procs, pass, meter, raw, off16, mmap bool
 }
 
 func parseSteps(s string) (steps, error) {
@@ -82,8 +85,10 @@ func parseSteps(s string) (steps, error) {
 			st.raw = true
 		case "off16":
 			st.off16 = true
+		case "mmap":
+			st.mmap = true
 		default:
-			return st, fmt.Errorf("unknown step %q: want bare or procs, pass, meter, raw, off16 joined by +", name)
+			return st, fmt.Errorf("unknown step %q: want bare or procs, pass, meter, raw, off16, mmap joined by +", name)
 		}
 	}
 	return st, nil
@@ -170,9 +175,9 @@ func (l *loop) wait(fd int, ev int16) {
 }
 
 func send(fd, ws int, l *loop) {
-	mem := make([]byte, ws+4096)
+	mem := l.st.alloc(ws + 4096)
 	buf := mem[:ws]
-	if l.st.off16 {
+	if l.st.off16 || l.st.mmap {
 		buf = mem[16 : 16+ws]
 	}
 	for i := range buf {
@@ -206,7 +211,10 @@ func send(fd, ws int, l *loop) {
 }
 
 func receive(fd int, l *loop) (got int64) {
-	buf := make([]byte, recvBuf)
+	buf := l.st.alloc(recvBuf + 4096)[:recvBuf]
+	if l.st.mmap {
+		buf = buf[16 : 16+recvBuf : 16+recvBuf]
+	}
 	l.start()
 	for {
 		n, err := l.c.rw(unix.SYS_READ, fd, buf)
@@ -227,6 +235,19 @@ func receive(fd int, l *loop) (got int64) {
 	}
 	l.end()
 	return got
+}
+
+// alloc gives n bytes from the Go heap, or with the mmap step from an
+// anonymous mapping of their own.
+func (st steps) alloc(n int) []byte {
+	if !st.mmap {
+		return make([]byte, n)
+	}
+	b, err := unix.Mmap(-1, 0, n+4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		fail("mmap", err)
+	}
+	return b
 }
 
 func fail(what string, err error) {
@@ -294,7 +315,7 @@ func processCPU() time.Duration {
 }
 
 func main() {
-	variant := flag.String("v", "bare", "variant: bare, or steps procs, pass, meter, raw, off16 joined by +")
+	variant := flag.String("v", "bare", "variant: bare, or steps procs, pass, meter, raw, off16, mmap joined by +")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: goloop [-v STEPS] TX_NETNS RX_NETNS RX_ADDR PORT SECONDS WRITE_SIZE")
 		flag.PrintDefaults()
