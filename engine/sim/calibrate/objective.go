@@ -87,7 +87,8 @@ func (o *objective) cost(x []float64) float64 {
 		key.WriteString(strconv.FormatUint(math.Float64bits(v), 16))
 		key.WriteByte(',')
 	}
-	if c, ok := o.cache[key.String()]; ok {
+	k := key.String()
+	if c, ok := o.cache[k]; ok {
 		return c
 	}
 	o.evals++
@@ -98,14 +99,13 @@ func (o *objective) cost(x []float64) float64 {
 			o.err = err
 		}
 		c = math.Inf(1)
-	}
-	for i, f := range o.figs {
-		if err == nil {
+	} else {
+		for i, f := range o.figs {
 			d := got[i]/f.Value - 1
 			c += d * d
 		}
 	}
-	o.cache[key.String()] = c
+	o.cache[k] = c
 	o.seen = append(o.seen, point{x: slices.Clone(x), cost: c})
 	return c
 }
