@@ -6,7 +6,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -52,7 +54,71 @@ func setFaults(env []string) error {
 		faults = &opKiller{at: n}
 		netnsfs.Between = faults.point
 	}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, signalAtOpEnv+"="); ok {
+			s, err := parseSignalAt(v)
+			if err != nil {
+				return err
+			}
+			signaler = s
+		}
+	}
 	return nil
+}
+
+// signalAtOpEnv is a hook for the interruption tests (interrupt_test.go)
+// and for nothing else: with TSOLAB_TEST_SIGNAL_AT_OP=OP:SIG (OP create,
+// update or delete; SIG INT, TERM or HUP), the first provider call of OP
+// sends the process SIG and goes on once a command has acted on it (or
+// after signalWait, when none listens), so the signal lands while that
+// operation is under way, as a user's Ctrl-C at that moment would.
+const signalAtOpEnv = "TSOLAB_TEST_SIGNAL_AT_OP"
+
+// signalWait bounds the wait for a command to act on the hook's signal.
+const signalWait = 10 * time.Second
+
+// opSignaler sends the signal of signalAtOpEnv at the first call of op.
+type opSignaler struct {
+	op      string // "create", "update" or "delete"
+	sig     unix.Signal
+	once    sync.Once
+	handled chan struct{} // one token per interrupt signal acted on
+}
+
+// signaler is the signal hook of this process, set from signalAtOpEnv;
+// nil without it.
+var signaler *opSignaler
+
+func parseSignalAt(v string) (*opSignaler, error) {
+	op, name, _ := strings.Cut(v, ":")
+	sigs := map[string]unix.Signal{"INT": unix.SIGINT, "TERM": unix.SIGTERM, "HUP": unix.SIGHUP}
+	sig, ok := sigs[name]
+	if op != "create" && op != "update" && op != "delete" || !ok {
+		return nil, fmt.Errorf("%s=%q: want OP:SIG, OP create, update or delete, SIG INT, TERM or HUP (a test hook: leave it unset)", signalAtOpEnv, v)
+	}
+	s := &opSignaler{op: op, sig: sig, handled: make(chan struct{}, 8)}
+	onInterruptSignal = func() {
+		select {
+		case s.handled <- struct{}{}:
+		default:
+		}
+	}
+	return s, nil
+}
+
+// at sends the signal at the first call of op and waits for it to be
+// acted on.
+func (s *opSignaler) at(op string) {
+	if op != s.op {
+		return
+	}
+	s.once.Do(func() {
+		unix.Kill(os.Getpid(), s.sig)
+		select {
+		case <-s.handled:
+		case <-time.After(signalWait):
+		}
+	})
 }
 
 // point passes one kill point, and kills the process if it is the chosen
@@ -67,13 +133,37 @@ func (k *opKiller) point() {
 
 // withFaults wraps every provider in provs with the kill hook, when set.
 func withFaults(provs map[provider.Kind]provider.Interface) map[provider.Kind]provider.Interface {
-	if faults == nil {
-		return provs
-	}
 	for k, p := range provs {
-		provs[k] = killingProvider{Interface: p, k: faults}
+		if faults != nil {
+			p = killingProvider{Interface: p, k: faults}
+		}
+		if signaler != nil {
+			p = signalingProvider{Interface: p, s: signaler}
+		}
+		provs[k] = p
 	}
 	return provs
+}
+
+// signalingProvider passes the signal hook at each change.
+type signalingProvider struct {
+	provider.Interface
+	s *opSignaler
+}
+
+func (p signalingProvider) Create(ctx context.Context, req provider.CreateRequest) provider.CreateResponse {
+	p.s.at("create")
+	return p.Interface.Create(ctx, req)
+}
+
+func (p signalingProvider) Update(ctx context.Context, req provider.UpdateRequest) provider.UpdateResponse {
+	p.s.at("update")
+	return p.Interface.Update(ctx, req)
+}
+
+func (p signalingProvider) Delete(ctx context.Context, req provider.DeleteRequest) provider.DeleteResponse {
+	p.s.at("delete")
+	return p.Interface.Delete(ctx, req)
 }
 
 // killingProvider passes a kill point before and after each change.

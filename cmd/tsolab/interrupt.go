@@ -7,20 +7,40 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/tsolab/tsolab/planner"
 )
 
 // A command ends early the same way whatever asks it to: Ctrl-C
 // (SIGINT), a CI runner cancelling the job (SIGTERM), the terminal or
-// SSH session going away (SIGHUP), or the reader of its stdout going
-// away (`tsolab test -json - lab | head`: EPIPE). Each cancels the
-// command's context: an apply stops starting changes and records what
-// it made, a run stops its workload, and test then destroys the lab it
-// applied (unless -keep), writes the state and exits 1.
+// SSH session going away (SIGHUP, unless the command was started with
+// it ignored, as nohup does), or the reader of its stdout going away
+// (`tsolab test -json - lab | head`: EPIPE). Each cancels the command's
+// work: an apply stops starting changes and records what it made, a run
+// stops its workload, and test then destroys the lab it applied (unless
+// -keep), writes the state and exits 1.
+//
+// What a command does to undo its work (test's destroy of the lab it
+// applied) is cleanup: neither the first interruption nor stdout
+// breaking stops it, only a second interrupt signal does, and then what
+// is left stays recorded in the state for tsolab destroy. Either way
+// the command says on stderr what it removed or what remains.
+
+// hangupIgnored is whether the process was started with SIGHUP ignored
+// (nohup): read before anything asks for the signal, which would undo
+// the ignoring.
+var hangupIgnored = signal.Ignored(syscall.SIGHUP)
 
 // interruptSignals are the signals that interrupt a command.
-var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+func interruptSignals() []os.Signal {
+	if hangupIgnored {
+		return []os.Signal{os.Interrupt, syscall.SIGTERM}
+	}
+	return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+}
 
 // interruptError is the cause of a context cancelled by an interruption.
 type interruptError struct{ why string }
@@ -60,9 +80,8 @@ func (s *stdoutWatch) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// watch registers cancel until the returned func is called. A context
-// made after stdout broke is not cancelled by it: the destroy that
-// cleans up after an interrupted run must run to its end.
+// watch registers cancel until the returned func is called; after
+// stdout broke there is nothing to watch.
 func (s *stdoutWatch) watch(cancel context.CancelCauseFunc) (unwatch func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,32 +100,66 @@ func (s *stdoutWatch) watch(cancel context.CancelCauseFunc) (unwatch func()) {
 	}
 }
 
-// signalContext returns a context cancelled by the first interruption
-// (an interrupt signal, or stdout breaking) after it was made, with an
-// *interruptError as its cause; later signals are ignored until the
-// returned func is called.
-func (c *cli) signalContext() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, interruptSignals...)
+// interrupts are one command's contexts, cancelled by interruptions
+// with an *interruptError as their cause.
+type interrupts struct {
+	// work is cancelled by the first interruption: an interrupt signal,
+	// or stdout breaking when the command watches it.
+	work context.Context
+	// cleanup is cancelled by the second interrupt signal only: the
+	// context of what undoes the work.
+	cleanup context.Context
+	stop    func()
+}
+
+// onInterruptSignal, when set (a test hook, signalAtOpEnv), is called
+// after each interrupt signal has cancelled what it cancels.
+var onInterruptSignal func()
+
+// watchInterrupts returns the contexts of a command; with stdout, a
+// broken stdout interrupts its work too. Call stop when the command
+// ends.
+func (c *cli) watchInterrupts(stdout bool) *interrupts {
+	work, cancelWork := context.WithCancelCause(context.Background())
+	cleanup, cancelCleanup := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, interruptSignals()...)
 	unwatch := func() {}
-	if w, ok := c.stdout.(*stdoutWatch); ok {
-		unwatch = w.watch(cancel)
+	if w, ok := c.stdout.(*stdoutWatch); ok && stdout {
+		unwatch = w.watch(cancelWork)
 	}
 	done := make(chan struct{})
 	go func() {
-		select {
-		case s := <-sigs:
-			cancel(&interruptError{signalName(s)})
-		case <-done:
+		for n := 1; ; n++ {
+			select {
+			case s := <-sigs:
+				cancelWork(&interruptError{signalName(s)})
+				if n > 1 {
+					cancelCleanup(&interruptError{signalName(s) + ", a second interrupt"})
+				}
+				if onInterruptSignal != nil {
+					onInterruptSignal()
+				}
+			case <-done:
+				return
+			}
 		}
 	}()
-	return ctx, func() {
+	return &interrupts{work: work, cleanup: cleanup, stop: func() {
 		signal.Stop(sigs)
 		unwatch()
 		close(done)
-		cancel(context.Canceled)
-	}
+		cancelWork(context.Canceled)
+		cancelCleanup(context.Canceled)
+	}}
+}
+
+// signalContext returns a context cancelled by the first interruption
+// (an interrupt signal, or stdout breaking) after it was made; call the
+// returned func when the command ends.
+func (c *cli) signalContext() (context.Context, context.CancelFunc) {
+	ir := c.watchInterrupts(true)
+	return ir.work, ir.stop
 }
 
 // signalName is SIGTERM for syscall.SIGTERM.
@@ -122,6 +175,40 @@ func signalName(s os.Signal) string {
 		}
 	}
 	return fmt.Sprint(s)
+}
+
+// reportRecorded says on stderr what the state of dir records after a
+// command was interrupted: nothing, or its resources and the command
+// that removes them (and, with finish, the one that completes them).
+func (c *cli) reportRecorded(dir string, finish bool) {
+	st, err := planner.ReadState(dir)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "tsolab: the state in %s cannot be read (%v): what the command made is unknown; see tsolab state list %s\n", dir, err, dir)
+		return
+	}
+	if st == nil || len(st.Resources) == 0 {
+		fmt.Fprintf(c.stderr, "tsolab: nothing is left of the lab: the state in %s records no resources\n", dir)
+		return
+	}
+	addrs := make([]string, len(st.Resources))
+	for i, r := range st.Resources {
+		addrs[i] = r.Addr.String()
+	}
+	noun := "resources stay"
+	if len(addrs) == 1 {
+		noun = "resource stays"
+	}
+	fmt.Fprintf(c.stderr, "tsolab: %d %s, recorded in %s: %s\n", len(addrs), noun, planner.StatePath(dir), strings.Join(addrs, ", "))
+	if finish {
+		scenario := ""
+		if st.Scenario != "" {
+			scenario = " -scenario " + st.Scenario
+		}
+		fmt.Fprintf(c.stderr, "  tsolab apply -name %s%s %s completes the lab; ", st.Lab, scenario, dir)
+	} else {
+		fmt.Fprint(c.stderr, "  ")
+	}
+	fmt.Fprintf(c.stderr, "tsolab destroy %s removes what is recorded\n", dir)
 }
 
 // interrupted returns err explained by ctx's interruption, when ctx was

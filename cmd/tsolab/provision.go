@@ -339,7 +339,7 @@ func (c *cli) apply(args []string) int {
 		}
 		v = c.view(o, nil)
 		res, err := planner.New(planner.Options{Dir: plan.Dir, Lab: plan.Lab, Providers: c.providersFor(plan.Machines, plan.Prior.Reaches()), OnEvent: v.Event}).Apply(ctx, plan)
-		return c.finishApply(v, res, err)
+		return c.finishApply(ctx, v, plan.Dir, res, err)
 	}
 	var lab *config.Lab
 	lab, plan, v = c.planLab(ctx, target, &vf, *scenario, targets, o)
@@ -358,16 +358,23 @@ func (c *cli) apply(args []string) int {
 		return exitError
 	}
 	res, err := c.newPlanner(target, lab, nil, v).Apply(ctx, plan)
-	return c.finishApply(v, res, err)
+	return c.finishApply(ctx, v, target, res, err)
 }
 
-func (c *cli) finishApply(v view.View, res *planner.ApplyResult, err error) int {
+// finishApply shows how the apply (or destroy) of the lab in dir ended;
+// an interrupted one also says on stderr, where it is seen when stdout
+// is gone, what the state records.
+func (c *cli) finishApply(ctx context.Context, v view.View, dir string, res *planner.ApplyResult, err error) int {
 	if err != nil {
 		// Lock contention and stale saved plans explain themselves.
 		c.fail(err)
 		return exitError
 	}
 	v.Applied(res)
+	if res.Interrupted {
+		fmt.Fprintf(c.stderr, "tsolab: %v: %s\n", context.Cause(ctx), res.Summary())
+		c.reportRecorded(dir, res.Mode != planner.ModeDestroy)
+	}
 	if len(res.Failed) > 0 || res.Diagnostics.HasErrors() {
 		return exitError
 	}
@@ -387,14 +394,17 @@ func (c *cli) destroy(args []string) int {
 	if !ok {
 		return exitError
 	}
-	code, _ := c.destroyDir(dir, name, o, targets, *auto)
+	// A broken stdout does not stop a destroy: only a signal does.
+	ir := c.watchInterrupts(false)
+	defer ir.stop()
+	code, _ := c.destroyDir(ir.work, dir, name, o, targets, *auto)
 	return code
 }
 
 // destroyDir destroys what the state of dir records. It needs no lab
 // files: the state names everything (a lab whose files were deleted can
 // still be destroyed). With name, the state must be that copy's.
-func (c *cli) destroyDir(dir string, name stateName, o outputFlags, targets targetFlags, auto bool) (int, *planner.ApplyResult) {
+func (c *cli) destroyDir(ctx context.Context, dir string, name stateName, o outputFlags, targets targetFlags, auto bool) (int, *planner.ApplyResult) {
 	st, err := planner.ReadState(dir)
 	if err != nil {
 		c.fail(err)
@@ -411,8 +421,6 @@ func (c *cli) destroyDir(dir string, name stateName, o outputFlags, targets targ
 		}
 		return exitOK, nil
 	}
-	ctx, cancel := c.signalContext()
-	defer cancel()
 	v := c.view(o, nil)
 	var declared map[string]config.Reach
 	if onMachines(st) {
@@ -457,7 +465,7 @@ func (c *cli) destroyDir(dir string, name stateName, o outputFlags, targets targ
 		return exitError, nil
 	}
 	res, err := p.Apply(ctx, plan)
-	return c.finishApply(v, res, err), res
+	return c.finishApply(ctx, v, dir, res, err), res
 }
 
 func (c *cli) show(args []string) int {

@@ -145,18 +145,15 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 		return nil, nil, exitError
 	}
 
-	ctx, cancel := c.signalContext()
-	defer cancel()
+	ir := c.watchInterrupts(true)
+	defer ir.stop()
+	ctx := ir.work
 	results := &result.Results{FormatVersion: 1, Lab: lab.Name, Engine: string(kind), Provenance: labProvenance(lab, dir)}
 	runErr := interrupted(ctx, c.runScenarios(ctx, lab, dir, scenarios, eng, kind, f, test, results))
 	results.Observations = outcome.Observe(lab, results)
 
-	if test && kind == config.EngineKernel && !f.keep {
-		f.view.destroying()
-		o := outputFlags{json: f.out.json, noColor: f.out.noColor, brief: !f.verbose}
-		if code, _ := c.destroyDir(dir, "", o, nil, true); code != exitOK && runErr == nil {
-			runErr = fmt.Errorf("destroy failed: run tsolab destroy %s", dir)
-		}
+	if test && kind == config.EngineKernel {
+		c.cleanUpTest(ir, dir, f, &runErr)
 	}
 	f.view.results(results)
 	if f.jsonFile != "" && f.jsonFile != "-" {
@@ -185,6 +182,31 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 	code = outcome.ExitCode(verdicts, f.isStrict)
 	f.view.summary(verdicts, f.isStrict, code)
 	return results, verdicts, code
+}
+
+// cleanUpTest destroys the lab test applied, unless -keep, under the
+// cleanup context (a second interrupt stops it, nothing else), and
+// after an interruption says on stderr what is left. A destroy that
+// fails becomes runErr when the runs had none.
+func (c *cli) cleanUpTest(ir *interrupts, dir string, f *runFlags, runErr *error) {
+	cause := context.Cause(ir.work)
+	if !f.keep {
+		if cause != nil {
+			fmt.Fprintf(c.stderr, "tsolab: %v: destroying the lab before exiting (interrupt again to stop; what is left stays recorded)\n", cause)
+		}
+		f.view.destroying()
+		o := outputFlags{json: f.out.json, noColor: f.out.noColor, brief: !f.verbose}
+		code, res := c.destroyDir(ir.cleanup, dir, "", o, nil, true)
+		if code != exitOK && *runErr == nil {
+			*runErr = fmt.Errorf("destroy failed: run tsolab destroy %s", dir)
+		}
+		if res != nil && res.Interrupted {
+			return // the destroy said what is left
+		}
+	}
+	if cause != nil {
+		c.reportRecorded(dir, false)
+	}
 }
 
 // mayMakeNamespaces tells, before anything is planned or shown, that
