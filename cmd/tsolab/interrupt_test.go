@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,118 +23,192 @@ import (
 // child process it can signal.
 const childEnv = "TSOLAB_TEST_RUN_MAIN"
 
+// interruptCase is one way a kernel-engine `tsolab test -json -` is
+// ended once its workload runs.
+type interruptCase struct {
+	name        string
+	closeStdout bool             // close the read end of its stdout first (`| head` exiting)
+	sigs        []syscall.Signal // then send these, in order
+	nohup       bool             // start it under nohup(1): SIGHUP ignored
+	env         []string         // more environment (the signal hook of faults.go)
+	keep        bool             // test -keep: the lab stays, recorded
+	why         string           // the cause the stream reports; "" when the stream is gone
+	left        bool             // a second interrupt stops the destroy: some of the lab stays, recorded
+	stderr      []string         // what stderr must say
+}
+
 // TestInterrupt ends a kernel-engine `tsolab test -json -` in each way a
 // user or a CI runner does once its workload runs (SIGINT, SIGTERM,
-// SIGHUP, and the reader of stdout going away as with `| head`), and
-// checks that each ends it as Ctrl-C does: exit 1, the lab's namespaces
-// gone, the state written and empty.
+// SIGHUP, the reader of stdout going away as with `| head`, that reader
+// going away and then Ctrl-C, SIGHUP under nohup, a second Ctrl-C while
+// it destroys the lab), and checks that each ends it as Ctrl-C does:
+// exit 1, the lab's namespaces gone and the state written and empty;
+// or, with -keep or after a second interrupt, what stays recorded in
+// the state exactly, stderr saying so, and tsolab destroy removing it.
 func TestInterrupt(t *testing.T) {
+	exe := interruptChild(t)
+	unlock := lockMachine(t)
+	defer unlock()
+	gone := "nothing is left of the lab: the state in "
+	for _, tc := range []interruptCase{
+		{name: "sigint", sigs: []syscall.Signal{syscall.SIGINT}, why: "interrupted by SIGINT (Ctrl-C)", stderr: []string{gone}},
+		{name: "sigterm", sigs: []syscall.Signal{syscall.SIGTERM}, why: "interrupted by SIGTERM", stderr: []string{gone}},
+		{name: "sighup", sigs: []syscall.Signal{syscall.SIGHUP}, why: "interrupted by SIGHUP", stderr: []string{gone}},
+		{name: "sigpipe", closeStdout: true, stderr: []string{"interrupted by a closed stdout (broken pipe)", gone}},
+		// Session 9's leak: the first write to the dead stdout came from
+		// the destroy, and stopped it.
+		{name: "sigpipe-then-sigint", closeStdout: true, sigs: []syscall.Signal{syscall.SIGINT}, stderr: []string{gone}},
+		// nohup leaves SIGHUP ignored: the SIGINT after it interrupts.
+		{name: "nohup-sighup-sigint", nohup: true, sigs: []syscall.Signal{syscall.SIGHUP, syscall.SIGINT}, why: "interrupted by SIGINT (Ctrl-C)", stderr: []string{gone}},
+		// The hook sends the second SIGINT as the destroy's first delete starts.
+		{name: "second-sigint", sigs: []syscall.Signal{syscall.SIGINT}, env: []string{signalAtOpEnv + "=delete:INT"}, why: "interrupted by SIGINT (Ctrl-C)", left: true,
+			stderr: []string{"a second interrupt: Destroy interrupted", "removes what is recorded"}},
+		{name: "sigterm-keep", sigs: []syscall.Signal{syscall.SIGTERM}, keep: true, why: "interrupted by SIGTERM", stderr: []string{"4 resources stay, recorded in"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runInterruptCase(t, exe, tc) })
+	}
+}
+
+// interruptChild is the tsolab command the interruption tests run: this
+// test binary, whose TestMain runs main with childEnv set. It skips (or
+// fails, under TSOLAB_REQUIRE_NETNS=1) without CAP_NET_ADMIN.
+func interruptChild(t *testing.T) string {
+	t.Helper()
 	if !canNetAdmin() {
 		if os.Getenv("TSOLAB_REQUIRE_NETNS") == "1" {
 			t.Fatal("TSOLAB_REQUIRE_NETNS=1 but this process lacks CAP_NET_ADMIN: run the tests as root")
 		}
 		t.Skip("needs CAP_NET_ADMIN to make namespaces (run as root)")
 	}
-	unlock := lockMachine(t)
-	defer unlock()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name string
-		sig  syscall.Signal // 0: close the read end of stdout
-		why  string         // the cause the stream reports
-		keep bool           // test -keep: the lab stays, recorded
-	}{
-		{"sigint", syscall.SIGINT, "interrupted by SIGINT (Ctrl-C)", false},
-		{"sigterm", syscall.SIGTERM, "interrupted by SIGTERM", false},
-		{"sighup", syscall.SIGHUP, "interrupted by SIGHUP", false},
-		{"sigpipe", 0, "", false}, // the stream is gone: nothing to read the cause from
-		{"sigterm-keep", syscall.SIGTERM, "interrupted by SIGTERM", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "lab")
-			copyDir(t, "../../examples/tso-basics", dir)
-			labName := "int-" + tc.name
-			t.Cleanup(func() { destroyLeftovers(t, filepath.Dir(dir)) })
+	return exe
+}
 
-			args := []string{"test", "-json", "-", "-name", labName, "-scenario", "tso=true,mtu=1500", dir}
-			if tc.keep {
-				args = append(args, "-keep")
+// tsolabChild is the command tsolab ARGS run by exe, with env added.
+func tsolabChild(exe string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(append(os.Environ(), childEnv+"=1"), env...)
+	return cmd
+}
+
+func runInterruptCase(t *testing.T, exe string, tc interruptCase) {
+	dir := filepath.Join(t.TempDir(), "lab")
+	copyDir(t, "../../examples/tso-basics", dir)
+	labName := "int-" + tc.name
+	t.Cleanup(func() { destroyLeftovers(t, filepath.Dir(dir)) })
+
+	args := []string{"test", "-json", "-", "-name", labName, "-scenario", "tso=true,mtu=1500", dir}
+	if tc.keep {
+		args = append(args, "-keep")
+	}
+	cmd := tsolabChild(exe, tc.env, args...)
+	if tc.nohup {
+		cmd.Args = append([]string{"nohup"}, cmd.Args...)
+		if cmd.Path, cmd.Err = exec.LookPath("nohup"); cmd.Err != nil {
+			t.Fatalf("nohup: %v", cmd.Err)
+		}
+	}
+	stdout, stderr := startPiped(t, cmd)
+	// The event: the workload has started on the applied lab.
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<24)
+	var seen []string
+	started := false
+	for !started && lines.Scan() {
+		seen = append(seen, lines.Text())
+		started = strings.Contains(lines.Text(), `"type":"workload_start"`)
+	}
+	if !started {
+		cmd.Wait()
+		t.Fatalf("the run ended before its workload started:\n%s\nstderr:\n%s", strings.Join(seen, "\n"), stderr.String())
+	}
+	if ns, _ := netnsfs.List("tsl." + labName + "."); len(ns) != 2 {
+		t.Errorf("while the workload runs: namespaces %v, want the lab's two", ns)
+	}
+	if tc.closeStdout {
+		stdout.Close() // the next write of the child gets EPIPE
+	}
+	for _, sig := range tc.sigs {
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !tc.closeStdout {
+		rest, _ := io.ReadAll(stdout)
+		seen = append(seen, strings.Split(string(rest), "\n")...)
+	}
+	if err := cmd.Wait(); !exitedError(err) {
+		t.Errorf("exit: %v, want exit status %d (a signal's default action would end it without cleaning up)\nstderr:\n%s", err, exitError, stderr.String())
+	}
+	for _, want := range tc.stderr {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if tc.why != "" {
+		stream := strings.Join(seen, "\n")
+		for _, want := range []string{`"type":"run_errored"`, tc.why} {
+			if !strings.Contains(stream, want) {
+				t.Errorf("the stream lacks %s:\n%s", want, stream)
 			}
-			cmd := exec.Command(exe, args...)
-			cmd.Env = append(os.Environ(), childEnv+"=1")
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// The event: the workload has started on the applied lab.
-			lines := bufio.NewScanner(stdout)
-			lines.Buffer(nil, 1<<24)
-			var seen []string
-			started := false
-			for !started && lines.Scan() {
-				seen = append(seen, lines.Text())
-				started = strings.Contains(lines.Text(), `"type":"workload_start"`)
-			}
-			if !started {
-				cmd.Wait()
-				t.Fatalf("the run ended before its workload started:\n%s\nstderr:\n%s", strings.Join(seen, "\n"), stderr.String())
-			}
-			if ns, _ := netnsfs.List("tsl." + labName + "."); len(ns) != 2 {
-				t.Errorf("while the workload runs: namespaces %v, want the lab's two", ns)
-			}
-			if tc.sig != 0 {
-				if err := cmd.Process.Signal(tc.sig); err != nil {
-					t.Fatal(err)
-				}
-				rest, _ := io.ReadAll(stdout)
-				seen = append(seen, strings.Split(string(rest), "\n")...)
-			} else {
-				stdout.Close() // the next write of the child gets EPIPE
-			}
-			err = cmd.Wait()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != exitError {
-				t.Errorf("exit: %v, want exit status %d (a signal's default action would end it without cleaning up)\nstderr:\n%s", err, exitError, stderr.String())
-			}
-			if tc.why != "" {
-				stream := strings.Join(seen, "\n")
-				for _, want := range []string{`"type":"run_errored"`, tc.why} {
-					if !strings.Contains(stream, want) {
-						t.Errorf("the stream lacks %s:\n%s", want, stream)
-					}
-				}
-				if destroyed := strings.Contains(stream, `"operation":"destroy"`); destroyed == tc.keep {
-					t.Errorf("destroyed %v with -keep %v:\n%s", destroyed, tc.keep, stream)
-				}
-			}
-			if tc.keep {
-				// The lab stays, and the state records all of it.
-				ns, _ := netnsfs.List("tsl." + labName + ".")
-				st, err := planner.ReadState(dir)
-				if len(ns) != 2 || err != nil || st == nil || len(st.Resources) != 4 {
-					t.Errorf("with -keep: namespaces %v, state %+v (%v); want the lab's two and its 4 resources recorded", ns, st, err)
-				}
-				return // the cleanup destroys it
-			}
-			if ns, _ := netnsfs.List("tsl." + labName + "."); len(ns) != 0 {
-				t.Errorf("after the interruption: namespaces %v left behind\nstderr:\n%s", ns, stderr.String())
-			}
-			st, err := planner.ReadState(dir)
-			switch {
-			case err != nil:
-				t.Errorf("state: %v", err)
-			case st == nil || len(st.Resources) != 0 || st.Scenario != "":
-				t.Errorf("state after the interruption = %+v, want written and empty (the lab destroyed)", st)
-			}
-		})
+		}
+		if tc.nohup && strings.Contains(stream, "SIGHUP") {
+			t.Errorf("under nohup, SIGHUP interrupted:\n%s", stream)
+		}
+		if destroyed := strings.Contains(stream, `"operation":"destroy"`); destroyed == tc.keep {
+			t.Errorf("destroyed %v with -keep %v:\n%s", destroyed, tc.keep, stream)
+		}
+	}
+	if tc.keep || tc.left {
+		checkLeftRecorded(t, dir, labName, tc.keep, stderr.String())
+		return
+	}
+	if ns, _ := netnsfs.List("tsl." + labName + "."); len(ns) != 0 {
+		t.Errorf("after the interruption: namespaces %v left behind\nstderr:\n%s", ns, stderr.String())
+	}
+	st, err := planner.ReadState(dir)
+	switch {
+	case err != nil:
+		t.Errorf("state: %v", err)
+	case st == nil || len(st.Resources) != 0 || st.Scenario != "":
+		t.Errorf("state after the interruption = %+v, want written and empty (the lab destroyed)", st)
+	}
+}
+
+// checkLeftRecorded checks that what stays of the lab in dir (all of it
+// with all) is what its state records, and that tsolab destroy removes
+// it.
+func checkLeftRecorded(t *testing.T, dir, labName string, all bool, stderr string) {
+	t.Helper()
+	ns, _ := netnsfs.List("tsl." + labName + ".")
+	st, err := planner.ReadState(dir)
+	if err != nil || st == nil {
+		t.Fatalf("state: %+v (%v), want the lab's resources that stay", st, err)
+	}
+	var hosts []string
+	for _, r := range st.Resources {
+		if r.Addr.Kind == "host" {
+			hosts = append(hosts, "tsl."+labName+"."+r.Addr.Name)
+		}
+	}
+	slices.Sort(ns)
+	slices.Sort(hosts)
+	switch {
+	case !slices.Equal(ns, hosts):
+		t.Errorf("namespaces %v, but the state records hosts %v\nstderr:\n%s", ns, hosts, stderr)
+	case all && (len(ns) != 2 || len(st.Resources) != 4):
+		t.Errorf("namespaces %v, state %d resources; want the lab's two and its 4 resources recorded", ns, len(st.Resources))
+	case !all && len(st.Resources) == 0:
+		t.Errorf("the second interrupt stopped nothing: the state records no resources\nstderr:\n%s", stderr)
+	case !strings.Contains(stderr, fmt.Sprintf("%d resource", len(st.Resources))):
+		t.Errorf("stderr does not count the %d resources that stay:\n%s", len(st.Resources), stderr)
+	}
+	destroyLeftovers(t, filepath.Dir(dir))
+	if ns, _ := netnsfs.List("tsl." + labName + "."); len(ns) != 0 {
+		t.Errorf("tsolab destroy left namespaces %v", ns)
 	}
 }
 
@@ -158,4 +234,159 @@ func copyDir(t *testing.T, src, dst string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestInterruptApplyDestroy ends `tsolab apply` by SIGTERM while it
+// creates (the hook of faults.go sends it as the first create starts)
+// and by a closed stdout, and runs `tsolab destroy` with a closed stdout
+// and `tsolab test` with a SIGINT as its final destroy starts: an apply
+// stops with what it made recorded and stderr saying how to finish or
+// remove it, and the next apply completes the lab; a destroy runs to
+// its end whatever becomes of stdout or the first signal.
+func TestInterruptApplyDestroy(t *testing.T) {
+	exe := interruptChild(t)
+	unlock := lockMachine(t)
+	defer unlock()
+	dir := filepath.Join(t.TempDir(), "lab")
+	copyDir(t, "../../examples/tso-basics", dir)
+	const labName = "int-apply"
+	t.Cleanup(func() { destroyLeftovers(t, filepath.Dir(dir)) })
+	inProcess := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &out, env: os.Environ()}
+		return c.main(args), out.String()
+	}
+	namespaces := func() []string {
+		ns, _ := netnsfs.List("tsl." + labName + ".")
+		return ns
+	}
+
+	t.Run("sigterm-at-create", func(t *testing.T) {
+		cmd := tsolabChild(exe, []string{signalAtOpEnv + "=create:TERM"}, "apply", "-auto-approve", "-name", labName, dir)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); !exitedError(err) {
+			t.Errorf("exit: %v, want exit status %d\nstderr:\n%s", err, exitError, stderr.String())
+		}
+		for _, want := range []string{"interrupted by SIGTERM: Apply interrupted", "tsolab apply -name " + labName + " -scenario tso=true,mtu=1500 " + dir + " completes the lab"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+			}
+		}
+		st, err := planner.ReadState(dir)
+		if err != nil || st == nil || len(st.Resources) == 0 || len(st.Resources) >= 4 || len(namespaces()) != countHosts(st) {
+			t.Fatalf("after the interrupted apply: namespaces %v, state %+v (%v); want part of the lab, all of it recorded", namespaces(), st, err)
+		}
+		if code, out := inProcess("apply", "-auto-approve", "-name", labName, dir); code != exitOK || len(namespaces()) != 2 {
+			t.Fatalf("the next apply: exit %d, namespaces %v; want it to complete the lab\n%s", code, namespaces(), out)
+		}
+	})
+
+	t.Run("destroy-closed-stdout", func(t *testing.T) {
+		if len(namespaces()) != 2 {
+			t.Skip("the lab was not applied (see sigterm-at-create)")
+		}
+		cmd := tsolabChild(exe, nil, "destroy", "-json", "-auto-approve", dir)
+		cmd.Stdout = closedPipe(t)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("destroy with a closed stdout: %v\nstderr:\n%s", err, stderr.String())
+		}
+		if ns := namespaces(); len(ns) != 0 {
+			t.Errorf("destroy with a closed stdout left namespaces %v\nstderr:\n%s", ns, stderr.String())
+		}
+	})
+
+	t.Run("apply-closed-stdout", func(t *testing.T) {
+		cmd := tsolabChild(exe, nil, "apply", "-json", "-auto-approve", "-name", labName, dir)
+		cmd.Stdout = closedPipe(t)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); !exitedError(err) || !strings.Contains(stderr.String(), "interrupted by a closed stdout") {
+			t.Errorf("exit: %v, want exit status %d, interrupted by the closed stdout\nstderr:\n%s", err, exitError, stderr.String())
+		}
+		st, err := planner.ReadState(dir)
+		if err != nil || len(namespaces()) != countHosts(st) {
+			t.Errorf("namespaces %v, state %+v (%v): want what was made recorded", namespaces(), st, err)
+		}
+		destroyLeftovers(t, filepath.Dir(dir))
+	})
+
+	t.Run("test-head-1", func(t *testing.T) {
+		// tsolab test ... | head -1: the reader goes after the first line.
+		cmd := tsolabChild(exe, nil, "test", "-repeat", "1", "-name", labName, dir)
+		stdout, stderr := startPiped(t, cmd)
+		first, err := bufio.NewReader(stdout).ReadString('\n')
+		stdout.Close()
+		err = errors.Join(err, cmd.Wait())
+		if !exitedError(err) || !strings.Contains(stderr.String(), "nothing is left of the lab") {
+			t.Errorf("after the first line (%q): %v, want exit status %d and the lab destroyed\nstderr:\n%s", first, err, exitError, stderr.String())
+		}
+		if st, err := planner.ReadState(dir); err != nil || st == nil || len(st.Resources) != 0 || len(namespaces()) != 0 {
+			t.Errorf("namespaces %v, state %+v (%v); want none, written and empty", namespaces(), st, err)
+		}
+	})
+
+	t.Run("sigint-at-final-destroy", func(t *testing.T) {
+		cmd := tsolabChild(exe, []string{signalAtOpEnv + "=delete:INT"}, "test", "-repeat", "1", "-name", labName, "-scenario", "tso=true,mtu=1500", dir)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Run() // the verdicts of one run decide the exit code
+		if !strings.Contains(stderr.String(), "interrupted by SIGINT (Ctrl-C) while destroying the lab after its runs: the destroy ran to its end") ||
+			!strings.Contains(stderr.String(), "nothing is left of the lab") || len(namespaces()) != 0 {
+			t.Errorf("a SIGINT as the final destroy starts: namespaces %v left; want the destroy run to its end\nstderr:\n%s", namespaces(), stderr.String())
+		}
+		if st, err := planner.ReadState(dir); err != nil || st == nil || len(st.Resources) != 0 {
+			t.Errorf("state %+v (%v), want written and empty", st, err)
+		}
+	})
+}
+
+// startPiped starts cmd with its stdout a pipe, returned, and its
+// stderr kept in the buffer returned.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.ReadCloser, *bytes.Buffer) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdout, &stderr
+}
+
+// exitedError is whether err is a command's exit with status exitError.
+func exitedError(err error) bool {
+	var exit *exec.ExitError
+	return errors.As(err, &exit) && exit.ExitCode() == exitError
+}
+
+// countHosts is how many hosts (namespaces) st records.
+func countHosts(st *planner.State) int {
+	n := 0
+	if st != nil {
+		for _, r := range st.Resources {
+			if r.Addr.Kind == "host" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// closedPipe is the write end of a pipe whose read end is closed: a
+// stdout whose reader went away.
+func closedPipe(t *testing.T) *os.File {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	t.Cleanup(func() { w.Close() })
+	return w
 }

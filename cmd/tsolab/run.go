@@ -203,6 +203,11 @@ func (c *cli) cleanUpTest(ir *interrupts, dir string, f *runFlags, runErr *error
 		if res != nil && res.Interrupted {
 			return // the destroy said what is left
 		}
+		if cause == nil {
+			if cause = context.Cause(ir.work); cause != nil {
+				fmt.Fprintf(c.stderr, "tsolab: %v while destroying the lab after its runs: the destroy ran to its end\n", cause)
+			}
+		}
 	}
 	if cause != nil {
 		c.reportRecorded(dir, false)
@@ -515,6 +520,9 @@ func (c *cli) applyScenario(ctx context.Context, dir string, lab *config.Lab, sc
 	}
 	if !brief || len(res.Failed) > 0 || res.Diagnostics.HasErrors() {
 		v.Applied(res)
+	}
+	if len(res.Failed) == 0 && res.Interrupted {
+		return fmt.Errorf("scenario %s: %s", sc.Name, res.Summary())
 	}
 	if len(res.Failed) > 0 || res.Diagnostics.HasErrors() {
 		return fmt.Errorf("scenario %s: apply failed (see above)", sc.Name)
