@@ -237,6 +237,16 @@ func attach(o offsets, f filter, mapFD int, rec *recMaps) (Hook, *ebpf.Program, 
 	return HookTracepoint, prog, lnk, err
 }
 
+// progName is the program's name for hook h, as bpftool and the kernel's
+// run-time statistics show it: the sender's program and a receiver's
+// are told apart (bench/capture-cost/progstat).
+func progName(h Hook) string {
+	if h == HookTCXIngress {
+		return "tsl_ingress"
+	}
+	return "tsl_dev_queue"
+}
+
 // load builds and loads the program for hook h and attaches it with at.
 func load(h Hook, o offsets, f filter, mapFD int, rec *recMaps, at func(*ebpf.Program) (link.Link, error)) (*ebpf.Program, link.Link, error) {
 	insns, err := program(h, o, f, mapFD, rec)
@@ -244,7 +254,7 @@ func load(h Hook, o offsets, f filter, mapFD int, rec *recMaps, at func(*ebpf.Pr
 		return nil, nil, err
 	}
 	spec := &ebpf.ProgramSpec{
-		Name:         "tsl_dev_queue",
+		Name:         progName(h),
 		Instructions: insns,
 		// bpf_probe_read_kernel is offered to GPL-compatible programs only.
 		License: "Dual MIT/GPL",

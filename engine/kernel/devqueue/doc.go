@@ -39,8 +39,13 @@
 // since ingress has not set skb->transport_header yet. With a record
 // (a receiver's capture, a record for every wire segment when the
 // device does no GRO) the ingress program records and counts nothing
-// else: no units, no GSO fields, no histogram. Ingress has no
-// tracepoint fallback: Open fails and the caller captures otherwise.
+// else: no units, no GSO fields, no histogram; it is a program of its
+// own (receiverProgram, "tsl_ingress"; the sender's is "tsl_dev_queue"),
+// the least one: no device check (a TCX program runs for its device
+// only), the headers parsed in place through direct packet access and
+// copied with bpf_skb_load_bytes once the packet is known to be
+// recorded. Ingress has no tracepoint fallback: Open fails and the
+// caller captures otherwise.
 //
 // Where it counts (Hook): a TCX egress program on the device, which
 // __dev_queue_xmit runs (sch_handle_egress) for every skb before the

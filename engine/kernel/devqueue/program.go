@@ -167,6 +167,9 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 	if len(f.Ports) > maxPorts {
 		return nil, fmt.Errorf("%d ports to watch, at most %d", len(f.Ports), maxPorts)
 	}
+	if h == HookTCXIngress && rec != nil && o.CastToKernCtx != 0 {
+		return receiverProgram(o, f, mapFD, rec)
+	}
 	off := func(m member) int16 { return int16(m.Off) }
 	word := func(slot int) int16 { return int16(slot * 8) }
 	// inc adds src to the 64-bit slot of the map value (R9).
@@ -184,10 +187,7 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 			return nil, errors.New("this kernel has no bpf_cast_to_kern_ctx kfunc for a TCX program")
 		}
 		// R6 = bpf_cast_to_kern_ctx(__sk_buff): the kernel's sk_buff.
-		insns = append(insns,
-			asm.Instruction{OpCode: asm.OpCode(asm.JumpClass).SetJumpOp(asm.Call), Src: asm.PseudoKfuncCall, Constant: int64(o.CastToKernCtx)},
-			asm.Mov.Reg(asm.R6, asm.R0),
-		)
+		insns = append(insns, castToKernCtx(o), asm.Mov.Reg(asm.R6, asm.R0))
 		ret = tcxNext
 	default:
 		return nil, fmt.Errorf("unknown hook %v", h)
@@ -200,14 +200,9 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.LoadMem(asm.R2, asm.R2, off(o.DevNet), asm.DWord),
 		asm.LoadMem(asm.R3, asm.R2, off(o.NetInum), asm.Word),
 		asm.JNE.Imm32(asm.R3, int32(f.NetNS), "exit"),
-		// R9 = this CPU's counters.
-		asm.StoreImm(asm.R10, stackKey, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, mapFD),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, stackKey),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
-		asm.Mov.Reg(asm.R9, asm.R0),
+	}...)
+	insns = append(insns, countersInR9(mapFD)...)
+	insns = append(insns, asm.Instructions{
 		// The IP header from skb->network_header: IPv4 (protocol, and
 		// IHL for the TCP header's offset) or IPv6 without extension
 		// headers. The offset is computed, not read from
@@ -365,6 +360,26 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 	return append(insns, tail(ret, inc)...), nil
 }
 
+// castToKernCtx calls the kfunc bpf_cast_to_kern_ctx: R0 = the kernel's
+// sk_buff of the __sk_buff in R1 (the verifier turns it into a move).
+func castToKernCtx(o offsets) asm.Instruction {
+	return asm.Instruction{OpCode: asm.OpCode(asm.JumpClass).SetJumpOp(asm.Call), Src: asm.PseudoKfuncCall, Constant: int64(o.CastToKernCtx)}
+}
+
+// countersInR9 looks up this CPU's counters (key 0 of the per-CPU map
+// mapFD, at stackKey) into R9, or goes to "exit".
+func countersInR9(mapFD int) asm.Instructions {
+	return asm.Instructions{
+		asm.StoreImm(asm.R10, stackKey, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, mapFD),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, stackKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.Mov.Reg(asm.R9, asm.R0),
+	}
+}
+
 // tail is the program's end: the labels "unread" and "other" count the
 // packet as such, "exit" returns ret.
 func tail(ret int32, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
@@ -449,17 +464,6 @@ func copyStack(dst, src int16, n int16) asm.Instructions {
 // (stackRec) and the MAC header bytes before skb->data (stackMAC).
 func reserve(o offsets, rec *recMaps) asm.Instructions {
 	off := func(m member) int16 { return int16(m.Off) }
-	// lookup looks up this CPU's value (its number at stackCPU) in the
-	// array fd and keeps it in R0.
-	lookup := func(fd int) asm.Instructions {
-		return asm.Instructions{
-			asm.LoadMapPtr(asm.R1, fd),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, stackCPU),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "unrecorded"),
-		}
-	}
 	insns := asm.Instructions{
 		// The MAC header bytes before skb->data: data - (head + mac_header).
 		asm.LoadMem(asm.R4, asm.R6, off(o.SkbData), asm.DWord).WithSymbol("read_ip"),
@@ -468,20 +472,9 @@ func reserve(o offsets, rec *recMaps) asm.Instructions {
 		asm.Sub.Reg(asm.R4, asm.R3),
 		asm.JGT.Imm(asm.R4, maxMAC, "unread"), // no MAC header set: not recorded, not counted
 		asm.StoreMem(asm.R10, stackMAC, asm.R4, asm.DWord),
-		// This CPU's head, and its ring.
-		asm.FnGetSmpProcessorId.Call(),
-		asm.StoreMem(asm.R10, stackCPU, asm.R0, asm.Word),
 	}
-	insns = append(insns, lookup(rec.Heads)...)
-	insns = append(insns, asm.StoreMem(asm.R10, stackHead, asm.R0, asm.DWord))
-	insns = append(insns, lookup(rec.Recs)...)
+	insns = append(insns, ringSlot(rec, stackCPU, stackHead, stackRec)...)
 	insns = append(insns,
-		// R1 = the ring + head mod its size: the record.
-		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord),
-		asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord),
-		asm.And.Imm(asm.R3, int32(rec.Size-1)),
-		asm.Add.Reg(asm.R0, asm.R3),
-		asm.StoreMem(asm.R10, stackRec, asm.R0, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R0),
 		asm.Add.Imm(asm.R1, recHeader),
 		asm.Mov.Imm(asm.R2, headerRead),
@@ -507,6 +500,54 @@ func reserve(o offsets, rec *recMaps) asm.Instructions {
 	return insns
 }
 
+// triedAndTimed counts a record set out to be written (slotRecTried of
+// R9) and writes the time, bpf_ktime_get_ns, into the record whose
+// address is on the stack at recAt, leaving that address in dst.
+func triedAndTimed(recAt int16, dst asm.Register) asm.Instructions {
+	return asm.Instructions{
+		// A plain increment: the program does not nest on a CPU, and
+		// Stop reads the map after the program is detached.
+		asm.LoadMem(asm.R3, asm.R9, int16(slotRecTried*8), asm.DWord),
+		asm.Add.Imm(asm.R3, 1),
+		asm.StoreMem(asm.R9, int16(slotRecTried*8), asm.R3, asm.DWord),
+		asm.FnKtimeGetNs.Call(),
+		asm.LoadMem(dst, asm.R10, recAt, asm.DWord),
+		asm.StoreMem(dst, recTime, asm.R0, asm.DWord),
+	}
+}
+
+// ringSlot finds where this CPU's next record goes: this CPU's head (a
+// byte position, in the heads array) and its ring (in the recs array),
+// keyed by its number, which it keeps on the stack at cpuAt; it leaves
+// the head's address at headAt and the record's, ring + head mod the
+// ring's size, at recAt and in R0. Without a ring for this CPU it goes
+// to "unrecorded".
+func ringSlot(rec *recMaps, cpuAt, headAt, recAt int16) asm.Instructions {
+	lookup := func(fd int) asm.Instructions {
+		return asm.Instructions{
+			asm.LoadMapPtr(asm.R1, fd),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, int32(cpuAt)),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "unrecorded"),
+		}
+	}
+	insns := asm.Instructions{
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.R10, cpuAt, asm.R0, asm.Word),
+	}
+	insns = append(insns, lookup(rec.Heads)...)
+	insns = append(insns, asm.StoreMem(asm.R10, headAt, asm.R0, asm.DWord))
+	insns = append(insns, lookup(rec.Recs)...)
+	return append(insns,
+		asm.LoadMem(asm.R1, asm.R10, headAt, asm.DWord),
+		asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord),
+		asm.And.Imm(asm.R3, int32(rec.Size-1)),
+		asm.Add.Reg(asm.R0, asm.R3),
+		asm.StoreMem(asm.R10, recAt, asm.R0, asm.DWord),
+	)
+}
+
 // record writes the record of the packet whose headers reserve read
 // (label "record", then on to "recorded"): it expects R2 = the header
 // bytes from skb->data to the end of TCP and R8 = the payload, and keeps
@@ -521,14 +562,9 @@ func record(o offsets, inc func(int, asm.Register) asm.Instruction) asm.Instruct
 	off := func(m member) int16 { return int16(m.Off) }
 	insns := asm.Instructions{
 		asm.StoreMem(asm.R10, stackHdr, asm.R2, asm.DWord).WithSymbol("record"),
-		// A plain increment: the program does not nest on a CPU, and
-		// Stop reads the map after the program is detached.
-		asm.LoadMem(asm.R3, asm.R9, int16(slotRecTried*8), asm.DWord),
-		asm.Add.Imm(asm.R3, 1),
-		asm.StoreMem(asm.R9, int16(slotRecTried*8), asm.R3, asm.DWord),
-		asm.FnKtimeGetNs.Call(),
-		asm.LoadMem(asm.R1, asm.R10, stackRec, asm.DWord),
-		asm.StoreMem(asm.R1, recTime, asm.R0, asm.DWord),
+	}
+	insns = append(insns, triedAndTimed(stackRec, asm.R1)...)
+	insns = append(insns, asm.Instructions{
 		asm.LoadMem(asm.R2, asm.R6, off(o.SkbLen), asm.Word),
 		asm.LoadMem(asm.R3, asm.R10, stackMAC, asm.DWord),
 		asm.Add.Reg(asm.R2, asm.R3),
@@ -561,7 +597,7 @@ func record(o offsets, inc func(int, asm.Register) asm.Instruction) asm.Instruct
 		asm.LoadMem(asm.R1, asm.R10, stackHead, asm.DWord),
 		asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord),
 		asm.Add.Reg(asm.R2, asm.R3),
-	}
+	}...)
 	insns = append(insns, publish(storeArch)...)
 	return append(insns,
 		asm.Ja.Label("recorded"),

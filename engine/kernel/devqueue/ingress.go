@@ -1,0 +1,166 @@
+package devqueue
+
+import (
+	"github.com/cilium/ebpf/asm"
+)
+
+// Offsets in struct __sk_buff (include/uapi/linux/bpf.h), the context a
+// TCX program is handed: the verifier turns loads of these into loads of
+// the sk_buff, and data and data_end into packet pointers the program may
+// read through after comparing them.
+const (
+	ctxLen     = 0  // u32: skb->len
+	ctxData    = 76 // u32: skb->data, a packet pointer
+	ctxDataEnd = 80 // u32: the end of the linear data, a packet pointer
+)
+
+// Stack slots of the receiver's program.
+const (
+	inStackCPU  = -16 // u32: this CPU, the key of its record head
+	inStackHdr  = -24 // u64: header bytes from the MAC header to the end of TCP
+	inStackFlag = -32 // u32: 1 = to a watched port (counted), 0 = from one
+	inStackHead = -40 // u64: this CPU's record head
+	inStackRec  = -48 // u64: where the record goes in its CPU's ring
+)
+
+// receiverProgram builds a receiver's capture program (TCX ingress with
+// a record, f.Ingress): for every TCP packet to or from a watched port,
+// a record of its headers, length and arrival time in this CPU's ring,
+// and nothing counted but what the record accounting needs (packets it
+// set out to record, packets without a ring, other packets, unreadable
+// ones). It is the program a TSO-off receiver runs for every wire
+// segment, a million times a second here, on the core that also sends
+// (on a veth pair the sender's CPU runs the receiver's softirq), so it
+// does the least it can:
+//
+//   - no device check: a TCX program runs for the one device it is
+//     attached to;
+//   - the headers are parsed where they are, in the skb's linear data
+//     (direct packet access through __sk_buff's data and data_end),
+//     not copied to the stack first; a packet whose IP and TCP headers
+//     are not in the linear data counts as unread;
+//   - the record's header bytes are copied with bpf_skb_load_bytes, as
+//     many as the packet has up to the end of TCP (at most HeaderMax),
+//     once the packet is known to be recorded;
+//   - the time is bpf_ktime_get_ns (CLOCK_MONOTONIC), read for every
+//     record: the one call that is most of what the program costs.
+//
+// At TCX ingress skb->data is the MAC header (tcx_run pushes the header
+// the device pulled for the program), so a record starts at data and
+// its length is skb->len. Registers kept across helper calls: R6 the
+// __sk_buff, R7 the kernel's sk_buff, R8 the payload, R9 the counters.
+func receiverProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instructions, error) {
+	off := func(m member) int16 { return int16(m.Off) }
+	inc := func(slot int, src asm.Register) asm.Instruction {
+		return asm.AddAtomic.Mem(asm.R9, src, asm.DWord, int16(slot*8))
+	}
+	insns := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1), castToKernCtx(o), asm.Mov.Reg(asm.R7, asm.R0)}
+	insns = append(insns, countersInR9(mapFD)...)
+	insns = append(insns, asm.Instructions{
+		// R4 = the IP header's offset from the MAC header, at most maxMAC.
+		asm.LoadMem(asm.R3, asm.R7, off(o.SkbProtocol), asm.Half),
+		asm.LoadMem(asm.R4, asm.R7, off(o.SkbNetworkHeader), asm.Half),
+		asm.LoadMem(asm.R5, asm.R7, off(o.SkbMacHeader), asm.Half),
+		asm.Sub.Reg(asm.R4, asm.R5),
+		asm.JGT.Imm(asm.R4, maxMAC, "unread"), // no MAC header set
+		// R2 = the IP header, R1 = the end of the linear data.
+		asm.LoadMem(asm.R2, asm.R6, ctxData, asm.Word),
+		asm.LoadMem(asm.R1, asm.R6, ctxDataEnd, asm.Word),
+		asm.Add.Reg(asm.R2, asm.R4),
+		asm.JEq.Imm(asm.R3, int32(hostHalf(0x0800)), "ipv4"),
+		asm.JNE.Imm(asm.R3, int32(hostHalf(0x86dd)), "other"),
+		// IPv6 without extension headers: TCP 40 bytes on.
+		asm.Mov.Reg(asm.R5, asm.R2),
+		asm.Add.Imm(asm.R5, 40+20),
+		asm.JGT.Reg(asm.R5, asm.R1, "unread"),
+		asm.LoadMem(asm.R3, asm.R2, 6, asm.Byte),
+		asm.JNE.Imm(asm.R3, 6, "other"), // IPPROTO_TCP
+		asm.Add.Imm(asm.R2, 40),
+		asm.Add.Imm(asm.R4, 40),
+		asm.Ja.Label("tcp"),
+		// IPv4: TCP IHL*4 bytes on.
+		asm.Mov.Reg(asm.R5, asm.R2).WithSymbol("ipv4"),
+		asm.Add.Imm(asm.R5, 20),
+		asm.JGT.Reg(asm.R5, asm.R1, "unread"),
+		asm.LoadMem(asm.R3, asm.R2, 9, asm.Byte),
+		asm.JNE.Imm(asm.R3, 6, "other"), // IPPROTO_TCP
+		asm.LoadMem(asm.R3, asm.R2, 0, asm.Byte),
+		asm.And.Imm(asm.R3, 0x0f),
+		asm.LSh.Imm(asm.R3, 2),
+		asm.JLT.Imm(asm.R3, 20, "other"), // not an IPv4 header
+		asm.Add.Reg(asm.R2, asm.R3),
+		asm.Add.Reg(asm.R4, asm.R3),
+		// R2 = the TCP header, R4 its offset from the MAC header.
+		asm.Mov.Reg(asm.R5, asm.R2).WithSymbol("tcp"),
+		asm.Add.Imm(asm.R5, 20),
+		asm.JGT.Reg(asm.R5, asm.R1, "unread"),
+		// R4 = header bytes up to the end of TCP; R8 = the payload.
+		asm.LoadMem(asm.R3, asm.R2, 12, asm.Byte),
+		asm.RSh.Imm(asm.R3, 4),
+		asm.LSh.Imm(asm.R3, 2),
+		asm.Add.Reg(asm.R4, asm.R3),
+		asm.StoreMem(asm.R10, inStackHdr, asm.R4, asm.DWord),
+		asm.LoadMem(asm.R8, asm.R6, ctxLen, asm.Word),
+		asm.Sub.Reg(asm.R8, asm.R4),
+		// Packets to a watched port are counted (flag 1), packets
+		// from one recorded but not counted (flag 0).
+		asm.StoreImm(asm.R10, inStackFlag, 1, asm.Word),
+	}...)
+	if len(f.Ports) > 0 {
+		insns = append(insns, asm.LoadMem(asm.R3, asm.R2, 2, asm.Half))
+		for _, p := range f.Ports {
+			insns = append(insns, asm.JEq.Imm(asm.R3, int32(hostHalf(p)), "record"))
+		}
+		insns = append(insns, asm.LoadMem(asm.R3, asm.R2, 0, asm.Half))
+		for _, p := range f.Ports {
+			insns = append(insns, asm.JEq.Imm(asm.R3, int32(hostHalf(p)), "from_port"))
+		}
+		insns = append(insns,
+			asm.Ja.Label("other"),
+			asm.StoreImm(asm.R10, inStackFlag, 0, asm.Word).WithSymbol("from_port"),
+		)
+	}
+	// The record: at this CPU's head mod the ring's size.
+	slot := ringSlot(rec, inStackCPU, inStackHead, inStackRec)
+	slot[0] = slot[0].WithSymbol("record")
+	insns = append(insns, slot...)
+	insns = append(insns, triedAndTimed(inStackRec, asm.R3)...)
+	insns = append(insns,
+		asm.LoadMem(asm.R2, asm.R6, ctxLen, asm.Word),
+		asm.StoreMem(asm.R3, recLen, asm.R2, asm.Word),
+		asm.StoreMem(asm.R3, recPayload, asm.R8, asm.Word),
+		asm.LoadMem(asm.R2, asm.R10, inStackFlag, asm.Word),
+		asm.StoreMem(asm.R3, recFlag, asm.R2, asm.Byte),
+		// The header bytes, at most HeaderMax (the parse found at
+		// least 40: the verifier is shown they are not none).
+		asm.LoadMem(asm.R4, asm.R10, inStackHdr, asm.DWord),
+		asm.JLE.Imm(asm.R4, HeaderMax, "rec_len"),
+		asm.Mov.Imm(asm.R4, HeaderMax),
+		asm.JLT.Imm(asm.R4, 1, "exit").WithSymbol("rec_len"),
+		asm.StoreMem(asm.R3, recCapLen, asm.R4, asm.Byte),
+		asm.Add.Imm(asm.R3, recHeader),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnSkbLoadBytes.Call(),
+		// Not copied (the packet is shorter than its headers): not
+		// published, so counted lost.
+		asm.JNE.Imm(asm.R0, 0, "exit"),
+		// Written: head += recordBytes(caplen).
+		asm.LoadMem(asm.R3, asm.R10, inStackRec, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R3, recCapLen, asm.Byte),
+		asm.Add.Imm(asm.R2, recHeader+7),
+		asm.And.Imm(asm.R2, -8),
+		asm.LoadMem(asm.R1, asm.R10, inStackHead, asm.DWord),
+		asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord),
+		asm.Add.Reg(asm.R2, asm.R3),
+	)
+	insns = append(insns, publish(storeArch)...)
+	insns = append(insns,
+		asm.Ja.Label("exit"),
+		// No ring for this CPU: counted lost, and as other.
+		asm.Mov.Imm(asm.R3, 1).WithSymbol("unrecorded"),
+		inc(slotRecLost, asm.R3),
+		asm.Ja.Label("other"),
+	)
+	return append(insns, tail(tcxNext, inc)...), nil
+}
