@@ -106,6 +106,7 @@ func TestScript(t *testing.T) {
 			"logins":             logins,
 			"sshd-user":          sshdUser,
 			"kill-agent-mid-run": killAgentMidRun,
+			"interrupt-mid-run":  interruptMidRun,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", wd+"/../../examples")
