@@ -24,6 +24,10 @@
 #   cost   1 - median(with/without throughput) <= 5% in every scenario
 #   loss   capture_loss / (packets in both files + capture_loss) < 0.1%
 #          in every run with -capture
+# Under each scenario's line the table shows the cost in the rounds where
+# -capture ran first in its pair and in those where it ran after. RUNS=FILE
+# keeps every run's line ("scenario mode round throughput_bps capture_loss
+# packets source cpu_s bytes position-in-round") in FILE.
 # BASE=REV also builds tsolab at git revision REV and adds its run with
 # `-capture` to each round (the three runs' order rotates by round), so
 # a change to the capture is measured against REV in the same rounds:
@@ -53,6 +57,7 @@ caps=$CAPDIR
 NAME=capcost$$
 # destroy needs no -name (it has none): the state names what the run made.
 cleanup() {
+	[ -n "${RUNS:-}" ] && [ -f "$work/runs" ] && cp "$work/runs" "$RUNS"
 	[ -x "$work/tsolab" ] && "$work/tsolab" destroy -auto-approve "$work/lab" >/dev/null 2>&1 || true
 	[ -n "${BASE:-}" ] && git -C "$here" worktree remove --force "$work/base-src" >/dev/null 2>&1
 	rm -rf "$work" ${made:+"$made"}
@@ -83,7 +88,7 @@ one() {
 	rm -rf "$caps/$NAME"
 	"$bin" run -name "$NAME" -repeat 1 -json "$out" "${flags[@]}" "$work/lab" >"$work/out" 2>&1 ||
 		{ cat "$work/out" >&2; exit 1; }
-	python3 - "$out" "$1" "$2" "$3" >>"$work/runs" <<'PY'
+	python3 - "$out" "$1" "$2" "$3" "$4" >>"$work/runs" <<'PY'
 import json, re, sys
 res = json.load(open(sys.argv[1]))
 (run,) = res["runs"]
@@ -101,7 +106,7 @@ for n in run.get("notes", []):
         cpu = sum(float(x) for x in c.groups()) / 100 * m["duration_s"]
 if cpu is None:
     sys.exit("run.sh: no CPU note in %s" % sys.argv[1])
-print(sys.argv[2], sys.argv[3], sys.argv[4], int(m["throughput_bps"]), int(m["capture_loss"]), packets, source, cpu, int(m["bytes"]))
+print(sys.argv[2], sys.argv[3], sys.argv[4], int(m["throughput_bps"]), int(m["capture_loss"]), packets, source, cpu, int(m["bytes"]), sys.argv[5])
 PY
 	rm -rf "$caps/$NAME"
 }
@@ -117,7 +122,8 @@ for s in $SCENARIOS; do
 		# with first in round 2, ...
 		set -- $modes
 		for _ in $(seq $((r - 1))); do set -- "${@:2}" "$1"; done
-		for m in "$@"; do one "$s" "$m" "$r"; done
+		pos=0
+		for m in "$@"; do pos=$((pos + 1)); one "$s" "$m" "$r" "$pos"; done
 	done
 	echo "$s: $ROUNDS rounds done" >&2
 done
@@ -130,19 +136,27 @@ ok = True
 print("%-20s %10s %10s %8s %9s %14s %12s %s" % ("scenario", "Gb/s w/o", "Gb/s with", "cost", "cpu cost", "capture_loss", "loss", "receiver"))
 for s in sys.argv[2].split():
     by = {}
-    for sc, mode, r, bps, loss, pk, src, cpu, nbytes in runs:
+    for sc, mode, r, bps, loss, pk, src, cpu, nbytes, pos in runs:
         if sc == s:
-            by.setdefault(r, {})[mode] = (int(bps), int(loss), int(pk), src, float(cpu) / max(int(nbytes), 1))
+            by.setdefault(r, {})[mode] = (int(bps), int(loss), int(pk), src, float(cpu) / max(int(nbytes), 1), int(pos))
     pairs = [v for v in by.values() if "with" in v and "without" in v]
     cost = 1 - statistics.median(v["with"][0] / v["without"][0] for v in pairs)
     cpucost = statistics.median(v["with"][4] / v["without"][4] for v in pairs) - 1
     withs = [v["with"] for v in by.values() if "with" in v]
-    worst = max(l / max(p + l, 1) for _, l, p, _, _ in withs)
-    loss = sum(l for _, l, _, _, _ in withs)
-    srcs = ",".join(sorted({src for _, _, _, src, _ in withs}))
+    worst = max(l / max(p + l, 1) for _, l, p, _, _, _ in withs)
+    loss = sum(l for _, l, _, _, _, _ in withs)
+    srcs = ",".join(sorted({src for _, _, _, src, _, _ in withs}))
     print("%-20s %10.2f %10.2f %7.1f%% %8.1f%% %14d %11.4f%% %s" % (s,
         statistics.median(v["without"][0] for v in by.values()) / 1e9,
         statistics.median(v[0] for v in withs) / 1e9, 100 * cost, 100 * cpucost, loss, 100 * worst, srcs))
+    # The pairs' order: the cost in the rounds where -capture ran before
+    # its pair and in those where it ran after (a warm-up or a trend
+    # over the rounds would show as a difference).
+    first = [v["with"][0] / v["without"][0] for v in pairs if v["with"][5] < v["without"][5]]
+    after = [v["with"][0] / v["without"][0] for v in pairs if v["with"][5] > v["without"][5]]
+    if first and after:
+        print("  order: cost %.1f%% in the %d rounds -capture ran first, %.1f%% in the %d it ran after" % (
+            100 * (1 - statistics.median(first)), len(first), 100 * (1 - statistics.median(after)), len(after)))
     bases = [v for v in by.values() if "base" in v and "without" in v]
     if bases:
         print("  base %s: cost %.1f%%, cpu cost %.1f%%, capture_loss %d (the same %d rounds)" % (sys.argv[3],
