@@ -255,13 +255,16 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) bool {
 	if !ep.nic.off.Has(offTxCsum) {
 		cost += p.CsumPerByte * float64(n)
 	}
-	if ep.prof.localCongestion && !ep.queueTakes(ep.atQueue(cpu.doneAt(now, cost), b, pc), n, pc) {
+	// The unit's CPU end and when it reaches the egress queue, computed
+	// once for the queue's test and the charges below.
+	onWire, busEnd := ep.atQueue(cpu.doneAt(now, cost), b, pc)
+	if ep.prof.localCongestion && !ep.queueTakes(onWire, n, pc) {
 		cpu.charge(now, p.StackPerSkb)
 		ep.enterCWR(now)
 		w.stats.refused++
 		return false
 	}
-	done := cpu.charge(now, cost)
+	cpu.charge(now, cost) // ends at doneAt's time
 	// The TX completion interrupt's work queues on the interrupt core
 	// from now: charged at done, a completion of work queued on another
 	// core would reserve the interrupt core's future and leave it idle
@@ -312,9 +315,8 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) bool {
 		r.wup = r.nxt
 		ep.prof.acks.onDataSent(ep, now, pc)
 	}
-	onWire := done
 	if ep.host.busNs != 0 {
-		onWire = ep.host.busXfer(done, n+pc*(hdrLen+14), unitBuffers(b, ep.mss, pc, s.tso))
+		ep.host.busFree = busEnd // the unit has the bus until then: nothing since atQueue moved it
 	}
 	left := w.sendFrames(ep, onWire, b.seq, n, pc, b.fin)
 	if ep.prof.tsq != nil {
@@ -328,16 +330,18 @@ func (ep *endpoint) transmit(now int64, i int, cpu *core) bool {
 }
 
 // atQueue is when unit b of pc segments, its CPU work done at done,
-// reaches the sender's egress queue: after the bus, where the host has
-// one (transmit's onWire, reserving nothing). The model's egress queue
-// stands for the qdisc and the NIC's ring together, and frames reach it
-// after the bus.
-func (ep *endpoint) atQueue(done int64, b *skb, pc int64) int64 {
+// reaches the sender's egress queue (onWire): after the bus, where the
+// host has one, and then busEnd is when the unit leaves the bus, which
+// transmit reserves (busFree) if it sends the unit. The model's egress
+// queue stands for the qdisc and the NIC's ring together, and frames
+// reach it after the bus.
+func (ep *endpoint) atQueue(done int64, b *skb, pc int64) (onWire int64, busEnd float64) {
 	h := ep.host
 	if h.busNs == 0 {
-		return done
+		return done, 0
 	}
-	return int64(math.Ceil(h.busEnd(done, b.len()+pc*(hdrLen+14), unitBuffers(b, ep.mss, pc, ep.snd.tso))))
+	busEnd = h.busEnd(done, b.len()+pc*(hdrLen+14), unitBuffers(b, ep.mss, pc, ep.snd.tso))
+	return int64(math.Ceil(busEnd)), busEnd
 }
 
 // queueTakes reports whether the sender's own egress queue (its NIC's

@@ -80,18 +80,9 @@ func (w *world) machineSoftirq(h *host) *host {
 // (config.Host.CoresOf): their cores are one machine's.
 func sameMachine(a, b *host) bool { return a.machine != nil && a.machine == b.machine }
 
-// busXfer moves one send unit of bytes in bufs DMA buffers over the
-// host's I/O bus starting no earlier than t.
-func (h *host) busXfer(t, bytes, bufs int64) int64 {
-	if h.busNs == 0 {
-		return t
-	}
-	h.busFree = h.busEnd(t, bytes, bufs)
-	return int64(math.Ceil(h.busFree))
-}
-
-// busEnd is when a transfer that is ready at t would end, reserving
-// nothing (busXfer reserves it).
+// busEnd is when a transfer of one send unit of bytes in bufs DMA
+// buffers over the host's I/O bus, ready at t, would end, reserving
+// nothing (transmit reserves it: busFree).
 func (h *host) busEnd(t, bytes, bufs int64) float64 {
 	start := float64(t)
 	if h.busFree > start { // math.Max without its NaN and signed-zero cases: neither occurs
