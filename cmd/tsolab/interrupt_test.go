@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -389,4 +390,30 @@ func closedPipe(t *testing.T) *os.File {
 	r.Close()
 	t.Cleanup(func() { w.Close() })
 	return w
+}
+
+// TestConfirmInterrupted: an interruption while apply or destroy asks
+// for "yes" is a no at once, not a wait for a line stdin may never give.
+func TestConfirmInterrupted(t *testing.T) {
+	stdin, w := io.Pipe() // nothing is ever typed
+	defer w.Close()
+	var out bytes.Buffer
+	c := &cli{stdin: stdin, stdout: &out, stderr: &out}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&interruptError{"SIGINT (Ctrl-C)"})
+	if c.confirm(ctx, "Do you want to perform these actions?") {
+		t.Fatal("confirm = true after an interruption, want false")
+	}
+	if !strings.HasSuffix(out.String(), "Enter a value: \ninterrupted by SIGINT (Ctrl-C)\n") {
+		t.Errorf("stdout = %q, want the question, then the interruption", out.String())
+	}
+	for _, tc := range []struct {
+		typed string
+		want  bool
+	}{{"yes\n", true}, {"no\n", false}, {"", false}} {
+		c := &cli{stdin: strings.NewReader(tc.typed), stdout: io.Discard}
+		if got := c.confirm(context.Background(), "?"); got != tc.want {
+			t.Errorf("typed %q: confirm = %v, want %v", tc.typed, got, tc.want)
+		}
+	}
 }

@@ -288,15 +288,30 @@ func (c *cli) plan(args []string) int {
 	return exitOK
 }
 
-// confirm asks the user to type "yes".
-func (c *cli) confirm(question string) bool {
+// confirm asks the user to type "yes"; an interruption (ctx) while it
+// waits is a no.
+func (c *cli) confirm(ctx context.Context, question string) bool {
 	fmt.Fprintf(c.stdout, "\n%s\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", question)
-	line, err := bufio.NewReader(c.stdin).ReadString('\n')
-	if err != nil && line == "" {
-		fmt.Fprintln(c.stdout)
+	answer := make(chan *string, 1) // nil: stdin ended unanswered
+	go func() {
+		line, err := bufio.NewReader(c.stdin).ReadString('\n')
+		if err != nil && line == "" {
+			answer <- nil
+			return
+		}
+		answer <- &line
+	}()
+	select {
+	case line := <-answer:
+		if line == nil {
+			fmt.Fprintln(c.stdout)
+			return false
+		}
+		return strings.TrimSpace(*line) == "yes"
+	case <-ctx.Done():
+		fmt.Fprintf(c.stdout, "\n%v\n", context.Cause(ctx))
 		return false
 	}
-	return strings.TrimSpace(line) == "yes"
 }
 
 func (c *cli) apply(args []string) int {
@@ -353,7 +368,7 @@ func (c *cli) apply(args []string) int {
 		c.errorf("-json needs -auto-approve\n\ntsolab cannot ask for approval on a JSON stream: add -auto-approve, or apply a plan saved with tsolab plan -out FILE.")
 		return exitError
 	}
-	if !*auto && !c.confirm("Do you want to perform these actions?") {
+	if !*auto && !c.confirm(ctx, "Do you want to perform these actions?") {
 		fmt.Fprintln(c.stdout, "Apply cancelled.")
 		return exitError
 	}
@@ -460,7 +475,7 @@ func (c *cli) destroyDir(ctx context.Context, dir string, name stateName, o outp
 	if len(targets) > 0 {
 		question = "Do you really want to destroy these resources of the lab?"
 	}
-	if !auto && !c.confirm(question) {
+	if !auto && !c.confirm(ctx, question) {
 		fmt.Fprintln(c.stdout, "Destroy cancelled.")
 		return exitError, nil
 	}
