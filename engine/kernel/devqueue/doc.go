@@ -43,8 +43,9 @@
 // own (receiverProgram, "tsl_ingress"; the sender's is "tsl_dev_queue"),
 // the least one: no device check (a TCX program runs for its device
 // only), the headers parsed in place through direct packet access and
-// copied with bpf_skb_load_bytes once the packet is known to be
-// recorded. Ingress has no tracepoint fallback: Open fails and the
+// copied once the packet is known to be recorded (eight words and the
+// word that ends them for headers of at most 72 bytes in the linear
+// data, bpf_skb_load_bytes for others). Ingress has no tracepoint fallback: Open fails and the
 // caller captures otherwise.
 //
 // Where it counts (Hook): a TCX egress program on the device, which

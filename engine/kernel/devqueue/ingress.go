@@ -39,9 +39,11 @@ const (
 //     (direct packet access through __sk_buff's data and data_end),
 //     not copied to the stack first; a packet whose IP and TCP headers
 //     are not in the linear data counts as unread;
-//   - the record's header bytes are copied with bpf_skb_load_bytes, as
-//     many as the packet has up to the end of TCP (at most HeaderMax),
-//     once the packet is known to be recorded;
+//   - the record's header bytes, as many as the packet has up to the
+//     end of TCP (at most HeaderMax), are copied once the packet is
+//     known to be recorded, by the program's own loads and stores when
+//     they are in the linear data and at most fastCopy bytes (see
+//     copyHeaders), else with bpf_skb_load_bytes;
 //   - the time is bpf_ktime_get_ns (CLOCK_MONOTONIC), read for every
 //     record: the one call that is most of what the program costs.
 //
@@ -139,14 +141,11 @@ func receiverProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.JLT.Imm(asm.R4, 1, "exit").WithSymbol("rec_len"),
 		asm.StoreMem(asm.R3, recCapLen, asm.R4, asm.Byte),
 		asm.Add.Imm(asm.R3, recHeader),
-		asm.Mov.Reg(asm.R1, asm.R6),
-		asm.Mov.Imm(asm.R2, 0),
-		asm.FnSkbLoadBytes.Call(),
-		// Not copied (the packet is shorter than its headers): not
-		// published, so counted lost.
-		asm.JNE.Imm(asm.R0, 0, "exit"),
+	)
+	insns = append(insns, copyHeaders()...)
+	insns = append(insns,
 		// Written: head += recordBytes(caplen).
-		asm.LoadMem(asm.R3, asm.R10, inStackRec, asm.DWord),
+		asm.LoadMem(asm.R3, asm.R10, inStackRec, asm.DWord).WithSymbol("copied"),
 		asm.LoadMem(asm.R2, asm.R3, recCapLen, asm.Byte),
 		asm.Add.Imm(asm.R2, recHeader+7),
 		asm.And.Imm(asm.R2, -8),
@@ -163,4 +162,55 @@ func receiverProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.Ja.Label("other"),
 	)
 	return append(insns, tail(tcxNext, inc)...), nil
+}
+
+// fastCopy is the most header bytes copyHeaders copies with loads and
+// stores of its own: eight words and the word that ends the headers,
+// which Ethernet, IPv4 and TCP with timestamps (66 bytes) take.
+const fastCopy = 72
+
+// copyHeaders copies the R4 header bytes (1 to HeaderMax) from the MAC
+// header, skb->data, to R3 (the record's header bytes), then goes on to
+// "copied": headers of 8 to fastCopy bytes whose first 64 bytes and
+// whole headers are in the linear data as eight 8-byte loads and stores
+// from the packet and one more of the 8 bytes that end them (the words
+// may overlap; bytes past the headers land past the record, where the
+// next one is written); others with bpf_skb_load_bytes. A packet shorter
+// than its headers goes to "exit": not published, so counted lost.
+func copyHeaders() asm.Instructions {
+	insns := asm.Instructions{
+		asm.JGT.Imm(asm.R4, fastCopy, "copy_slow"),
+		asm.JLT.Imm(asm.R4, 8, "copy_slow"),
+		asm.LoadMem(asm.R1, asm.R6, ctxData, asm.Word),
+		asm.LoadMem(asm.R2, asm.R6, ctxDataEnd, asm.Word),
+		asm.Mov.Reg(asm.R5, asm.R1),
+		asm.Add.Imm(asm.R5, 64),
+		asm.JGT.Reg(asm.R5, asm.R2, "copy_slow"),
+	}
+	for i := int16(0); i < 64; i += 8 {
+		insns = append(insns,
+			asm.LoadMem(asm.R0, asm.R1, i, asm.DWord),
+			asm.StoreMem(asm.R3, i, asm.R0, asm.DWord),
+		)
+	}
+	return append(insns,
+		// The 8 bytes that end the headers.
+		asm.Mov.Reg(asm.R5, asm.R4),
+		asm.Sub.Imm(asm.R5, 8),
+		asm.Add.Reg(asm.R1, asm.R5),
+		asm.Mov.Reg(asm.R0, asm.R1),
+		asm.Add.Imm(asm.R0, 8),
+		asm.JGT.Reg(asm.R0, asm.R2, "copy_slow_at"),
+		asm.Add.Reg(asm.R3, asm.R5),
+		asm.LoadMem(asm.R0, asm.R1, 0, asm.DWord),
+		asm.StoreMem(asm.R3, 0, asm.R0, asm.DWord),
+		asm.Ja.Label("copied"),
+		// R3 back to the record's header bytes.
+		asm.LoadMem(asm.R3, asm.R10, inStackRec, asm.DWord).WithSymbol("copy_slow_at"),
+		asm.Add.Imm(asm.R3, recHeader),
+		asm.Mov.Reg(asm.R1, asm.R6).WithSymbol("copy_slow"),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnSkbLoadBytes.Call(),
+		asm.JNE.Imm(asm.R0, 0, "exit"),
+	)
 }

@@ -129,21 +129,25 @@ func programParses(t *testing.T, h Hook) {
 	var want []rec
 	var units, bytes, other int64
 	for _, tt := range []struct {
-		ipv6   bool
-		ipOpts int
-		dport  uint16
-		proto  byte
+		ipv6    bool
+		ipOpts  int
+		dport   uint16
+		proto   byte
+		payload int
 	}{
-		{false, 0, testPort, unix.IPPROTO_TCP},
-		{false, 12, testPort, unix.IPPROTO_TCP},
+		{false, 0, testPort, unix.IPPROTO_TCP, 1000},
+		// The packet ends 2 bytes past its 66 header bytes: the
+		// receiver's last word of them ends at the packet's end.
+		{false, 0, testPort, unix.IPPROTO_TCP, 2},
+		{false, 12, testPort, unix.IPPROTO_TCP, 1000},
 		// 106 header bytes: more than reserve reads (headerRead).
-		{false, 40, testPort, unix.IPPROTO_TCP},
-		{true, 0, testPort, unix.IPPROTO_TCP},
-		{false, 0, testPort + 1, unix.IPPROTO_TCP},
-		{false, 0, testPort, unix.IPPROTO_UDP},
-		{true, 0, testPort, unix.IPPROTO_UDP},
+		{false, 40, testPort, unix.IPPROTO_TCP, 1000},
+		{true, 0, testPort, unix.IPPROTO_TCP, 1000},
+		{false, 0, testPort + 1, unix.IPPROTO_TCP, 1000},
+		{false, 0, testPort, unix.IPPROTO_UDP, 1000},
+		{true, 0, testPort, unix.IPPROTO_UDP, 1000},
 	} {
-		pkt, hdrs := packet(tt.ipv6, tt.ipOpts, tt.dport, 1000)
+		pkt, hdrs := packet(tt.ipv6, tt.ipOpts, tt.dport, tt.payload)
 		if tt.ipv6 {
 			pkt[14+6] = tt.proto
 		} else {
@@ -160,9 +164,9 @@ func programParses(t *testing.T, h Hook) {
 			other++
 			continue
 		}
-		want = append(want, rec{pkt[:hdrs], len(pkt), 1000, true})
+		want = append(want, rec{pkt[:hdrs], len(pkt), tt.payload, true})
 		units++
-		bytes += 1000
+		bytes += int64(tt.payload)
 	}
 	var got []rec
 	for cpu := range l.ring.cpus {
