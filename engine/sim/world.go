@@ -41,6 +41,11 @@ type host struct {
 	// ns: the stack's timeslice on this machine's cores (waitCore).
 	slice   int64
 	ithread *sched // sched when the stack runs interrupt handlers in threads (profile.ithreads), else nil
+	// interrupts counts the NIC interrupts its receive queues took
+	// (poll), and ithreadSwitches the interrupt thread's context
+	// switches charged with them (irqWake): what the model did, for
+	// tests to check.
+	interrupts, ithreadSwitches int64
 	// delayedAck: the receiver may delay ACKs (config.Host.DelayedAck);
 	// without it every data segment is ACKed at once.
 	delayedAck bool
@@ -336,9 +341,11 @@ func (w *world) poll(qi int32, now int64) {
 		// through netif_rx, and net_rx_action's entry is left in
 		// RxPerSkb.)
 		c.charge(now, p.Interrupt)
+		h.interrupts++
 		if h.ithread != nil {
 			// The interrupt thread is switched in (irqWake).
 			c.charge(now, h.ithread.ContextSwitch)
+			h.ithreadSwitches++
 		}
 	}
 	if q.budget <= 0 {
