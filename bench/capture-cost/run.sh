@@ -28,6 +28,8 @@
 # -capture ran first in its pair and in those where it ran after. RUNS=FILE
 # keeps every run's line ("scenario mode round throughput_bps capture_loss
 # packets source cpu_s bytes position-in-round") in FILE.
+# What each eBPF program costs a run, apart from the throughput:
+# `go run ./bench/capture-cost/progstat -- tsolab run ...` (see its doc).
 # BASE=REV also builds tsolab at git revision REV and adds its run with
 # `-capture` to each round (the three runs' order rotates by round), so
 # a change to the capture is measured against REV in the same rounds:
