@@ -131,6 +131,7 @@ func builtinCPUProfiles() []CPUProfile {
 			AckRx: 300, AckTx: 250,
 			Interrupt: 600, RxPerFrame: 150, RxPerSkb: 400, GROMerge: 40,
 			IRQDelay: 5000, BusPerUnit: 100, RSS: true,
+			Schedulers: []Scheduler{vmHalt},
 		},
 	}
 }
@@ -155,6 +156,30 @@ var c1Idle = Scheduler{
 	Source:        "assumed: floor C1 exit 2 us, p95 C1E exit 10 us + switch (intel_idle.c, Haswell/Broadwell-EP); switch 1 us",
 	WakeLatency:   LogNormal{Median: 4000, Sigma: 0.6, Min: 2000, Max: 50000},
 	ContextSwitch: 1000,
+}
+
+// vmHalt is the scheduler of the 2-vCPU Firecracker VM that
+// examples/kernel-calibration's kernel.json was measured on (`scheduler =
+// "vm-halt"`, on `modern`): Linux 6.18's EEVDF in a guest whose idle
+// vCPUs halt at once (cpuidle haltpoll, guest_halt_poll_ns=0, nested
+// virtualisation), so a thread woken on the other vCPU runs only after
+// the waker's IPI has gone through the hypervisor and the halted vCPU has
+// been resumed. Both figures are measured, not fitted (bench/wakeup,
+// session 10, load 5-13): the wake-to-run delay, from sched_waking
+// (try_to_wake_up) to the sched_switch onto the thread, of two threads
+// ping-ponging a byte over pipes on the two vCPUs (perf record -a,
+// 20000 round trips a run): median 16.4-17.2 us in the calmer runs, 5th
+// percentile 15.0-15.3 us, 95th 22-26 us, 99th 39-60 us; and a context
+// switch, half a round trip of the two threads on one vCPU less half
+// of one thread's same four syscalls (lmbench's lat_ctx): 581-640 ns;
+// and the waker's part, the write that wakes the thread on the other
+// vCPU (its IPI traps to the hypervisor), median 10.1-11.9 us against
+// about 0.15 us for a write that wakes no one.
+var vmHalt = Scheduler{
+	Name:          "vm-halt",
+	Source:        "measured (bench/wakeup, session 10): wake-to-run across vCPUs median 17 us, p5 15 us, p95 24 us; context switch 0.6 us",
+	WakeLatency:   LogNormal{Median: 17000, Sigma: 0.21, Min: 8000, Max: 60000},
+	ContextSwitch: 600,
 }
 
 // schedulerNone is the `scheduler` value of a host without a scheduler

@@ -415,6 +415,7 @@ func (w *world) offloadNotes() []string {
 
 // onRead counts bytes an application read.
 func (w *world) onRead(ep *endpoint, at, n int64) {
+	w.stats.reads++
 	w.stats.readBytes += n
 	w.bin(at).readBytes += n
 	if a := &ep.app; a.want > 0 && ep.rcv.readBytes >= a.want && ep.rcv.readBytes-n < a.want {
@@ -477,6 +478,7 @@ type stats struct {
 	refused                                           int64 // units the sender's own full queue refused (localCongestion)
 	rxMissed                                          int64 // frames a full receive ring dropped (CPUProfile.RxRing)
 	readBytes                                         int64
+	reads                                             int64 // read calls that returned data (tests)
 	wireSegs                                          int64 // data segments sent, both directions (benchmarks)
 	events                                            int64 // events the loop ran (benchmarks)
 	txns                                              int64
