@@ -103,6 +103,11 @@ type Model struct {
 	// tsolab -seed) when the run drew from it (a host's CPU profile has a
 	// scheduler); absent when nothing in the run was random.
 	Seed *uint64 `json:"seed,omitempty"`
+	// Schedulers are the scheduler models the lab's hosts ran (a host's
+	// `scheduler`), each with the distribution its wake-up latencies
+	// were drawn from, its context switch and its source, sorted; absent
+	// when no host ran one.
+	Schedulers []string `json:"schedulers,omitempty"`
 }
 
 // Property is one name=value pair of a flat view of a provenance (JUnit
@@ -164,6 +169,9 @@ func (r *Run) Properties(prefix string) []Property {
 			Property{prefix + "model.hash", r.Model.Hash})
 		if r.Model.Seed != nil {
 			out = append(out, Property{prefix + "model.seed", strconv.FormatUint(*r.Model.Seed, 10)})
+		}
+		if len(r.Model.Schedulers) > 0 {
+			out = append(out, Property{prefix + "model.schedulers", strings.Join(r.Model.Schedulers, "; ")})
 		}
 		for _, f := range r.Model.Files {
 			out = append(out, Property{prefix + "model.file." + f.Name, f.SHA256})

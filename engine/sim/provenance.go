@@ -25,6 +25,7 @@ func (w *world) provenance(sc *config.Scenario) *result.Run {
 		var run *Scheduler
 		if hst.sched != nil {
 			run = &hst.sched.Scheduler
+			m.Schedulers = append(m.Schedulers, run.String())
 		}
 		// fmt prints maps sorted by key and CPUProfile as plain data.
 		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%s\x00", hst.name, hst.prof.name, opts, hst.cpu.hashText(run))
@@ -35,6 +36,8 @@ func (w *world) provenance(sc *config.Scenario) *result.Run {
 	m.Stacks = slices.Compact(m.Stacks)
 	slices.Sort(m.CPUs)
 	m.CPUs = slices.Compact(m.CPUs)
+	slices.Sort(m.Schedulers)
+	m.Schedulers = slices.Compact(m.Schedulers)
 	m.Hash = hex.EncodeToString(h.Sum(nil))
 	m.Files = w.e.files
 	if w.rnd != nil {

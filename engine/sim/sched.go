@@ -37,6 +37,12 @@ type Scheduler struct {
 	ContextSwitch float64
 }
 
+// String names the scheduler with its figures and their source, as the
+// results' provenance reports it.
+func (s Scheduler) String() string {
+	return fmt.Sprintf("%s: wake-up latency %s, context switch %.0f ns (%s)", s.Name, s.WakeLatency, s.ContextSwitch, s.Source)
+}
+
 // LogNormal is a distribution of durations whose logarithm is normal,
 // cut to [Min, Max]: the usual shape of scheduling latency (a floor, a
 // mode a little above it, a long right tail).

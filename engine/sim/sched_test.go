@@ -312,8 +312,10 @@ func runJSON(t *testing.T, e *Engine, req engine.RunRequest) (*result.WorkloadRe
 // behind a 2 Gb/s rate with TSO off (a 1448-byte segment every 6 us for
 // the four connections together) it reads several segments a call where
 // a reader on FIFO cores, woken at once, reads about one. The draws come
-// from the seed: one seed gives one run, another another.
+// from the seed: one seed gives one run, another another; the results'
+// provenance names the scheduler with its distribution.
 func TestVMHaltReaderGathers(t *testing.T) {
+	var reported []string
 	run := func(scheduler string, seed uint64) (reads int64, js []byte) {
 		sc := oneMachine(false, 2e9)
 		for i := range sc.Hosts {
@@ -321,12 +323,19 @@ func TestVMHaltReaderGathers(t *testing.T) {
 		}
 		e := New(Options{Seed: seed})
 		w := runWorld(t, e, engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
-		_, js = runJSON(t, New(Options{Seed: seed}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+		res, js := runJSON(t, New(Options{Seed: seed}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+		reported = res.Provenance.Model.Schedulers
 		return w.stats.reads, js
 	}
 	fifo, _ := run("none", 0)
+	if len(reported) > 0 {
+		t.Errorf("FIFO cores: the provenance reports schedulers %q", reported)
+	}
 	halt, a := run("vm-halt", 0)
 	t.Logf("reads: %d on FIFO cores, %d with vm-halt", fifo, halt)
+	if len(reported) != 1 || !strings.HasPrefix(reported[0], "vm-halt: wake-up latency lognormal(median 17000 ns") {
+		t.Errorf("vm-halt: the provenance reports schedulers %q, want vm-halt with its distribution", reported)
+	}
 	if halt*2 > fifo {
 		t.Errorf("vm-halt: %d reads, FIFO cores %d: want at most half (a woken reader gathers the segments of its wake-up latency)", halt, fifo)
 	}
