@@ -62,17 +62,20 @@ func (e qent) event() event {
 // delayed ACKs, retransmission, the end), so the heap that turns over
 // with every frame stays shallow. A later event that comes before all of
 // the heaps' waits outside them, in first: a core's next step is often
-// the next event, and then it never enters a heap. None allocates once
-// its backing array has grown to the working set.
+// the next event, and then it never enters a heap. The near heap keeps
+// an event's time and insertion order in one word (nearHeap). None
+// allocates once its backing array has grown to the working set.
 type eventQueue struct {
-	near, far heap
-	first     qent // when hasFirst: an event before every one in near and far
-	hasFirst  bool
-	now       []qent // the FIFO: events at cur, from head
-	head      int    // first event of now not yet handed out
-	cur       int64  // time of the event last handed out, ns
-	curKey    uint64 // key of the event last handed out (its place at cur)
-	next      uint64 // insertion order of the next event
+	near     nearHeap
+	far      heap
+	epoch    int64 // the near heap's times count from it, ns (nearHeap)
+	first    qent  // when hasFirst: an event before every one in near and far
+	hasFirst bool
+	now      []qent // the FIFO: events at cur, from head
+	head     int    // first event of now not yet handed out
+	cur      int64  // time of the event last handed out, ns
+	curKey   uint64 // key of the event last handed out (its place at cur)
+	next     uint64 // insertion order of the next event
 }
 
 // farNs is how far ahead of the current time an event goes to the far
@@ -106,11 +109,51 @@ func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 		q.first, q.hasFirst = e, true
 		return
 	}
-	if e.at-q.cur > farNs {
-		q.far.push(e)
-	} else {
-		q.near.push(e)
+	if d := uint64(e.at - q.epoch); e.at-q.cur <= farNs && d < 1<<nearSpanBits {
+		q.near.push(nearEnt{ord: d<<nearSeqBits | e.key>>keySeqShift, key: e.key})
+		return
 	}
+	q.pushOut(e)
+}
+
+// pushOut puts e, which push did not put in the near heap, in the far
+// heap, or in the near heap when it is within farNs and fits the near
+// heap's span once the epoch moves (rebase).
+//
+//go:noinline
+func (q *eventQueue) pushOut(e qent) {
+	if e.at-q.cur <= farNs && q.rebase(e.at) {
+		q.near.push(nearEnt{ord: uint64(e.at-q.epoch)<<nearSeqBits | e.key>>keySeqShift, key: e.key})
+		return
+	}
+	q.far.push(e)
+}
+
+// rebase moves the epoch to the earliest of at and the near heap's
+// times, if at and every event in the near heap then fit its span, and
+// reports whether they do. (The model's times only grow, so it runs
+// about once per span of virtual time; an event far in the past goes to
+// the far heap.)
+func (q *eventQueue) rebase(at int64) bool {
+	lo, hi := at, at
+	for _, n := range q.near {
+		t := q.epoch + int64(n.ord>>nearSeqBits)
+		lo, hi = min(lo, t), max(hi, t)
+	}
+	if hi-lo >= 1<<nearSpanBits {
+		return false
+	}
+	delta := uint64(lo-q.epoch) << nearSeqBits // two's complement: lo may be earlier
+	for i := range q.near {
+		q.near[i].ord -= delta
+	}
+	q.epoch = lo
+	return true
+}
+
+// nearTop is the least event of the near heap. Precondition: len > 0.
+func (q *eventQueue) nearTop() qent {
+	return qent{at: q.epoch + int64(q.near[0].ord>>nearSeqBits), key: q.near[0].key}
 }
 
 // beyond panics: an id or an insertion order past the key's bits.
@@ -183,13 +226,16 @@ func (q *eventQueue) pop() (event, bool) {
 		q.hasFirst = false
 		return q.popped(q.first), true
 	}
-	if len(q.near) == 0 || len(q.far) > 0 && q.far[0].before(q.near[0]) {
-		if len(q.far) == 0 {
-			return event{}, false
+	if len(q.near) > 0 {
+		if top := q.nearTop(); len(q.far) == 0 || top.before(q.far[0]) {
+			q.near.pop()
+			return q.popped(top), true
 		}
-		return q.popped(q.far.pop()), true
 	}
-	return q.popped(q.near.pop()), true
+	if len(q.far) == 0 {
+		return event{}, false
+	}
+	return q.popped(q.far.pop()), true
 }
 
 // nextAt returns the time of the earliest event, if any.
@@ -202,7 +248,7 @@ func (q *eventQueue) nextAt() (int64, bool) {
 		at = min(at, q.first.at)
 	}
 	if len(q.near) > 0 {
-		at = min(at, q.near[0].at)
+		at = min(at, q.nearTop().at)
 	}
 	if len(q.far) > 0 {
 		at = min(at, q.far[0].at)
@@ -212,7 +258,7 @@ func (q *eventQueue) nextAt() (int64, bool) {
 
 // heapsBefore reports whether e comes before every event in the heaps.
 func (q *eventQueue) heapsBefore(e qent) bool {
-	return (len(q.near) == 0 || e.before(q.near[0])) && (len(q.far) == 0 || e.before(q.far[0]))
+	return (len(q.near) == 0 || e.before(q.nearTop())) && (len(q.far) == 0 || e.before(q.far[0]))
 }
 
 // heap is a binary min-heap of events.
@@ -266,4 +312,88 @@ func (hp *heap) pop() qent {
 	}
 	h.up(i, last)
 	return top
+}
+
+// The near heap orders its events by one word: the event's time from the
+// queue's epoch in the top nearSpanBits bits (16.7 ms: an event goes to
+// the near heap within farNs of the current time, and the epoch follows
+// the current time), its insertion order below. One comparison of words
+// orders two events by (time, insertion order), as qent.before does with
+// two, and the choice of the lesser child in pop needs no branch.
+const (
+	nearSpanBits = 24
+	nearSeqBits  = 64 - nearSpanBits
+)
+
+// An insertion order must fit below the time.
+var _ [nearSeqBits - (64 - keySeqShift)]struct{}
+
+// nearEnt is an event in the near heap.
+type nearEnt struct {
+	ord uint64 // time from the epoch << nearSeqBits | insertion order
+	key uint64 // qent's key
+}
+
+// nearHeap is a binary min-heap of events by ord.
+type nearHeap []nearEnt
+
+func (hp *nearHeap) push(e nearEnt) {
+	h := append(*hp, e)
+	*hp = h
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if e.ord >= h[p].ord {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+}
+
+// pop removes the least event. Precondition: len > 0.
+func (hp *nearHeap) pop() {
+	h := *hp
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	*hp = h
+	if n == 0 {
+		return
+	}
+	// Floyd's pop (heap.pop), the lesser of two children chosen by a
+	// conditional move: which one it is is as likely as not.
+	i := 0
+	for {
+		l := 2*i + 1
+		if l+1 >= n {
+			if l < n {
+				h[i] = h[l]
+				i = l
+			}
+			break
+		}
+		l += int(b2u(h[l+1].ord < h[l].ord))
+		h[i] = h[l]
+		i = l
+	}
+	for i > 0 {
+		p := (i - 1) / 2
+		if last.ord >= h[p].ord {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = last
+}
+
+// b2u is 1 for true, 0 for false (a SETcc, no branch).
+func b2u(b bool) uint {
+	var u uint
+	if b {
+		u = 1
+	}
+	return u
 }

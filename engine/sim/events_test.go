@@ -96,3 +96,37 @@ func TestReservedEventKeepsItsPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestNearHeapEpoch runs the queue's clock past several spans of the
+// near heap (its epoch moves) and queues an event further in the past
+// than the span (it goes to the far heap): every event still comes out
+// by time, ties in insertion order.
+func TestNearHeapEpoch(t *testing.T) {
+	var q eventQueue
+	span := int64(1) << nearSpanBits
+	var want []int64
+	for at := int64(0); at < 5*span; at += farNs / 4 {
+		q.push(at, evRxPoll, 1)
+		q.push(at+farNs/2, evAppRun, 2)
+		want = append(want, at, at+farNs/2)
+		sort.SliceStable(want, func(i, j int) bool { return want[i] < want[j] })
+		ev, _ := q.pop()
+		if ev.at != want[0] {
+			t.Fatalf("pop at %d, want %d", ev.at, want[0])
+		}
+		want = want[1:]
+	}
+	past := q.cur - 3*span
+	q.push(past, evTSQ, 3)
+	if ev, _ := q.pop(); ev.at != past || ev.kind != evTSQ {
+		t.Fatalf("got %+v, want the event in the past (at %d) first", ev, past)
+	}
+	for _, w := range want {
+		if ev, _ := q.pop(); ev.at != w {
+			t.Fatalf("pop at %d, want %d", ev.at, w)
+		}
+	}
+	if q.len() != 0 {
+		t.Fatalf("%d events left", q.len())
+	}
+}
