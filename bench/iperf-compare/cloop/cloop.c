@@ -21,6 +21,10 @@
 // prints, like the driver, throughput_bps (everything read, over the
 // start to the receiver's end) and each thread's CPU (its
 // CLOCK_THREAD_CPUTIME_ID) in % of one core.
+//
+// With CLOOP_PIN=TX,RX in the environment the sending thread is pinned to
+// CPU TX and the receiving thread to CPU RX (a test of placement, as
+// goloop's pin step; neither tool pins by default).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -67,9 +71,24 @@ static void enter(const char *name)
 	close(f);
 }
 
+// pin pins the calling thread to CPU cpu when cpu >= 0.
+static void pin(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof set, &set) < 0)
+		die("sched_setaffinity");
+}
+
+static int pin_tx = -1, pin_rx = -1;
+
 static void *sender(void *arg)
 {
 	(void)arg;
+	pin(pin_tx);
 	char *buf = malloc(write_size);
 	for (int i = 0; i < write_size; i++)
 		buf[i] = (char)i;
@@ -100,6 +119,7 @@ static void *sender(void *arg)
 static void *receiver(void *arg)
 {
 	(void)arg;
+	pin(pin_rx);
 	char *buf = malloc(RECV_BUF);
 	pthread_barrier_wait(&go);
 	double c0 = now(CLOCK_THREAD_CPUTIME_ID);
@@ -132,6 +152,11 @@ int main(int argc, char **argv)
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(atoi(argv[4]))};
 	if (inet_pton(AF_INET, argv[3], &sa.sin_addr) != 1 || secs <= 0 || write_size <= 0) {
 		fprintf(stderr, "cloop: bad address, duration or write size\n");
+		return 2;
+	}
+	const char *pins = getenv("CLOOP_PIN");
+	if (pins && sscanf(pins, "%d,%d", &pin_tx, &pin_rx) != 2) {
+		fprintf(stderr, "cloop: CLOOP_PIN=%s: want TX_CPU,RX_CPU\n", pins);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);

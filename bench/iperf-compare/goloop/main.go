@@ -17,6 +17,21 @@
 //	pass   the yielder: the monotonic clock read after every call, a
 //	       runtime.Gosched every 8 ms (passEvery) on the locked thread,
 //	       polls that time out at the next pass
+//	upass  pass, with the goroutine unlocked from its thread for the
+//	       Gosched (UnlockOSThread, Gosched, LockOSThread): the runtime
+//	       reschedules it on the thread it was on when no other goroutine
+//	       waits, instead of parking that thread and handing its P to
+//	       another (stoplockedm, startlockedm)
+//	wpass  pass, and a pass due within half a period is made when the
+//	       worker is about to poll (its socket not ready: a sender's
+//	       buffer full, a receiver's queue empty), where the worker
+//	       waits anyway, instead of between two calls of the data path
+//	wpass1 wpass for the sender only
+//	x8     pass every 1 ms instead of 8 (with pass or upass): eight times
+//	       the passes, so that what a pass costs shows above the rounds'
+//	       spread
+//	pin    the sending thread pinned to CPU 0, the receiving one to CPU 1
+//	       (a test of placement; cloop does the same with CLOOP_PIN=0,1)
 //	meter  the cpuMeter: the thread's CPU clock read around every pass
 //	raw    read, write and poll through syscall.RawSyscall, which skips
 //	       the runtime's entersyscall/exitsyscall (the others go through
@@ -37,7 +52,9 @@
 // and CPU in % of one core: task_tx_pct is the sending thread's plus every
 // other thread of the process (as the driver counts tsolab's), task_rx_pct
 // the receiving thread's, task_other_pct the other threads' part of
-// task_tx_pct.
+// task_tx_pct; passes_tx and passes_rx are each worker's passes as
+// N/W/MS/WMS: how many, how many of them before a poll (wpass), the wall
+// time of all of them and of those before a poll, in ms.
 package main
 
 import (
@@ -65,7 +82,7 @@ const (
 
 // steps is what a variant adds to the bare loops.
 type steps struct {
-	procs, pass, meter, raw, off16, mmap bool
+	procs, pass, upass, wpass, wpass1, x8, pin, meter, raw, off16, mmap bool
 }
 
 func parseSteps(s string) (steps, error) {
@@ -79,6 +96,16 @@ func parseSteps(s string) (steps, error) {
 			st.procs = true
 		case "pass":
 			st.pass = true
+		case "upass":
+			st.pass, st.upass = true, true
+		case "wpass":
+			st.pass, st.wpass = true, true
+		case "wpass1":
+			st.pass, st.wpass, st.wpass1 = true, true, true
+		case "x8":
+			st.x8 = true
+		case "pin":
+			st.pin = true
 		case "meter":
 			st.meter = true
 		case "raw":
@@ -88,7 +115,7 @@ func parseSteps(s string) (steps, error) {
 		case "mmap":
 			st.mmap = true
 		default:
-			return st, fmt.Errorf("unknown step %q: want bare or procs, pass, meter, raw, off16, mmap joined by +", name)
+			return st, fmt.Errorf("unknown step %q: want bare or procs, pass, upass, wpass, wpass1, x8, pin, meter, raw, off16, mmap joined by +", name)
 		}
 	}
 	return st, nil
@@ -129,6 +156,12 @@ type loop struct {
 	due time.Time
 	cpu time.Duration
 	t0  time.Duration
+	// passes, waitPasses and passWall count the passes, those made
+	// before a poll (wpass) and their wall time.
+	passes, waitPasses int
+	passWall, waitWall time.Duration
+	// sender: wpass applies (the receiver's only with wpass, not wpass1)
+	sender bool
 }
 
 func threadCPU() time.Duration {
@@ -137,33 +170,65 @@ func threadCPU() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
+// every is the time between passes.
+func (l *loop) every() time.Duration {
+	if l.st.x8 {
+		return passEvery / 8
+	}
+	return passEvery
+}
+
 func (l *loop) start() {
 	l.t0 = threadCPU()
-	l.due = time.Now().Add(passEvery)
+	l.due = time.Now().Add(l.every())
 }
 
 func (l *loop) end() { l.cpu += threadCPU() - l.t0 }
 
 // after passes when a pass is due (pass only).
 func (l *loop) after() {
-	if !l.st.pass || time.Until(l.due) > 0 {
-		return
-	}
-	l.due = time.Now().Add(passEvery)
-	if l.st.meter {
-		l.end()
-	}
-	runtime.Gosched()
-	if l.st.meter {
-		l.t0 = threadCPU()
+	if l.st.pass && time.Until(l.due) <= 0 {
+		l.pass(false)
 	}
 }
 
-// wait polls fd for ev for 8 ms, or (pass) until the next pass.
+// pass goes through the scheduler; waiting says it was made before a
+// poll (wpass), which the counts tell apart.
+func (l *loop) pass(waiting bool) {
+	t := time.Now()
+	l.due = t.Add(l.every())
+	if l.st.meter {
+		l.end()
+	}
+	if l.st.upass {
+		runtime.UnlockOSThread()
+		runtime.Gosched()
+		runtime.LockOSThread()
+	} else {
+		runtime.Gosched()
+	}
+	if l.st.meter {
+		l.t0 = threadCPU()
+	}
+	l.passes++
+	if waiting {
+		l.waitPasses++
+		l.waitWall += time.Since(t)
+	}
+	l.passWall += time.Since(t)
+}
+
+// wait polls fd for ev for 8 ms, or (pass) until the next pass; with
+// wpass, a pass due within half a period is made first, while the
+// socket is not ready anyway.
 func (l *loop) wait(fd int, ev int16) {
 	ms := int(passEvery / time.Millisecond)
 	if l.st.pass {
 		left := time.Until(l.due)
+		if l.st.wpass && (l.sender || !l.st.wpass1) && left < l.every()/2 {
+			l.pass(true)
+			left = time.Until(l.due)
+		}
 		if left <= 0 {
 			l.after()
 			return
@@ -172,6 +237,13 @@ func (l *loop) wait(fd int, ev int16) {
 	}
 	l.c.poll(fd, ev, ms)
 	l.after()
+}
+
+// counts is the loop's passes for the output line: all, those made
+// before a poll, the wall time in ms of all and of those before a poll.
+func (l *loop) counts() string {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return fmt.Sprintf("%d/%d/%.1f/%.1f", l.passes, l.waitPasses, ms(l.passWall), ms(l.waitWall))
 }
 
 func send(fd, ws int, l *loop) {
@@ -250,6 +322,18 @@ func (st steps) alloc(n int) []byte {
 	return b
 }
 
+// pinTo pins the calling thread (locked) to CPU cpu (pin only).
+func (st steps) pinTo(cpu int) {
+	if !st.pin {
+		return
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		fail("sched_setaffinity", err)
+	}
+}
+
 func fail(what string, err error) {
 	fmt.Fprintf(os.Stderr, "goloop: %s: %v\n", what, err)
 	os.Exit(1)
@@ -315,7 +399,7 @@ func processCPU() time.Duration {
 }
 
 func main() {
-	variant := flag.String("v", "bare", "variant: bare, or steps procs, pass, meter, raw, off16, mmap joined by +")
+	variant := flag.String("v", "bare", "variant: bare, or steps procs, pass, upass, wpass, wpass1, x8, pin, meter, raw, off16, mmap joined by +")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: goloop [-v STEPS] TX_NETNS RX_NETNS RX_ADDR PORT SECONDS WRITE_SIZE")
 		flag.PrintDefaults()
@@ -345,7 +429,7 @@ func main() {
 
 	var wg, ready sync.WaitGroup
 	startc := make(chan struct{})
-	tx, rx := &loop{st: st, c: calls{st.raw}}, &loop{st: st, c: calls{st.raw}}
+	tx, rx := &loop{st: st, c: calls{st.raw}, sender: true}, &loop{st: st, c: calls{st.raw}}
 	var got int64
 	var rxEnd time.Time
 	wg.Add(2)
@@ -353,6 +437,7 @@ func main() {
 	go func() {
 		defer wg.Done()
 		runtime.LockOSThread()
+		st.pinTo(0)
 		ready.Done()
 		<-startc
 		send(cfd, ws, tx)
@@ -360,6 +445,7 @@ func main() {
 	go func() {
 		defer wg.Done()
 		runtime.LockOSThread()
+		st.pinTo(1)
 		ready.Done()
 		<-startc
 		got = receive(sfd, rx)
@@ -374,6 +460,6 @@ func main() {
 	other := processCPU() - p0 - tx.cpu - rx.cpu
 	el := rxEnd.Sub(t0)
 	pct := func(d time.Duration) float64 { return 100 * float64(d) / float64(el) }
-	fmt.Printf("throughput_bps=%.0f task_tx_pct=%.1f task_rx_pct=%.1f task_other_pct=%.1f\n",
-		float64(got)*8/el.Seconds(), pct(tx.cpu+other), pct(rx.cpu), pct(other))
+	fmt.Printf("throughput_bps=%.0f task_tx_pct=%.1f task_rx_pct=%.1f task_other_pct=%.1f passes_tx=%s passes_rx=%s\n",
+		float64(got)*8/el.Seconds(), pct(tx.cpu+other), pct(rx.cpu), pct(other), tx.counts(), rx.counts())
 }
