@@ -165,6 +165,47 @@
 // +-5-10%. Not changed: the passes keep sysmon off the data path, and
 // neither RawSyscall nor dropping the passes came out ahead.
 //
+// Counted per thread instead of sampled (session 10, 2 December, TSO
+// off, runs at autogroup nice -20; `bench/iperf-compare/threads.sh
+// ./cloop|./goloop -v STEPS ...`: perf stat --per-thread, per GB; and
+// perf record of the loops' sys_exit events for the calls' results),
+// goloop with the workers' steps (procs+pass+meter) against cloop:
+// the loops make the same calls per GB (senders 7700-7950 whole writes,
+// 380-470 cut short, 1950-2350 refused, 190-230 polls that waited
+// 306-325 ms a GB; receivers 5400-10200 polls) and their timed polls
+// almost never time out (0-6 a GB); no signals reach the workers
+// (SIGURG 3-13 a GB only in bare Go, whose sysmon makes 5000-7000
+// nanosleeps and its workers 900-2500 involuntary switches a GB); user
+// space is 0.3-0.5% of cloop's samples and 1.0-1.1% of goloop's
+// (Syscall6, exitsyscall, reentersyscall), its other threads 1.2-1.5%.
+// What Go adds is the passes: 240-300 futex calls a GB in each worker
+// and 570-620 switches and 630-710 futex calls in the runtime's other
+// threads, which wake for them (load 2-6). Pinned (goloop's pin step,
+// cloop with CLOOP_PIN=0,1: the sender on CPU 0, the receiver on CPU 1,
+// a test only) Go kept up with C (99.7-104.4% of unpinned cloop against
+// 98.0-98.4% for pinned cloop, load 16-20), unpinned it was 92.0-96.5%:
+// the cost is in when the workers run, not in what they call. A
+// locked pass parks the worker until another thread has run (yielder),
+// and on a loaded machine that thread waits for a CPU: goloop's
+// pass counts (passes_tx/rx) showed the passes stopping the sender
+// 148-276 ms and the receiver 63-265 ms of 3 s runs (~350 passes each,
+// ~0.5 ms a pass, 5-9% of the sender's time; load 19-23, pressure 95-98%);
+// eight times the passes (x8) cost 4.6% of cloop's rate at load 10-12. A
+// sender waits for room a third of its time anyway (above), so it now
+// makes a pass due within earlyPass when it is about to wait (full): in
+// goloop (wpass1) 75-85% of the sender's passes moved into its waits, its
+// passes outside them took 14-45 ms a run, and it ran at 96.2% of cloop
+// against 91.5% (8 paired rounds of 3 s, load 19-23, ahead in 6 of 8);
+// the same for the receiver (wpass) lost (85.5%), its waits being short.
+// tsolab with the change against main in the same rounds (`run.sh -d 2
+// -r 8 -P 1 -B main -G "procs+pass+meter procs+wpass1+meter"`, load
+// 27-13, pressure 94-97%): 101.6% of main's throughput with TSO off
+// (96.3% of iperf3, 96.8% of cloop; goloop 94.7% and 96.6% of cloop),
+// 102.6% with TSO on, sender + receiver CPU per Gbit/s 93.4% and 97.3%
+// of main's. Unlocked passes (goloop's upass) are session 8's, dropped
+// for the reason yielder gives; here they ran at 95.2% and 100.3% of
+// cloop against locked 95.4% and 96.5%.
+//
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
 // attaches a program at TCX egress of the sender's NIC (sch_handle_egress,
