@@ -105,6 +105,7 @@ func TestScript(t *testing.T) {
 			"cable":              cable,
 			"logins":             logins,
 			"sshd-user":          sshdUser,
+			"sshd-arch":          sshdArch,
 			"kill-agent-mid-run": killAgentMidRun,
 			"interrupt-mid-run":  interruptMidRun,
 		},

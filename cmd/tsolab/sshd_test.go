@@ -105,6 +105,31 @@ func sshdUser(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("TSOLAB_VAR_"+args[0]+"_user", m.User)
 }
 
+// sshdArch is the script command `sshd-arch NAME PERSONALITY|native`:
+// it restarts machine NAME's SSH server under setarch(8) PERSONALITY
+// (linux32: every session's uname -m says i686, as on a 32-bit x86
+// machine), or as the machine itself (native). Sessions it served end.
+func sshdArch(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sshd-arch NAME PERSONALITY|native")
+	}
+	personality := args[1]
+	if personality == "native" {
+		personality = ""
+	}
+	s := sshdOf(ts, args[0]).s
+	ts.Check(s.RestartSSHDAs(personality))
+	if personality != "" {
+		// A script that fails meanwhile still destroys what it made
+		// there: the machine is itself again before that cleanup.
+		ts.Defer(func() {
+			if err := s.RestartSSHDAs(""); err != nil {
+				ts.Logf("cleanup: %v", err)
+			}
+		})
+	}
+}
+
 // logins is the script command `logins NAME`: it prints how many SSH
 // logins machine NAME's server accepted since the last `logins NAME`
 // (or its start), as its log says: one per connection tsolab made.

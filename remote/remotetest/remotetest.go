@@ -76,8 +76,12 @@ type Server struct {
 	ownsCtl   bool      // ClientNS is this server's, removed by Close
 	holder    *exec.Cmd // the machine's namespaces (startMachine)
 	cmd       *exec.Cmd // sshd, while it runs
-	log       *lockedBuffer
-	done      chan struct{} // closed when sshd's output ends
+	// personality is the setarch(8) personality sshd runs under (and
+	// with it every session: linux32 makes uname -m say i686); "" is
+	// the machine's own.
+	personality string
+	log         *lockedBuffer
+	done        chan struct{} // closed when sshd's output ends
 }
 
 var seq atomic.Int64
@@ -224,7 +228,11 @@ func (s *Server) startMachine() error {
 
 // startSSHD starts sshd on the machine and returns once it listens.
 func (s *Server) startSSHD() error {
-	cmd := exec.Command("nsenter", "-t", strconv.Itoa(s.Pid()), "-m", "-n", "--", SSHD, "-D", "-e", "-f", s.cfgPath)
+	args := []string{"-t", strconv.Itoa(s.Pid()), "-m", "-n", "--"}
+	if s.personality != "" {
+		args = append(args, "setarch", s.personality)
+	}
+	cmd := exec.Command("nsenter", append(args, SSHD, "-D", "-e", "-f", s.cfgPath)...)
 	stderr, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -265,11 +273,33 @@ func (s *Server) startSSHD() error {
 // stays. StartSSHD starts it again.
 func (s *Server) StopSSHD(t testing.TB) {
 	t.Helper()
-	s.CutSessions(t)
+	if err := s.stopSSHD(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *Server) stopSSHD() error {
+	if _, err := s.cutSessions(); err != nil {
+		return err
+	}
 	s.cmd.Process.Kill()
 	<-s.done
 	s.cmd.Wait()
 	s.cmd = nil
+	return nil
+}
+
+// RestartSSHDAs stops the machine's SSH server with its sessions
+// (StopSSHD) and starts it again under the setarch(8) personality given
+// (linux32: the kernel answers uname -m with i686 in every session, as a
+// 32-bit x86 machine's does), or as the machine itself with "". For
+// callers without a testing.TB (testscript commands).
+func (s *Server) RestartSSHDAs(personality string) error {
+	if err := s.stopSSHD(); err != nil {
+		return err
+	}
+	s.personality = personality
+	return s.startSSHD()
 }
 
 // StartSSHD starts the machine's SSH server again after StopSSHD, and
@@ -495,6 +525,14 @@ func (s *Server) Exec(t testing.TB, name string, args ...string) string {
 // returns, none of them runs any more code.
 func (s *Server) CutSessions(t testing.TB) int {
 	t.Helper()
+	n, err := s.cutSessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func (s *Server) cutSessions() (int, error) {
 	children := map[int][]int{}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, st := range stats {
@@ -527,10 +565,10 @@ func (s *Server) CutSessions(t testing.TB) int {
 	}
 	for _, pid := range tree {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			t.Fatalf("kill %d of sshd's sessions: %v", pid, err)
+			return 0, fmt.Errorf("kill %d of sshd's sessions: %w", pid, err)
 		}
 	}
-	return len(tree)
+	return len(tree), nil
 }
 
 // SetLink takes the network between the controller and the server down
