@@ -73,7 +73,7 @@ func loadForTest(tb testing.TB, h Hook) *loaded {
 
 // packet is an Ethernet frame of one TCP segment from port 40000 to dport
 // with payload bytes: IPv4 with ipOpts bytes of options, or IPv6; a TCP
-// header of 32 bytes (the timestamp option).
+// header of 32 bytes (as long as with the timestamp option; 12 NOPs).
 func packet(ipv6 bool, ipOpts int, dport uint16, payload int) (frame []byte, headers int) {
 	ipLen := 20 + ipOpts
 	if ipv6 {
@@ -99,6 +99,9 @@ func packet(ipv6 bool, ipOpts int, dport uint16, payload int) (frame []byte, hea
 	binary.BigEndian.PutUint16(tcp[0:], 40000)
 	binary.BigEndian.PutUint16(tcp[2:], dport)
 	tcp[12], tcp[13] = 8<<4, 0x10 // 32 bytes of header, ACK
+	for i := 20; i < 32; i++ {
+		tcp[i] = 1 // TCPOPT_NOP: no header byte is 0 by chance
+	}
 	return p, 14 + ipLen + 32
 }
 
