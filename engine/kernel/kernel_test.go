@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -23,13 +24,20 @@ const (
 
 func runWorkload(t *testing.T, p *pair, w *config.Workload, opts kernel.Options) *result.WorkloadResult {
 	t.Helper()
+	return runWorkloadWatching(t, p, w, opts, func() {})
+}
+
+// runWorkloadWatching is runWorkload that calls watch at each progress
+// report, while the workload runs.
+func runWorkloadWatching(t *testing.T, p *pair, w *config.Workload, opts kernel.Options, watch func()) *result.WorkloadResult {
+	t.Helper()
 	p.Scenario.Workloads = []*config.Workload{w}
 	var progress int
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := kernel.New(opts).Run(ctx, engine.RunRequest{
 		Scenario: p.Scenario, Workload: w, Naming: p.Naming,
-		Progress: func(engine.Progress) { progress++ },
+		Progress: func(engine.Progress) { progress++; watch() },
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -268,15 +276,28 @@ func TestRR(t *testing.T) {
 	}
 }
 
+// TestSendfilePaced: a sendfile workload is paced at its rate, and the
+// file it sends has no name while it runs (unlinked when made), so a
+// tsolab killed outright leaves none of its file_size bytes behind.
 func TestSendfilePaced(t *testing.T) {
 	p := newPair(t, 1500)
 	const rate = 400e6
-	res := runWorkload(t, p, &config.Workload{
+	dir := t.TempDir()
+	var named []string
+	res := runWorkloadWatching(t, p, &config.Workload{
 		Name: "file", Kind: config.Sendfile, Client: "tx", Servers: []string{"rx0"},
 		Connections: 1, FileSize: 32 << 20, Rate: config.Rate(rate), Duration: 1500 * time.Millisecond,
-	}, kernel.Options{TempDir: t.TempDir()})
+	}, kernel.Options{TempDir: dir}, func() {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			named = append(named, e.Name())
+		}
+	})
 	if got := res.Metrics[result.MetricThroughputBps]; got > 1.1*rate || got < 0.7*rate {
 		t.Errorf("throughput = %v bit/s, want about the pacing rate %v", got, rate)
+	}
+	if len(named) > 0 {
+		t.Errorf("while the workload ran, its temporary directory held %v: want the file unlinked", named)
 	}
 }
 

@@ -616,8 +616,7 @@ func (r *run) closeAll() {
 		unix.Close(l)
 	}
 	if r.file != nil {
-		r.file.Close()
-		os.Remove(r.file.Name())
+		r.file.Close() // unlinked when made (makeFile)
 	}
 }
 

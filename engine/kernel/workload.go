@@ -462,6 +462,9 @@ func (r *run) makeFile() error {
 	if err != nil {
 		return fmt.Errorf("sendfile source: %w", err)
 	}
+	// Unlinked at once: sendfile reads the open file, and a tsolab
+	// killed outright (SIGKILL) leaves no file_size bytes behind.
+	os.Remove(f.Name())
 	r.file = f
 	chunk := make([]byte, 1<<20)
 	for i := range chunk {
