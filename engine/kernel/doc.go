@@ -190,19 +190,21 @@
 // pass counts (passes_tx/rx) showed the passes stopping the sender
 // 148-276 ms and the receiver 63-265 ms of 3 s runs (~350 passes each,
 // ~0.5 ms a pass, 5-9% of the sender's time; load 19-23, pressure 95-98%);
-// eight times the passes (x8) cost 4.6% of cloop's rate at load 10-12. A
-// sender waits for room a third of its time anyway (above), so it now
-// makes a pass due within earlyPass when it is about to wait (full): in
-// goloop (wpass1) 75-85% of the sender's passes moved into its waits, its
-// passes outside them took 14-45 ms a run, and it ran at 96.2% of cloop
-// against 91.5% (8 paired rounds of 3 s, load 19-23, ahead in 6 of 8);
-// the same for the receiver (wpass) lost (85.5%), its waits being short.
-// tsolab with the change against main in the same rounds (`run.sh -d 2
-// -r 8 -P 1 -B main -G "procs+pass+meter procs+wpass1+meter"`, load
-// 27-13, pressure 94-97%): 101.6% of main's throughput with TSO off
-// (96.3% of iperf3, 96.8% of cloop; goloop 94.7% and 96.6% of cloop),
-// 102.6% with TSO on, sender + receiver CPU per Gbit/s 93.4% and 97.3%
-// of main's. Unlocked passes (goloop's upass) are session 8's, dropped
+// eight times the passes (x8) cost 4.6% of cloop's rate at load 10-12.
+// Tried and not kept: a sender that makes a pass due within half a
+// period when it is about to wait for room, where it waits anyway
+// (goloop's wpass1: 75-85% of the sender's passes moved into its waits,
+// its passes outside them 14-45 ms a run). goloop with it against
+// without, in the same rounds: +4.7, +1.9, +3.0 and -0.8 points of
+// cloop's rate (four runs, TSO off); but tsolab with it against main
+// (`run.sh -P 1 -B REV`, three runs with -G "procs+pass+meter procs+wpass1+meter"; 8-14
+// rounds of 2-3 s, load 7-27, pressure 73-98%): 101.6%, 98.7%, 96.9%
+// and 96.7% with TSO off, 98.4-103.4% on, sender + receiver CPU per
+// Gbit/s 93.4-100.8%; in one run the sender's CPU per Gbit/s fell 41%
+// and the receiver's rose as much (its context sent the segments the
+// ACKs let go while the sender was parked). The same for the receiver
+// (wpass) lost: 85.5% against 91.5% (its waits for data are short).
+// Unlocked passes (goloop's upass) are session 8's, dropped
 // for the reason yielder gives; here they ran at 95.2% and 100.3% of
 // cloop against locked 95.4% and 96.5%.
 //

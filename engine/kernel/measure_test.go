@@ -586,44 +586,6 @@ func TestYielderFullRetriesBeforeWaiting(t *testing.T) {
 	}
 }
 
-// A sender about to wait for room makes a pass due within earlyPass
-// before the wait, where it waits anyway, instead of between two writes
-// after it; one due later is left to its time.
-func TestYielderFullPassesEarly(t *testing.T) {
-	fds := socketPair(t)   // empty buffers: the wait returns at once
-	runtime.LockOSThread() // as spawn's workers are
-	defer runtime.UnlockOSThread()
-	for _, tc := range []struct {
-		name  string
-		in    time.Duration // the pass is due in
-		early bool
-	}{
-		{"due within earlyPass", earlyPass / 4, true},
-		{"due later", passEvery + time.Hour, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before := time.Now()
-			y := yielder{meter: new(cpuMeter), due: before.Add(tc.in)}
-			due := y.due
-			for range fullTries {
-				if err := y.full(fds[0], false); err != nil {
-					t.Fatal(err)
-				}
-			}
-			// A pass moves due to passEvery after it; the wait itself
-			// returned at once (the socket has room), well before the
-			// old due time of the early case.
-			passed := !y.due.Equal(due)
-			if passed != tc.early {
-				t.Fatalf("due in %v: passed before the wait %v, want %v (due moved from %v to %v after the start)", tc.in, passed, tc.early, due.Sub(before), y.due.Sub(before))
-			}
-			if passed && y.due.Before(before.Add(passEvery)) {
-				t.Fatalf("the early pass planned the next at %v after the start, want at least %v", y.due.Sub(before), passEvery)
-			}
-		})
-	}
-}
-
 // socketPair is a connected pair of Unix stream sockets, closed when the
 // test ends.
 func socketPair(t *testing.T) [2]int {

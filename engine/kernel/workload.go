@@ -139,9 +139,7 @@ const passEvery = 8 * time.Millisecond
 // queue behind the process's other goroutines. A worker passes as seldom
 // as sysmon allows:
 // it reads the monotonic clock after each call and passes when passEvery
-// has gone by, whatever its rate (a sender about to wait for room makes
-// a pass due within earlyPass then, where it waits anyway: full), and
-// its sockets are non-blocking so
+// has gone by, whatever its rate, and its sockets are non-blocking so
 // that no call blocks past a pass (wait). A worker blocked in a system
 // call for 10 ms (a paused flow: the peer waiting for a CPU) would
 // otherwise lose its P and put sysmon back to its 20 us polls.
@@ -205,9 +203,7 @@ const fullTries = 10
 
 // full follows a send call that the full send buffer cut short (sent)
 // or refused: the sender calls again at once, and waits for room (wait)
-// when fullTries calls since its last whole one were refused. A pass
-// due within earlyPass is made before that wait rather than between two
-// writes (see earlyPass).
+// when fullTries calls since its last whole one were refused.
 func (y *yielder) full(fd int, sent bool) error {
 	if !sent {
 		y.refused++
@@ -216,25 +212,8 @@ func (y *yielder) full(fd int, sent bool) error {
 		return nil
 	}
 	y.refused = 0
-	if time.Until(y.due) < earlyPass {
-		y.pass()
-	}
 	return y.wait(fd, unix.POLLOUT)
 }
-
-// earlyPass is how soon a pass must be due for a sender to make it when
-// it is about to wait for room in its send buffer. The sender waits
-// anyway (one connection with TSO off: ~200 waits a GB, ~1.5 ms each,
-// a third of its time; bench/iperf-compare/goloop's counts), so a pass
-// made then stops no write, where one between two writes stops the data
-// path for as long as the pass takes: 23-29 us on a quiet machine, ~0.5
-// ms under load (load 19-23, autogroup nice -20: 148-276 ms of a 3 s
-// run in ~350 passes, 5-9% of the sender's time). Half a period moves
-// three quarters of the sender's passes into its waits, at 1.3-1.4
-// times as many passes. The receiver passes only when due: its waits
-// for data are short (~40 us), and a pass made before one delays its
-// reads (goloop's wpass: 85.5% of cloop against 91.5%).
-const earlyPass = passEvery / 2
 
 // streamSend writes ws-byte buffers until it has sent limit bytes, then
 // half-closes, or until the run shuts the socket's sending side at the
