@@ -293,6 +293,7 @@ type Workload struct {
 
 	Connections int           // per server; default 1
 	WriteSize   int           // bytes per write/send call; default 65536
+	ReadSize    int           // stream/sendfile: bytes the receiver asks for per read call; default 131072 (iperf3's)
 	Duration    time.Duration // run time; zero when Bytes is set
 	Bytes       int64         // total payload per connection; zero when Duration is set
 	SndBuf      int           // SO_SNDBUF bytes; 0 = system default

@@ -94,7 +94,7 @@ func TestTwoReceivers(t *testing.T) {
 			},
 			Workloads: []*config.Workload{{
 				Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx1", "rx2"},
-				Connections: 4, WriteSize: 65536, Duration: 3 * time.Second,
+				Connections: 4, WriteSize: 65536, ReadSize: 131072, Duration: 3 * time.Second,
 			}},
 		}
 	}
@@ -216,6 +216,7 @@ workload "file" {
   rate      = "1gbit"
   cork      = true
   cc        = "reno"
+  read_size = "64KiB"
 }
 workload "lo" {
   client   = host.s
@@ -268,9 +269,9 @@ expect "fast" {
 	wantWorkloads := []*config.Workload{
 		{Name: "rr", Kind: config.RR, Client: "s", Servers: []string{"r0"}, Connections: 1, WriteSize: 65536, Bytes: 10e6,
 			NoDelay: true, RequestSize: 64, ResponseSize: 1, Concurrency: 1},
-		{Name: "file", Kind: config.Sendfile, Client: "s", Servers: []string{"r0"}, Connections: 1, WriteSize: 65536,
+		{Name: "file", Kind: config.Sendfile, Client: "s", Servers: []string{"r0"}, Connections: 1, WriteSize: 65536, ReadSize: 65536,
 			SndBuf: 1e6, RcvBuf: 2097152, Cork: true, CC: "reno", FileSize: 1 << 30, Rate: 1e9},
-		{Name: "lo", Kind: config.Stream, Client: "s", Servers: []string{"s"}, Loopback: true, Connections: 1, WriteSize: 65536, Duration: 90 * time.Second},
+		{Name: "lo", Kind: config.Stream, Client: "s", Servers: []string{"s"}, Loopback: true, Connections: 1, WriteSize: 65536, ReadSize: 131072, Duration: 90 * time.Second},
 	}
 	if diff := cmp.Diff(wantWorkloads, sc.Workloads, cmpLab...); diff != "" {
 		t.Errorf("workloads (-want +got):\n%s", diff)

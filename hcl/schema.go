@@ -177,6 +177,7 @@ var schema = []*blockSpec{
 			{name: "loopback", roots: values, example: `loopback = true`},
 			{name: "connections", roots: values, example: `connections = 4`},
 			{name: "write_size", roots: values, example: `write_size = 65536`},
+			{name: "read_size", roots: values, example: `read_size = "128KiB"`},
 			{name: "duration", roots: values, example: `duration = "3s"`},
 			{name: "bytes", roots: values, example: `bytes = "100MB"`},
 			{name: "sndbuf", roots: values, example: `sndbuf = "1MB"`},

@@ -21,12 +21,14 @@ var kindOnly = map[string][]config.WorkloadKind{
 	"concurrency":   {config.RR},
 	"file_size":     {config.Sendfile},
 	"rate":          {config.Stream, config.Sendfile},
+	"read_size":     {config.Stream, config.Sendfile},
 }
 
 // Workload defaults, as config.Workload documents them.
 const (
 	defaultConnections = 1
 	defaultWriteSize   = 65536
+	defaultReadSize    = 128 << 10
 )
 
 // workload evaluates a workload block in one cell.
@@ -34,6 +36,9 @@ func (e *evaluator) workload(b *block, sc *config.Scenario) *config.Workload {
 	w := &config.Workload{Name: b.name, Kind: config.Stream, Connections: defaultConnections, WriteSize: defaultWriteSize, Range: b.def}
 	if k, ok := e.oneOf(b, "kind", workloadKinds); ok {
 		w.Kind = config.WorkloadKind(k)
+	}
+	if w.Kind != config.RR {
+		w.ReadSize = defaultReadSize
 	}
 	for _, a := range b.sortedAttrs() {
 		if kinds, ok := kindOnly[a.Name]; ok && !slices.Contains(kinds, w.Kind) {
@@ -54,6 +59,9 @@ func (e *evaluator) workload(b *block, sc *config.Scenario) *config.Workload {
 	}
 	if n, ok := e.size(b, "write_size", 1); ok {
 		w.WriteSize = int(n)
+	}
+	if n, ok := e.size(b, "read_size", 1); ok {
+		w.ReadSize = int(n)
 	}
 	d, hasDuration := e.duration(b, "duration")
 	n, hasBytes := e.size(b, "bytes", 1)

@@ -18,8 +18,9 @@ import (
 // defaultWriteSize is the write size when the workload gives none.
 const defaultWriteSize = 65536
 
-// recvBufSize is what a receiver asks for per read (iperf3 reads 128 KiB too).
-const recvBufSize = 128 << 10
+// defaultReadSize is what a stream or sendfile receiver asks for per
+// read when the workload gives no read_size (iperf3 reads 128 KiB too).
+const defaultReadSize = 128 << 10
 
 // limits says when an rr client ends: at a deadline, after a byte count,
 // or both (whichever comes first). It checks the clock once per
@@ -85,11 +86,11 @@ func (r *run) spawnWorkers() error {
 		switch r.w.Kind {
 		case config.Stream:
 			r.spawnFor(c, sideTx, func(m *cpuMeter) error { return streamSend(c.client, ws, r.byteLimit(), &r.stopped, m) })
-			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, c, m) })
+			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, r.readSize(), c, m) })
 		case config.Sendfile:
 			size := r.w.FileSize
 			r.spawnFor(c, sideTx, func(m *cpuMeter) error { return sendFile(c.client, r.file, size, r.byteLimit(), &r.stopped, m) })
-			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, c, m) })
+			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, r.readSize(), c, m) })
 		case config.RR:
 			req, resp := r.w.RequestSize, r.w.ResponseSize
 			r.spawnFor(c, sideTx, func(*cpuMeter) error {
@@ -317,13 +318,22 @@ func shutdownWrite(fd int, stopped *atomic.Bool) error {
 	return nil
 }
 
+// readSize is the bytes a stream or sendfile receiver asks for per read
+// (the workload's read_size).
+func (r *run) readSize() int {
+	if r.w.ReadSize > 0 {
+		return r.w.ReadSize
+	}
+	return defaultReadSize
+}
+
 // drain reads until the peer half-closes, then adds what it read to c.
 // Each turn of the loop is the read, a local sum and the yielder's clock
 // read: the sampler reads the progress from TCP_INFO instead. A short
 // read found the socket empty: it polls then, as a blocking read would
 // have slept.
-func drain(fd int, c *conn, m *cpuMeter) error {
-	buf := make([]byte, recvBufSize)
+func drain(fd, size int, c *conn, m *cpuMeter) error {
+	buf := make([]byte, size)
 	var got int64
 	y := yielder{meter: m}
 	defer func() { c.received.Add(got) }()

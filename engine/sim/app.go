@@ -26,7 +26,7 @@ type app struct {
 	// drawn ahead on a host with a scheduler (sched.go), else 0.
 	lag int64
 
-	readSize int64 // bytes per read call (stream)
+	readSize int64 // bytes a read call asks for (stream, sendfile: the workload's read_size; rr: the larger message)
 	msg      int64 // rr: bytes of one message (request or response)
 	got      int64 // rr: bytes of the current message read so far
 	reply    int64 // rr server: bytes written back per message read
@@ -332,16 +332,26 @@ func (ep *endpoint) queueData(n int64) {
 	}
 }
 
+// defaultReadSize is a stream reader's read call when the workload gives
+// no read_size: the language's default, the kernel engine's too.
+const defaultReadSize = 128 << 10
+
 // configureApps sets up the applications for the workload.
 func (w *world) configureApps(wl *config.Workload) {
 	writeSize := int64(wl.WriteSize)
 	if writeSize <= 0 {
 		writeSize = 65536
 	}
+	// A stream or sendfile reader asks for read_size a call, as the
+	// kernel engine's does (config.Workload.ReadSize).
+	readSize := int64(wl.ReadSize)
+	if readSize <= 0 {
+		readSize = defaultReadSize
+	}
 	for _, ep := range w.eps {
 		a := &ep.app
 		a.writeSize = writeSize
-		a.readSize = writeSize
+		a.readSize = readSize
 		a.sendfile = wl.Kind == config.Sendfile
 		switch wl.Kind {
 		case config.RR:
