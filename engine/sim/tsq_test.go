@@ -138,6 +138,10 @@ func TestTSQHandlerCore(t *testing.T) {
 				}
 			}
 			ep.snd.tsqThrottled = true
+			// TCP_NODELAY, so that a tail shorter than an MSS, which
+			// Nagle held when the run ended, goes too: the handler
+			// must send something to charge its core.
+			ep.snd.nonagle |= nagleOff
 			ep.onTSQ(w.now + 1e6)
 			want := tt.core(ep)
 			for c, b := range before {

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# What this machine's kernel spends on each step of the TCP output path
+# that the model's `modern` profile charges (engine/sim cpu.go), per
+# event, measured in cells of examples/kernel-calibration (issue 11).
+#
+#   [RUNS=2] [OUT=DIR] bench/kernel-costs/run.sh [CELL ...]
+#
+# RUNS runs of each CELL (default: the two TSO-off cells behind the tbf),
+# files in OUT (default a new directory in /tmp).
+#
+# Each run is `tsolab test -engine kernel -repeat 1 -scenario CELL` under
+#   perf record -a -g -e cpu-clock/freq=4000/ (call graphs; a sample is
+#     250 us of CPU), tcp:tcp_probe (every segment TCP receives, without
+#     call graphs: pure ACKs are those with data_len 0 at the senders'
+#     sockets), the workers' read and write calls (comm tsolab),
+# with its own -name (no lock needed) and the eBPF send-unit counter on.
+# costs.py then puts each CPU sample of tsolab's threads, and each
+# softirq sample of any thread, in the window of the lab's segments into
+# a step: the sample's context is cut at its innermost softirq entry, and
+# the innermost kernel function of it that names a step wins (a context
+# inside __tcp_send_ack or tcp_ack is that step whole, as the model
+# charges it). The figures per event use the run's counts: segments =
+# bytes / MSS, units = send_units, ACKs from tcp_probe, calls = reads +
+# writes. A run whose window holds other labs' TCP segments (tcp_probe
+# not from 10.77.21.x) is left out: their softirq work in shared threads
+# cannot be told from the lab's. The table prints each run and the
+# pooled figures.
+#
+# Limits: cpu-clock on this VM cannot sample with interrupts off, so time
+# in a hardirq or an irq-off section shows where interrupts come back on
+# (the softirq entry's share is printed, unattributed). perf's own cost is
+# left out (samples in perf_* functions). Needs root and perf.
+set -euo pipefail
+RUNS=${RUNS:-2}
+OUT=${OUT:-$(mktemp -d /tmp/kernel-costs.XXXX)}
+CELLS=("$@")
+[ ${#CELLS[@]} -gt 0 ] || CELLS=(tso=false,mtu=1500,rate=2gbit tso=false,mtu=9000,rate=2gbit)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$OUT"
+go build -o "$OUT/tsolab" "$ROOT/cmd/tsolab"
+tags=()
+for i in $(seq 1 "$RUNS"); do
+	for c in "${CELLS[@]}"; do
+		tag=$(echo "$c" | tr ',=' '_-')_r$i
+		uptime >"$OUT/$tag.load"
+		perf record -q -a -g -m 8M -e cpu-clock/freq=4000/ -e tcp:tcp_probe/call-graph=no/ \
+			-e syscalls:sys_enter_read/call-graph=no/ --filter 'comm == "tsolab"' \
+			-e syscalls:sys_enter_write/call-graph=no/ --filter 'comm == "tsolab"' -o "$OUT/$tag.perf" -- \
+			"$OUT/tsolab" test -engine kernel -name kcost$$ -repeat 1 -json "$OUT/$tag.json" -scenario "$c" \
+			"$ROOT/examples/kernel-calibration" >"$OUT/$tag.out" 2>&1 || true
+		uptime >>"$OUT/$tag.load"
+		perf script -i "$OUT/$tag.perf" -F comm,tid,time,event,ip,sym,trace 2>/dev/null | gzip -1 >"$OUT/$tag.txt.gz"
+		rm -f "$OUT/$tag.perf"
+		tags+=("$tag")
+	done
+done
+python3 "$ROOT/bench/kernel-costs/costs.py" "$OUT" "${tags[@]}"
+echo "files in $OUT"
