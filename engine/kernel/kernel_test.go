@@ -240,11 +240,13 @@ func TestStreamBothCounters(t *testing.T) {
 	}
 }
 
+// TestStreamBytesLimit: a stream of bytes ends at them, read 4 KiB a
+// call (read_size) to the last byte.
 func TestStreamBytesLimit(t *testing.T) {
 	p := newPair(t, 9000)
 	res := runWorkload(t, p, &config.Workload{
 		Name: "fixed", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
-		Connections: 2, WriteSize: 100000, Bytes: 50_000_000, NoDelay: true, SndBuf: 1 << 20, RcvBuf: 2 << 20, CC: "cubic",
+		Connections: 2, WriteSize: 100000, ReadSize: 4096, Bytes: 50_000_000, NoDelay: true, SndBuf: 1 << 20, RcvBuf: 2 << 20, CC: "cubic",
 	}, kernel.Options{})
 	if got, want := res.Metrics[result.MetricBytes], 2*50_000_000.0; got != want {
 		t.Errorf("bytes = %v, want %v (two connections of 50 MB)", got, want)
