@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 
@@ -70,9 +72,17 @@ func (c *Client) Exec(ctx context.Context, netns string, argv []string, stdin io
 // and returns its exit status (128+N when signal N ended it). It is the
 // agent's side of Exec, and tsolab exec's on this machine. An error is a
 // command that could not start.
+//
+// SIGINT, SIGTERM and SIGHUP sent to this process go to the command, and
+// this process waits for it to end: a command left running in a lab's
+// namespace would keep the namespace alive after tsolab destroy. (Ctrl-C
+// at a terminal signals both, so the command gets that SIGINT twice.)
 func RunIn(netns string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (int, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = stdin, stdout, stderr, env
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	var err error
 	if netns == "" {
 		err = cmd.Start() // the machine's own namespace
@@ -82,7 +92,19 @@ func RunIn(netns string, argv []string, stdin io.Reader, stdout, stderr io.Write
 	if err != nil {
 		return 0, err
 	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
 	err = cmd.Wait()
+	close(done)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {

@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
@@ -96,10 +98,8 @@ func tsolabChild(exe string, env []string, args ...string) *exec.Cmd {
 }
 
 func runInterruptCase(t *testing.T, exe string, tc interruptCase) {
-	dir := filepath.Join(t.TempDir(), "lab")
-	copyDir(t, "../../examples/tso-basics", dir)
+	dir := tsoBasicsCopy(t)
 	labName := "int-" + tc.name
-	t.Cleanup(func() { destroyLeftovers(t, filepath.Dir(dir)) })
 
 	args := []string{"test", "-json", "-", "-name", labName, "-scenario", "tso=true,mtu=1500", dir}
 	if tc.keep {
@@ -213,6 +213,16 @@ func checkLeftRecorded(t *testing.T, dir, labName string, all bool, stderr strin
 	}
 }
 
+// tsoBasicsCopy is a copy of examples/tso-basics in a directory of the
+// test's; what it is applied to is destroyed when the test ends.
+func tsoBasicsCopy(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "lab")
+	copyDir(t, "../../examples/tso-basics", dir)
+	t.Cleanup(func() { destroyLeftovers(t, filepath.Dir(dir)) })
+	return dir
+}
+
 // copyDir copies the files of src (not its subdirectories) into dst.
 func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
@@ -248,10 +258,8 @@ func TestInterruptApplyDestroy(t *testing.T) {
 	exe := interruptChild(t)
 	unlock := lockMachine(t)
 	defer unlock()
-	dir := filepath.Join(t.TempDir(), "lab")
-	copyDir(t, "../../examples/tso-basics", dir)
+	dir := tsoBasicsCopy(t)
 	const labName = "int-apply"
-	t.Cleanup(func() { destroyLeftovers(t, filepath.Dir(dir)) })
 	inProcess := func(args ...string) (int, string) {
 		var out bytes.Buffer
 		c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &out, env: os.Environ()}
@@ -415,5 +423,45 @@ func TestConfirmInterrupted(t *testing.T) {
 		if got := c.confirm(context.Background(), "?"); got != tc.want {
 			t.Errorf("typed %q: confirm = %v, want %v", tc.typed, got, tc.want)
 		}
+	}
+}
+
+// TestExecPassesSignals: a SIGTERM to `tsolab exec` ends the command it
+// runs in the lab's namespace, and tsolab exits with its status: before,
+// tsolab died and the command ran on, holding the namespace past
+// tsolab destroy.
+func TestExecPassesSignals(t *testing.T) {
+	exe := interruptChild(t)
+	unlock := lockMachine(t)
+	defer unlock()
+	dir := tsoBasicsCopy(t)
+	var out bytes.Buffer
+	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &out, env: os.Environ()}
+	if code := c.main([]string{"apply", "-auto-approve", "-name", "int-exec", dir}); code != exitOK {
+		t.Fatalf("apply: exit %d\n%s", code, out.String())
+	}
+	cmd := tsolabChild(exe, nil, "exec", dir, "tx", "--", "sh", "-c", "echo $$; exec sleep 600")
+	// A command left running holds the output pipes: Wait gives up on
+	// them this long after tsolab ended.
+	cmd.WaitDelay = 5 * time.Second
+	stdout, stderr := startPiped(t, cmd)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the command's pid: %q (%v, %v)\nstderr:\n%s", line, err, perr, stderr.String())
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // a command left running
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Errorf("tsolab exec after SIGTERM: %v, want exit status %d (the command's, ended by the signal)\nstderr:\n%s", err, 128+int(syscall.SIGTERM), stderr.String())
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the command (pid %d) still runs after tsolab exec ended (kill 0: %v)", pid, err)
 	}
 }
