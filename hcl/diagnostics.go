@@ -65,6 +65,18 @@ func (s *diagSet) addAll(ds hclv2.Diagnostics) {
 
 func (s *diagSet) hasErrors() bool { return s.list.HasErrors() }
 
+// errorWithin reports whether an error was raised about the source
+// inside rng (an attribute's value already found wrong).
+func (s *diagSet) errorWithin(rng hclv2.Range) bool {
+	for _, d := range s.list {
+		if d.Severity == hclv2.DiagError && d.Subject != nil && d.Subject.Filename == rng.Filename &&
+			d.Subject.Start.Byte >= rng.Start.Byte && d.Subject.End.Byte <= rng.End.Byte {
+			return true
+		}
+	}
+	return false
+}
+
 // errorCount is how many errors were reported so far.
 func (s *diagSet) errorCount() int {
 	n := 0

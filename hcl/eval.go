@@ -227,6 +227,11 @@ func (e *evaluator) rate(b *block, name string) (config.Rate, bool) {
 		e.fail(a, a.Expr.Range(), "Invalid rate", "The %s: %s.", where(b, name), err)
 		return 0, false
 	}
+	if num, ok := strings.CutSuffix(strings.ToLower(strings.TrimSpace(s)), "bps"); ok {
+		e.l.warnf(a.Expr.Range(), "Rate in bytes per second",
+			"The %s is %q, which is bytes per second, as in tc: %s. For bits per second write %q.",
+			where(b, name), s, r, num+"bit")
+	}
 	return r, true
 }
 

@@ -448,6 +448,9 @@ func (l *loader) checkWorkloads(sc *config.Scenario) {
 			if n == nil || l.blockOf(kindNIC, n.Name).isMisspelt("address", "host") {
 				continue // reported as an unknown attribute
 			}
+			if a := l.blockOf(kindNIC, n.Name).attr("address"); a != nil && l.diags.errorWithin(a.Range()) {
+				continue // a wrong address, reported where it is written
+			}
 			switch {
 			case !n.Address.IsValid():
 				l.attrFail(b, "servers", "Server without an address",
