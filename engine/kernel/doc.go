@@ -184,13 +184,29 @@
 // cloop with CLOOP_PIN=0,1: the sender on CPU 0, the receiver on CPU 1,
 // a test only) Go kept up with C (99.7-104.4% of unpinned cloop against
 // 98.0-98.4% for pinned cloop, load 16-20), unpinned it was 92.0-96.5%:
-// the cost is in when the workers run, not in what they call. A
+// the cost is in when the workers run, not in what they call. Where
+// they run does not tell the two apart: the sender and the receiver ran
+// at the same time 9-16% (cloop) and 5-17% (goloop) of 2 s traces, last
+// on the same CPU 49-74% and 47-80%, switching directly from one to the
+// other 751-903 and 671-1341 times a GB (perf record -a of their
+// sched_switch events, three runs each, load 9-11; at load 20-27 both
+// shared one CPU 77-100% of the time). A
 // locked pass parks the worker until another thread has run (yielder),
-// and on a loaded machine that thread waits for a CPU: goloop's
+// and on a loaded machine that thread waits for a CPU (goloop's other
+// threads waited runnable 381-630 ms a GB in those traces): goloop's
 // pass counts (passes_tx/rx) showed the passes stopping the sender
 // 148-276 ms and the receiver 63-265 ms of 3 s runs (~350 passes each,
 // ~0.5 ms a pass, 5-9% of the sender's time; load 19-23, pressure 95-98%);
-// eight times the passes (x8) cost 4.6% of cloop's rate at load 10-12.
+// eight times the passes (x8) cost 4.6 and 9.8 points of cloop's rate
+// with TSO off (12.1 and 9.6 on) in two runs (load 10-12; 1.6-14), so
+// the passes at their rate cost 0.7-1.7% (fitted: linear in the pass
+// rate) of the 4-6% goloop is behind cloop (93.9-96.1% with TSO off in
+// this session's runs). The last run, main as landed (`run.sh -d 3 -r 8
+// -P 1 -G "procs+pass+meter procs+pass+meter+x8"`, load 1.6 rising to
+// 13.9, pressure 13-94%): tsolab 93.7% of iperf3 with TSO off (range
+// 86-110) and 102.6% on, cloop 95.7% and 103.2% of iperf3, tsolab 95.0%
+// and 97.5% of cloop, goloop 96.0% and 97.2%; tsolab's sender 57.6% and
+// 91.1% of iperf3's CPU per Gbit/s, sender + receiver 97.7% and 97.1%.
 // Tried and not kept: a sender that makes a pass due within half a
 // period when it is about to wait for room, where it waits anyway
 // (goloop's wpass1: 75-85% of the sender's passes moved into its waits,
