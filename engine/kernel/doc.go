@@ -207,6 +207,17 @@
 // 86-110) and 102.6% on, cloop 95.7% and 103.2% of iperf3, tsolab 95.0%
 // and 97.5% of cloop, goloop 96.0% and 97.2%; tsolab's sender 57.6% and
 // 91.1% of iperf3's CPU per Gbit/s, sender + receiver 97.7% and 97.1%.
+// Not resolved, and the lead for the rest of the gap: every tool's
+// stream is reordered on this veth pair with TSO off (segments leave
+// from the sender's write and from the softirq of the CPU that took the
+// ACK that released them, into two per-CPU backlogs), and the sender
+// retransmits what the receiver then reports as duplicates (DSACK):
+// `bench/iperf-compare/reorder.sh 3 LAB CMD` per GB, three runs of each
+// at load 10 (autogroup nice -20): fast retransmits cloop 77-591,
+// goloop 167-853, tsolab 134-1326, iperf3 0-1278, 70-100% of them
+// spurious by the DSACKs; segments queued out of order 38-847. Per run
+// they vary more than between tools (tsolab 1326 at 6.2 Gb/s, 134 at
+// 9.4); whether they set a run's rate was not measured.
 // Tried and not kept: a sender that makes a pass due within half a
 // period when it is about to wait for room, where it waits anyway
 // (goloop's wpass1: 75-85% of the sender's passes moved into its waits,
