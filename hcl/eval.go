@@ -73,13 +73,19 @@ func (e *evaluator) value(b *block, name string) (cty.Value, *hclsyntax.Attribut
 // fail reports a wrong value of an attribute, with the values its
 // expression read.
 func (e *evaluator) fail(a *hclsyntax.Attribute, rng hclv2.Range, summary, format string, args ...any) {
+	e.failIn(e.ctx, a, rng, summary, format, args...)
+}
+
+// failIn is fail for attribute a evaluated in ctx, not the evaluator's
+// own context.
+func (e *evaluator) failIn(ctx *hclv2.EvalContext, a *hclsyntax.Attribute, rng hclv2.Range, summary, format string, args ...any) {
 	e.l.diags.add(&hclv2.Diagnostic{
 		Severity:    hclv2.DiagError,
 		Summary:     summary,
 		Detail:      fmt.Sprintf(format, args...),
 		Subject:     rng.Ptr(),
 		Expression:  a.Expr,
-		EvalContext: e.ctx,
+		EvalContext: ctx,
 	})
 }
 

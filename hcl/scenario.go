@@ -159,6 +159,9 @@ func (l *loader) loadScenarios() {
 		for _, b := range l.blocks[kindWorkload] {
 			sc.Workloads = append(sc.Workloads, e.workload(b, sc))
 		}
+		for _, b := range l.blocks[kindExpect] {
+			e.checkWhen(b)
+		}
 		l.checkScenario(sc)
 		l.lab.Scenarios = append(l.lab.Scenarios, sc)
 	}

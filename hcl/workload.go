@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"slices"
 
+	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/tsolab/tsolab/config"
 )
@@ -266,5 +268,31 @@ func (l *loader) loadExpects() {
 			x.Message = s
 		}
 		l.lab.Expects = append(l.lab.Expects, x)
+	}
+}
+
+// checkWhen reports an expectation's when that is not a bool in the
+// evaluator's cell, before any run: it reads only var, matrix and engine,
+// so its type is known at load time (engine, known only when results are
+// judged, is an unknown string here). A when that evaluates with errors
+// is left to the reference checks, which report those.
+func (e *evaluator) checkWhen(b *block) {
+	a := b.attr("when")
+	if a == nil {
+		return
+	}
+	vars := map[string]cty.Value{rootEngine: cty.UnknownVal(cty.String)}
+	for k, v := range e.ctx.Variables {
+		vars[k] = v
+	}
+	ctx := &hclv2.EvalContext{Variables: vars, Functions: e.ctx.Functions}
+	v, diags := a.Expr.Value(ctx)
+	switch {
+	case diags.HasErrors() || v.Type() == cty.DynamicPseudoType:
+	case v.Type() != cty.Bool:
+		e.failIn(ctx, a, a.Expr.Range(), "Invalid when", "The when of expect %q must be true or false; it is a %s: compare it, e.g. matrix.mtu == 9000.",
+			b.name, v.Type().FriendlyName())
+	case v.IsKnown() && v.IsNull():
+		e.failIn(ctx, a, a.Expr.Range(), "Invalid when", "The when of expect %q must be true or false; it is null: give it a value.", b.name)
 	}
 }
