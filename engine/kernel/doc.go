@@ -217,7 +217,11 @@
 // goloop 167-853, tsolab 134-1326, iperf3 0-1278, 70-100% of them
 // spurious by the DSACKs; segments queued out of order 38-847. Per run
 // they vary more than between tools (tsolab 1326 at 6.2 Gb/s, 134 at
-// 9.4); whether they set a run's rate was not measured.
+// 9.4). In ten runs each of cloop and tsolab, alternating (load 9-17):
+// the slowest run of each had the most (cloop 3440 a GB at 7.3 Gb/s,
+// tsolab 1880 at 6.4), among the other nine no relation to the rate
+// (cloop 185-435 at 8.9-12.8 Gb/s, tsolab 211-883 at 8.4-11.9); the
+// medians 380 (cloop) and 690 (tsolab) a GB.
 // Tried and not kept: a sender that makes a pass due within half a
 // period when it is about to wait for room, where it waits anyway
 // (goloop's wpass1: 75-85% of the sender's passes moved into its waits,
