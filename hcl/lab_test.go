@@ -357,6 +357,14 @@ func TestLoadDirectory(t *testing.T) {
 	if got := diagsOf(diags); len(got) != 1 || got[0].Summary != "No lab files" {
 		t.Errorf("empty dir: got %+v, want one \"No lab files\"", got)
 	}
+	misnamed := t.TempDir()
+	if err := os.WriteFile(filepath.Join(misnamed, "lab.hcl"), []byte(`lab "x" {}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, diags = Load(misnamed, Options{})
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, "not lab.hcl: rename it to lab"+FileSuffix+".") {
+		t.Errorf("a lab.hcl: got %v, want one saying to rename it to lab%s", diags, FileSuffix)
+	}
 	parent := filepath.Dir(dir)
 	_, diags = Load(parent, Options{})
 	if len(diags) != 1 || !strings.Contains(diags[0].Detail, "its subdirectories are labs: give one of "+dir+".") {

@@ -103,6 +103,10 @@ func noLabFiles(dir string) string {
 	if len(labs) > 0 {
 		return dir + " holds no *" + FileSuffix + " files, but its subdirectories are labs: give one of " + strings.Join(labs, ", ") + "."
 	}
+	if others, _ := filepath.Glob(filepath.Join(dir, "*.hcl")); len(others) > 0 {
+		return dir + " holds no *" + FileSuffix + " files; tsolab reads only those, not " + filepath.Base(others[0]) +
+			": rename it to " + strings.TrimSuffix(filepath.Base(others[0]), ".hcl") + FileSuffix + "."
+	}
 	return dir + " holds no *" + FileSuffix + " files. A lab is a directory of them: create " + filepath.Join(dir, "lab"+FileSuffix) + ` starting with lab "NAME" {}.`
 }
 
