@@ -538,7 +538,14 @@ func (c *cli) checkApplied(ctx context.Context, dir string, lab *config.Lab, sc 
 	if err != nil {
 		return err
 	}
-	if plan.HasChanges() || plan.Diagnostics.HasErrors() {
+	if plan.Diagnostics.HasErrors() {
+		// The state or the system stops the plan (another lab name,
+		// another copy's namespace): the errors say what to do, and
+		// the changes listed around them would only mislead.
+		v.Diagnostics(plan.Diagnostics)
+		return fmt.Errorf("cannot run scenario %s (see above)", sc.Name)
+	}
+	if plan.HasChanges() {
 		v.Plan(plan)
 		v.Diagnostics(plan.Diagnostics)
 		return fmt.Errorf("the lab does not match scenario %s: run tsolab apply -scenario %s %s first", sc.Name, sc.Name, dir)
