@@ -147,7 +147,10 @@ type loader struct {
 	// address ("nic.tx0") and, in declaration order, by kind.
 	unique map[string]*block
 	byAddr map[string]*block
-	blocks map[string][]*block
+	// badName holds where the blocks dropped for an invalid name are
+	// declared, by address: a reference to one says so.
+	badName map[string]hclv2.Range
+	blocks  map[string][]*block
 	// seen holds every block type written, well-formed or not.
 	seen map[string]bool
 	// refsList is every reference between blocks, the edges of the
@@ -169,14 +172,15 @@ type loader struct {
 
 func load(dir string, files []sourceFile, opts Options) (*config.Lab, hclv2.Diagnostics) {
 	l := &loader{
-		dir:    dir,
-		opts:   opts,
-		lab:    &config.Lab{Dir: dir, Sources: map[string][]byte{}},
-		unique: map[string]*block{},
-		byAddr: map[string]*block{},
-		blocks: map[string][]*block{},
-		seen:   map[string]bool{},
-		vars:   map[string]cty.Value{},
+		dir:     dir,
+		opts:    opts,
+		lab:     &config.Lab{Dir: dir, Sources: map[string][]byte{}},
+		unique:  map[string]*block{},
+		byAddr:  map[string]*block{},
+		badName: map[string]hclv2.Range{},
+		blocks:  map[string][]*block{},
+		seen:    map[string]bool{},
+		vars:    map[string]cty.Value{},
 	}
 	var bodies []*hclsyntax.Body
 	for _, f := range files {

@@ -183,6 +183,11 @@ func article(kinds []string) string {
 }
 
 func (l *loader) undeclaredBlock(kind, name string, rng hclv2.Range) {
+	if def, ok := l.badName[kind+"."+name]; ok {
+		l.errorf(rng, "Reference to an invalid name",
+			"%s %q is declared at %s, but its name is invalid (reported there): rename the block and this reference.", kind, name, rangeLoc(def))
+		return
+	}
 	detail := fmt.Sprintf("No %s %q is declared. ", kind, name)
 	if s := suggest(name, l.names(kind)); s != "" {
 		detail += fmt.Sprintf("Did you mean %s.%s? ", kind, s)

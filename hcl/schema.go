@@ -465,6 +465,7 @@ func (l *loader) record(b *block) {
 			return
 		}
 		if !l.checkName(b) {
+			l.badName[key] = b.def
 			return
 		}
 		l.byAddr[key] = b
