@@ -147,9 +147,10 @@ type loader struct {
 	// address ("nic.tx0") and, in declaration order, by kind.
 	unique map[string]*block
 	byAddr map[string]*block
-	// badName holds where the blocks dropped for an invalid name are
-	// declared, by address: a reference to one says so.
-	badName map[string]hclv2.Range
+	// dropped holds the blocks dropped for a mistake reported at them
+	// (an invalid name, a misspelt block type), by the address they
+	// were meant to have: a reference to one says so.
+	dropped map[string]droppedBlock
 	blocks  map[string][]*block
 	// seen holds every block type written, well-formed or not.
 	seen map[string]bool
@@ -177,7 +178,7 @@ func load(dir string, files []sourceFile, opts Options) (*config.Lab, hclv2.Diag
 		lab:     &config.Lab{Dir: dir, Sources: map[string][]byte{}},
 		unique:  map[string]*block{},
 		byAddr:  map[string]*block{},
-		badName: map[string]hclv2.Range{},
+		dropped: map[string]droppedBlock{},
 		blocks:  map[string][]*block{},
 		seen:    map[string]bool{},
 		vars:    map[string]cty.Value{},

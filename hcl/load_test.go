@@ -178,7 +178,8 @@ nic "b0" {
 
 		// References.
 		{name: "undeclared host", src: "nic \"n0\" {\n  host = »host.c\n}", want: []string{"Error: Reference to undeclared host"}},
-		{name: "reference to a nic with an invalid name", src: "nic \"n0\" {\n  host = host.a\n  peer = »nic.way-too-long-name0\n}\n»nic \"way-too-long-name0\" { host = host.b }", want: []string{"Error: Reference to an invalid name", "Error: Invalid interface name"}},
+		{name: "reference to a nic with an invalid name", src: "nic \"n0\" {\n  host = host.a\n  peer = »nic.way-too-long-name0\n}\n»nic \"way-too-long-name0\" { host = host.b }", want: []string{"Error: Reference to a block in error", "Error: Invalid interface name"}},
+		{name: "reference to a block of a misspelt type", src: "»workloads \"w\" {}\nexpect \"e\" {\n  workload = »workload.w\n  condition = true\n}", want: []string{"Error: Unknown block type", "Error: Reference to a block in error"}},
 		{name: "undeclared switch", src: "nic \"n0\" {\n  host = host.a\n  connect = »switch.sww\n}", want: []string{"Error: Reference to undeclared switch"}},
 		{name: "undeclared nic", src: "nic \"n0\" {\n  host = host.a\n  peer = »nic.n9\n}", want: []string{"Error: Reference to undeclared nic"}},
 		{name: "undeclared variable", src: "nic \"n0\" {\n  host = host.a\n  mtu = »var.mtu\n}", want: []string{"Error: Reference to undeclared variable"}},

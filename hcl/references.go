@@ -182,10 +182,17 @@ func article(kinds []string) string {
 	return strings.Join(out, " or ")
 }
 
+// droppedBlock is a block left out of the lab for a mistake reported at
+// it: where it is written and why it was left out.
+type droppedBlock struct {
+	def hclv2.Range
+	why string
+}
+
 func (l *loader) undeclaredBlock(kind, name string, rng hclv2.Range) {
-	if def, ok := l.badName[kind+"."+name]; ok {
-		l.errorf(rng, "Reference to an invalid name",
-			"%s %q is declared at %s, but its name is invalid (reported there): rename the block and this reference.", kind, name, rangeLoc(def))
+	if d, ok := l.dropped[kind+"."+name]; ok {
+		l.errorf(rng, "Reference to a block in error",
+			"%s %q is written at %s, but %s (reported there): fix it there, and this reference reads it.", kind, name, rangeLoc(d.def), d.why)
 		return
 	}
 	detail := fmt.Sprintf("No %s %q is declared. ", kind, name)

@@ -323,6 +323,9 @@ func (l *loader) declare(body *hclsyntax.Body) {
 			l.errorf(hb.TypeRange, "Unknown block type",
 				"A lab has no block of type %q. %sThe block types are %s.",
 				hb.Type, didYouMean(hb.Type, blockKinds()), joinOr(blockKinds()))
+			if kind := suggest(hb.Type, blockKinds()); kind != "" && len(hb.Labels) == 1 {
+				l.dropped[kind+"."+hb.Labels[0]] = droppedBlock{def: hb.DefRange(), why: fmt.Sprintf("as a %q block, a type a lab does not have", hb.Type)}
+			}
 			continue
 		}
 		l.seen[spec.kind] = true
@@ -465,7 +468,7 @@ func (l *loader) record(b *block) {
 			return
 		}
 		if !l.checkName(b) {
-			l.badName[key] = b.def
+			l.dropped[key] = droppedBlock{def: b.def, why: "its name is invalid"}
 			return
 		}
 		l.byAddr[key] = b
