@@ -49,7 +49,11 @@ for i in $(seq 1 "$RUNS"); do
 			"$OUT/tsolab" test -engine kernel -name kcost$$ -repeat 1 -json "$OUT/$tag.json" -scenario "$c" \
 			"$ROOT/examples/kernel-calibration" >"$OUT/$tag.out" 2>&1 || true
 		uptime >>"$OUT/$tag.load"
-		perf script -i "$OUT/$tag.perf" -F comm,tid,time,event,ip,sym,trace 2>/dev/null | gzip -1 >"$OUT/$tag.txt.gz"
+		# perf script exits non-zero when the record lost events (it
+		# warns "Check IO/CPU overload!"); the run is still read, and its
+		# warning kept beside it.
+		{ perf script -i "$OUT/$tag.perf" -F comm,tid,time,event,ip,sym,trace 2>"$OUT/$tag.script-warnings" || true; } |
+			gzip -1 >"$OUT/$tag.txt.gz"
 		rm -f "$OUT/$tag.perf"
 		tags+=("$tag")
 	done
