@@ -278,6 +278,8 @@ nic "b0" {
 		{name: "unknown metric far from all", src: twoNICs + bulk + "expect \"e\" {\n  condition = result.»goodput_of_the_flow > 1\n}", want: []string{"Error: Unknown metric"}},
 		{name: "unknown metric of the baseline", src: twoNICs + bulk + "expect \"e\" {\n  condition = baseline.»throughput_mbps > 1\n}", want: []string{"Error: Unknown metric"}},
 		{name: "an engine's own metric passes on it", noHeader: true, src: "lab \"t\" { engine = \"sim\" }\nhost \"a\" {}\nhost \"b\" {}\nswitch \"sw\" {}\n" + twoNICs + bulk + "expect \"e\" {\n  condition = result.cwnd_mean_segments > 1\n}"},
+		{name: "scenario() value not on the axis", src: twoNICs + bulk + "matrix { mtu = [1500, 9000] }\nexpect \"e\" {\n  condition = result.throughput_bps > scenario({ mtu = »4000 }).throughput_bps\n}", want: []string{"Error: No such matrix value"}},
+		{name: "scenario() value on the axis", src: twoNICs + bulk + "matrix { mtu = [1500, 9000] }\nexpect \"e\" {\n  condition = result.throughput_bps > scenario({ mtu = 9000 }).throughput_bps\n}"},
 		{name: "when not a bool", src: twoNICs + bulk + "matrix { mtu = [1500, 9000] }\nexpect \"e\" {\n  when = »matrix.mtu\n  condition = result.throughput_bps > 0\n}", want: []string{"Error: Invalid when"}},
 		{name: "when reading the engine", src: twoNICs + bulk + "matrix { mtu = [1500, 9000] }\nexpect \"e\" {\n  when = engine == \"sim\" && matrix.mtu == 9000\n  condition = result.throughput_bps > 0\n}"},
 		{name: "an engine's own metric on another engine", src: twoNICs + bulk + "expect \"e\" {\n  condition = result.»cwnd_mean_segments > 1\n}", want: []string{"Warning: Metric of another engine"}},

@@ -3,10 +3,12 @@ package hcl
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/tsolab/tsolab/config"
 )
@@ -263,6 +265,7 @@ func (l *loader) loadExpects() {
 		}
 		if a := b.attr("condition"); a != nil {
 			x.Condition = a.Expr
+			l.checkScenarioValues(a.Expr)
 		}
 		if s, ok := e.str(b, "message"); ok {
 			x.Message = s
@@ -295,4 +298,60 @@ func (e *evaluator) checkWhen(b *block) {
 	case v.IsKnown() && v.IsNull():
 		e.failIn(ctx, a, a.Expr.Range(), "Invalid when", "The when of expect %q must be true or false; it is null: give it a value.", b.name)
 	}
+}
+
+// checkScenarioValues reports a scenario({ axis = VALUE }) in a condition
+// whose constant VALUE is not on the axis, before any run: no sibling cell
+// has it. Axes and computed values are checked elsewhere (checkScenarioCall,
+// and outcome when the condition is judged).
+func (l *loader) checkScenarioValues(cond hclsyntax.Expression) {
+	if l.matrixBroken {
+		return
+	}
+	hclsyntax.VisitAll(cond, func(n hclsyntax.Node) hclv2.Diagnostics {
+		c, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || c.Name != funcScenario || len(c.Args) != 1 {
+			return nil
+		}
+		obj, ok := c.Args[0].(*hclsyntax.ObjectConsExpr)
+		if !ok {
+			return nil
+		}
+		for _, it := range obj.Items {
+			ax := l.axis(hclv2.ExprAsKeyword(it.KeyExpr))
+			v, diags := it.ValueExpr.Value(nil)
+			if ax == nil || diags.HasErrors() || !v.IsWhollyKnown() || onAxis(ax, v) {
+				continue
+			}
+			vals := make([]string, len(ax.Values))
+			for i, av := range ax.Values {
+				vals[i] = literal(av)
+			}
+			l.errorf(it.ValueExpr.Range(), "No such matrix value",
+				"scenario() selects a sibling cell by matrix values, and the axis %s has no value %s: its values are %s.",
+				ax.Name, literal(v), strings.Join(vals, ", "))
+		}
+		return nil
+	})
+}
+
+// axis returns the matrix axis named name, or nil.
+func (l *loader) axis(name string) *config.MatrixAxis {
+	for _, ax := range l.lab.Matrix {
+		if ax.Name == name {
+			return ax
+		}
+	}
+	return nil
+}
+
+// onAxis reports whether v, converted as the scenario() function converts
+// it, is one of the axis's values.
+func onAxis(ax *config.MatrixAxis, v cty.Value) bool {
+	for _, av := range ax.Values {
+		if cv, err := convert.Convert(v, av.Type()); err == nil && cv.IsKnown() && cv.Equals(av).True() {
+			return true
+		}
+	}
+	return false
 }
