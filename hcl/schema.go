@@ -465,6 +465,7 @@ func (l *loader) record(b *block) {
 		if prev := l.byAddr[key]; prev != nil {
 			l.errorf(b.def, fmt.Sprintf("Duplicate %s name", kind),
 				"%s is already declared at %s. Give each %s a name of its own.", b.label(), rangeLoc(prev.def), kind)
+			l.dropped[key] = droppedBlock{def: b.def, why: "it is declared twice"}
 			return
 		}
 		if !l.checkName(b) {

@@ -451,6 +451,9 @@ func (l *loader) checkWorkloads(sc *config.Scenario) {
 			if a := l.blockOf(kindNIC, n.Name).attr("address"); a != nil && l.diags.errorWithin(a.Range()) {
 				continue // a wrong address, reported where it is written
 			}
+			if _, twice := l.dropped[kindNIC+"."+n.Name]; twice {
+				continue // which of the two is meant is the mistake, reported
+			}
 			switch {
 			case !n.Address.IsValid():
 				l.attrFail(b, "servers", "Server without an address",
