@@ -82,7 +82,7 @@ type opSignaler struct {
 	op      string // "create", "update" or "delete"
 	sig     unix.Signal
 	once    sync.Once
-	handled chan struct{} // one token per interrupt signal acted on
+	handled chan int64 // the number of each interrupt signal acted on
 }
 
 // signaler is the signal hook of this process, set from signalAtOpEnv;
@@ -96,10 +96,10 @@ func parseSignalAt(v string) (*opSignaler, error) {
 	if op != "create" && op != "update" && op != "delete" || !ok {
 		return nil, fmt.Errorf("%s=%q: want OP:SIG, OP create, update or delete, SIG INT, TERM or HUP (a test hook: leave it unset)", signalAtOpEnv, v)
 	}
-	s := &opSignaler{op: op, sig: sig, handled: make(chan struct{}, 8)}
-	onInterruptSignal = func() {
+	s := &opSignaler{op: op, sig: sig, handled: make(chan int64, 8)}
+	onInterruptSignal = func(n int64) {
 		select {
-		case s.handled <- struct{}{}:
+		case s.handled <- n:
 		default:
 		}
 	}
@@ -107,16 +107,27 @@ func parseSignalAt(v string) (*opSignaler, error) {
 }
 
 // at sends the signal at the first call of op and waits for it to be
-// acted on.
+// acted on: for the signal numbered after those received before it, not
+// for an earlier signal's token (a second interrupt sent while the first
+// one's was still unread went on at once, and the destroy could finish
+// before its signal was taken).
 func (s *opSignaler) at(op string) {
 	if op != s.op {
 		return
 	}
 	s.once.Do(func() {
+		want := interruptsReceived.Load() + 1
 		unix.Kill(os.Getpid(), s.sig)
-		select {
-		case <-s.handled:
-		case <-time.After(signalWait):
+		deadline := time.After(signalWait)
+		for {
+			select {
+			case n := <-s.handled:
+				if n >= want {
+					return
+				}
+			case <-deadline:
+				return
+			}
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/tsolab/tsolab/planner"
@@ -113,8 +114,15 @@ type interrupts struct {
 }
 
 // onInterruptSignal, when set (a test hook, signalAtOpEnv), is called
-// after each interrupt signal has cancelled what it cancels.
-var onInterruptSignal func()
+// after each interrupt signal has cancelled what it cancels, with that
+// signal's number in interruptsReceived.
+var onInterruptSignal func(n int64)
+
+// interruptsReceived counts the interrupt signals this process has taken
+// from the runtime, each counted before it cancels anything: a test hook
+// that reads it before sending a signal knows the number its own will
+// get (signalAtOpEnv).
+var interruptsReceived atomic.Int64
 
 // watchInterrupts returns the contexts of a command; with stdout, a
 // broken stdout interrupts its work too. Call stop when the command
@@ -133,12 +141,13 @@ func (c *cli) watchInterrupts(stdout bool) *interrupts {
 		for n := 1; ; n++ {
 			select {
 			case s := <-sigs:
+				received := interruptsReceived.Add(1)
 				cancelWork(&interruptError{signalName(s)})
 				if n > 1 {
 					cancelCleanup(&interruptError{signalName(s) + ", a second interrupt"})
 				}
 				if onInterruptSignal != nil {
-					onInterruptSignal()
+					onInterruptSignal(received)
 				}
 			case <-done:
 				return
