@@ -110,7 +110,7 @@ func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 		return
 	}
 	if d := uint64(e.at - q.epoch); e.at-q.cur <= farNs && d < 1<<nearSpanBits {
-		q.near.push(nearEnt{ord: d<<nearSeqBits | e.key>>keySeqShift, key: e.key})
+		q.near.push(toNear(d, e.key))
 		return
 	}
 	q.pushOut(e)
@@ -123,7 +123,7 @@ func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 //go:noinline
 func (q *eventQueue) pushOut(e qent) {
 	if e.at-q.cur <= farNs && q.rebase(e.at) {
-		q.near.push(nearEnt{ord: uint64(e.at-q.epoch)<<nearSeqBits | e.key>>keySeqShift, key: e.key})
+		q.near.push(toNear(uint64(e.at-q.epoch), e.key))
 		return
 	}
 	q.far.push(e)
@@ -334,22 +334,31 @@ type nearEnt struct {
 	key uint64 // qent's key
 }
 
+// toNear is the near heap's entry for an event d ns after the epoch
+// with key.
+func toNear(d, key uint64) nearEnt {
+	return nearEnt{ord: d<<nearSeqBits | key>>keySeqShift, key: key}
+}
+
 // nearHeap is a binary min-heap of events by ord.
 type nearHeap []nearEnt
 
 func (hp *nearHeap) push(e nearEnt) {
-	h := append(*hp, e)
-	*hp = h
-	i := len(h) - 1
+	*hp = append(*hp, e)
+	hp.up(len(*hp)-1, e)
+}
+
+// up puts e in the hole at i or above it, as heap.up does.
+func (hp nearHeap) up(i int, e nearEnt) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if e.ord >= h[p].ord {
+		if e.ord >= hp[p].ord {
 			break
 		}
-		h[i] = h[p]
+		hp[i] = hp[p]
 		i = p
 	}
-	h[i] = e
+	hp[i] = e
 }
 
 // pop removes the least event. Precondition: len > 0.
@@ -378,15 +387,7 @@ func (hp *nearHeap) pop() {
 		h[i] = h[l]
 		i = l
 	}
-	for i > 0 {
-		p := (i - 1) / 2
-		if last.ord >= h[p].ord {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = last
+	h.up(i, last)
 }
 
 // b2u is 1 for true, 0 for false (a SETcc, no branch).
