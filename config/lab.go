@@ -315,6 +315,32 @@ type Workload struct {
 	Range hcl.Range
 }
 
+// DefaultWriteSize and DefaultReadSize are a workload's write and read
+// calls when it gives no write_size or read_size (iperf3 reads 128 KiB
+// a call): one value for both engines.
+const (
+	DefaultWriteSize = 65536
+	DefaultReadSize  = 128 << 10
+)
+
+// WriteCall is the bytes a sender asks to write a call: write_size, or
+// DefaultWriteSize.
+func (w *Workload) WriteCall() int {
+	if w.WriteSize > 0 {
+		return w.WriteSize
+	}
+	return DefaultWriteSize
+}
+
+// ReadCall is the bytes a stream or sendfile receiver asks for a call:
+// read_size, or DefaultReadSize.
+func (w *Workload) ReadCall() int {
+	if w.ReadSize > 0 {
+		return w.ReadSize
+	}
+	return DefaultReadSize
+}
+
 // MinRunsForCI is the least number of runs with a finite 95% confidence
 // interval of the median: fewer give ±Inf (see package outcome).
 const MinRunsForCI = 6

@@ -28,21 +28,19 @@ var kindOnly = map[string][]config.WorkloadKind{
 	"read_size":     {config.Stream, config.Sendfile},
 }
 
-// Workload defaults, as config.Workload documents them.
-const (
-	defaultConnections = 1
-	defaultWriteSize   = 65536
-	defaultReadSize    = 128 << 10
-)
+// defaultConnections is a workload's connections per server when it
+// gives none, as config.Workload documents; its call sizes' defaults are
+// config's (config.DefaultWriteSize, config.DefaultReadSize).
+const defaultConnections = 1
 
 // workload evaluates a workload block in one cell.
 func (e *evaluator) workload(b *block, sc *config.Scenario) *config.Workload {
-	w := &config.Workload{Name: b.name, Kind: config.Stream, Connections: defaultConnections, WriteSize: defaultWriteSize, Range: b.def}
+	w := &config.Workload{Name: b.name, Kind: config.Stream, Connections: defaultConnections, WriteSize: config.DefaultWriteSize, Range: b.def}
 	if k, ok := e.oneOf(b, "kind", workloadKinds); ok {
 		w.Kind = config.WorkloadKind(k)
 	}
 	if w.Kind != config.RR {
-		w.ReadSize = defaultReadSize
+		w.ReadSize = config.DefaultReadSize
 	}
 	for _, a := range b.sortedAttrs() {
 		if kinds, ok := kindOnly[a.Name]; ok && !slices.Contains(kinds, w.Kind) {

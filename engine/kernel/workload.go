@@ -15,13 +15,6 @@ import (
 	"github.com/tsolab/tsolab/config"
 )
 
-// defaultWriteSize is the write size when the workload gives none.
-const defaultWriteSize = 65536
-
-// defaultReadSize is what a stream or sendfile receiver asks for per
-// read when the workload gives no read_size (iperf3 reads 128 KiB too).
-const defaultReadSize = 128 << 10
-
 // limits says when an rr client ends: at a deadline, after a byte count,
 // or both (whichever comes first). It checks the clock once per
 // transaction, which times itself anyway. Stream and sendfile loops never
@@ -64,10 +57,7 @@ func (r *run) byteLimit() int64 {
 // spawnWorkers starts a sending and a receiving thread per connection;
 // they wait for r.startc.
 func (r *run) spawnWorkers() error {
-	ws := r.w.WriteSize
-	if ws <= 0 {
-		ws = defaultWriteSize
-	}
+	ws := r.w.WriteCall()
 	if r.w.Duration <= 0 && r.w.Bytes <= 0 && !(r.w.Kind == config.Sendfile && r.w.FileSize > 0) {
 		return errors.New("neither duration nor bytes is set: give one")
 	}
@@ -86,11 +76,11 @@ func (r *run) spawnWorkers() error {
 		switch r.w.Kind {
 		case config.Stream:
 			r.spawnFor(c, sideTx, func(m *cpuMeter) error { return streamSend(c.client, ws, r.byteLimit(), &r.stopped, m) })
-			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, r.readSize(), c, m) })
+			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, r.w.ReadCall(), c, m) })
 		case config.Sendfile:
 			size := r.w.FileSize
 			r.spawnFor(c, sideTx, func(m *cpuMeter) error { return sendFile(c.client, r.file, size, r.byteLimit(), &r.stopped, m) })
-			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, r.readSize(), c, m) })
+			r.spawnFor(c, sideRx, func(m *cpuMeter) error { return drain(c.server, r.w.ReadCall(), c, m) })
 		case config.RR:
 			req, resp := r.w.RequestSize, r.w.ResponseSize
 			r.spawnFor(c, sideTx, func(*cpuMeter) error {
@@ -316,15 +306,6 @@ func shutdownWrite(fd int, stopped *atomic.Bool) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
-}
-
-// readSize is the bytes a stream or sendfile receiver asks for per read
-// (the workload's read_size).
-func (r *run) readSize() int {
-	if r.w.ReadSize > 0 {
-		return r.w.ReadSize
-	}
-	return defaultReadSize
 }
 
 // drain reads until the peer half-closes, then adds what it read to c.

@@ -332,22 +332,12 @@ func (ep *endpoint) queueData(n int64) {
 	}
 }
 
-// defaultReadSize is a stream reader's read call when the workload gives
-// no read_size: the language's default, the kernel engine's too.
-const defaultReadSize = 128 << 10
-
 // configureApps sets up the applications for the workload.
 func (w *world) configureApps(wl *config.Workload) {
-	writeSize := int64(wl.WriteSize)
-	if writeSize <= 0 {
-		writeSize = 65536
-	}
+	writeSize := int64(wl.WriteCall())
 	// A stream or sendfile reader asks for read_size a call, as the
-	// kernel engine's does (config.Workload.ReadSize).
-	readSize := int64(wl.ReadSize)
-	if readSize <= 0 {
-		readSize = defaultReadSize
-	}
+	// kernel engine's does.
+	readSize := int64(wl.ReadCall())
 	for _, ep := range w.eps {
 		a := &ep.app
 		a.writeSize = writeSize
