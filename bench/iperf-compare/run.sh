@@ -28,14 +28,16 @@
 # printed with the table: on a loaded machine both tools wait for the
 # CPU, and the figures measure the scheduler as much as the tools.
 #
-#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B REV] [-C] [-G "VARIANTS"]
+#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B "REV..."] [-C] [-G "VARIANTS"]
 #
 # With -B REV the driver is also built from git revision REV (e.g. main
 # before a change) and run in every round beside the other two (the
 # order rotates by round), so that a change's effect is measured in
 # pairs: the table adds that tree's throughput and new/old, the medians
 # of the per-round ratios of throughput, of sender CPU per Gbit/s and of
-# sender + receiver CPU per Gbit/s.
+# sender + receiver CPU per Gbit/s. With several revisions (-B "main
+# REV2"), each is built and run in every round, the table's columns are
+# the first's, and a second table gives the same for each.
 #
 # With -C (one connection only; needs gcc) every round also runs cloop
 # (cloop/cloop.c: tsolab's stream loops in C, two threads of one process, no Go
@@ -86,11 +88,13 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$here/../.." && go build -o "$work/iperf-compare" ./bench/iperf-compare)
-if [ -n "$OLD" ]; then
-	mkdir "$work/old"
-	git -C "$here/../.." archive "$OLD" | tar -x -C "$work/old"
-	(cd "$work/old" && go build -o "$work/iperf-compare-old" ./bench/iperf-compare)
-fi
+set -- $OLD
+OLD1=${1:-}
+for rev in $OLD; do # the driver of each -B revision: iperf-compare-old.REV
+	mkdir "$work/old.$rev"
+	git -C "$here/../.." archive "$rev" | tar -x -C "$work/old.$rev"
+	(cd "$work/old.$rev" && go build -o "$work/iperf-compare-old.$rev" ./bench/iperf-compare)
+done
 if $CLOOP; then
 	command -v gcc >/dev/null || { echo "-C needs gcc (apt-get install gcc)" >&2; exit 1; }
 	gcc -O2 -Wall -pthread -o "$work/cloop" "$here/cloop/cloop.c"
@@ -139,7 +143,8 @@ drive() { # $1 = driver; prints "bits/s sender% receiver% other%" (other: in sen
 	echo "$(echo "$line" | field throughput_bps) $(echo "$line" | field task_tx_pct) $(echo "$line" | field task_rx_pct) $(echo "$line" | field task_other_pct)"
 }
 run_tsolab() { d=$(drive "$work/iperf-compare"); t=${d% *} toth=${d##* }; }
-run_old() { d=$(drive "$work/iperf-compare-old"); o=${d% *}; }
+declare -A o # -B revision -> "bits/s sender% receiver%" of this round
+run_old() { d=$(drive "$work/iperf-compare-old.$1"); o[$1]=${d% *}; } # $1 = revision
 run_cloop() { # one connection only: with more, nothing
 	c=
 	[ "$p" = 1 ] || return 0
@@ -156,12 +161,12 @@ run_goloop() { # $1 = variant; one connection only
 # The members of a round in the first round's order; each round starts
 # one further along.
 members="run_iperf run_tsolab"
-[ -n "$OLD" ] && members="$members run_old"
+for rev in $OLD; do members="$members run_old=$rev"; done
 $CLOOP && members="$members run_cloop"
 for v in $GOLOOP; do members="$members run_goloop=$v"; done
 # rows.P.TSO: one line per round:
 # i_bps i_tx i_rx t_bps t_tx t_rx [c_bps c_loss c_pkts r_bps r_loss r_pkts] t_other
-# old.P.TSO (with -B): o_bps o_tx o_rx t_bps t_tx t_rx
+# old.P.TSO.REV (with -B): o_bps o_tx o_rx t_bps t_tx t_rx
 # c.P.TSO (with -C, P=1): i_bps i_tx i_rx c_bps c_tx c_rx t_bps t_tx t_rx
 # g.P.TSO.VARIANT (with -G, P=1): c_bps c_tx c_rx g_bps g_tx g_rx t_bps t_tx t_rx
 for r in $(seq "$ROUNDS"); do
@@ -171,9 +176,9 @@ for r in $(seq "$ROUNDS"); do
 			set -- $members
 			for _ in $(seq $(((r - 1) % $#))); do set -- "${@:2}" "$1"; done
 			for m in "$@"; do
-				case $m in run_goloop=*) run_goloop "${m#*=}" ;; *) $m ;; esac
+				case $m in run_goloop=*) run_goloop "${m#*=}" ;; run_old=*) run_old "${m#*=}" ;; *) $m ;; esac
 			done
-			[ -n "$OLD" ] && echo "$o $t" >>"$work/old.$p.$tso"
+			for rev in $OLD; do echo "${o[$rev]} $t" >>"$work/old.$p.$tso.$rev"; done
 			[ -n "${c:-}" ] && echo "$i $c $t" >>"$work/c.$p.$tso"
 			for v in $GOLOOP; do [ -n "${g[$v]}" ] && echo "$c ${g[$v]} $t" >>"$work/g.$p.$tso.$v"; done
 			extra=
@@ -225,7 +230,7 @@ for p in $CONNS; do
 			printf " %8.3f%%" "$(worst "$f" 11 12)"
 		fi
 		if [ -n "$OLD" ]; then
-			f=$work/old.$p.$tso
+			f=$work/old.$p.$tso.$OLD1
 			printf "  %7.2f %6.1f%% %6.1f%% %6.1f%%" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
 		fi
 		f=$work/c.$p.$tso
@@ -243,12 +248,25 @@ echo "processes do not have; ip_rx, ts_rx = the receivers';"
 echo "all_cpu = tsolab/iperf3 of sender + receiver CPU per Gb/s (which side pays for a"
 echo "transmit varies from run to run on veth: an ACK the receiver processes sends the next"
 echo "segments from its context when the sender sleeps on a full buffer)"
-[ -n "$OLD" ] && echo "old = tsolab built from $OLD; new/old, tx_n/o, all_n/o = this tree's throughput, sender CPU
+[ -n "$OLD" ] && echo "old = tsolab built from $OLD1; new/old, tx_n/o, all_n/o = this tree's throughput, sender CPU
 per Gb/s and sender + receiver CPU per Gb/s over that tree's, medians of the per-round ratios (no
 target: they show a change's effect; all_n/o does not move with which side paid for a transmit)"
 $CLOOP && echo "cloop = tsolab's loops in C (cloop/cloop.c, one connection); c/ip3 = its throughput over iperf3's
 (what the loops do), ts/c = tsolab's over it (what the Go runtime and the engine add), tx_ts/c =
 tsolab's sender CPU per Gb/s over cloop's; medians of the per-round ratios (no target)"
+if [ "$OLD" != "$OLD1" ]; then
+	echo
+	echo "each -B tree against this one, medians of the per-round ratios:"
+	printf "%-5s %-4s %-24s %7s %7s %7s %7s\n" P tso tree old new/old tx_n/o all_n/o
+	for p in $CONNS; do
+		for tso in on off; do
+			for rev in $OLD; do
+				f=$work/old.$p.$tso.$rev
+				printf "%-5s %-4s %-24s %7.2f %6.1f%% %6.1f%% %6.1f%%\n" "$p" $tso "$rev" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
+			done
+		done
+	done
+fi
 if [ -n "$GOLOOP" ]; then
 	echo
 	echo "goloop (goloop/main.go: the loops in bare Go; one connection), medians of the per-round ratios:"
