@@ -8,7 +8,12 @@
 //   - Load: every *.tsolab.hcl file of a directory, in name order, parsed
 //     with hclsyntax and checked against the schema (schema.go): unknown
 //     block types and attributes, labels, duplicate names, names that
-//     cannot become namespace or interface names.
+//     cannot become namespace or interface names. A block whose type is
+//     a misspelling of one (workloads "bulk", matrixx) is one error at
+//     its type, "Did you mean workload "bulk"?": the block is left out,
+//     and what refers to it (workload.bulk, matrix.tso, scenario({...}),
+//     observed blocks' scenarios) or would miss it (reachability, the
+//     lab block's presence) is not reported again.
 //   - References (references.go): every expression is checked before it
 //     is evaluated. host.X, switch.X, nic.X and workload.X name blocks and
 //     evaluate to {name = "X"}; var.X and matrix.X read variables and the

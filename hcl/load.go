@@ -151,6 +151,10 @@ type loader struct {
 	// (an invalid name, a misspelt block type), by the address they
 	// were meant to have: a reference to one says so.
 	dropped map[string]droppedBlock
+	// waiting counts the references to dropped blocks whose error
+	// already covers them: each leaves its attribute unusable without
+	// an error of its own.
+	waiting int
 	blocks  map[string][]*block
 	// seen holds every block type written, well-formed or not.
 	seen map[string]bool
@@ -218,6 +222,9 @@ func load(dir string, files []sourceFile, opts Options) (*config.Lab, hclv2.Diag
 func (l *loader) checkLabPresent(files []sourceFile) {
 	if l.seen[kindLab] {
 		return
+	}
+	if l.misspelt(kindLab) {
+		return // written with a misspelt type, reported there
 	}
 	start := hclv2.Range{Filename: files[0].name, Start: hclv2.InitialPos, End: hclv2.InitialPos}
 	l.errorf(start, "Missing lab block",

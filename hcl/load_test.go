@@ -179,7 +179,15 @@ nic "b0" {
 		// References.
 		{name: "undeclared host", src: "nic \"n0\" {\n  host = »host.c\n}", want: []string{"Error: Reference to undeclared host"}},
 		{name: "reference to a nic with an invalid name", src: "nic \"n0\" {\n  host = host.a\n  peer = »nic.way-too-long-name0\n}\n»nic \"way-too-long-name0\" { host = host.b }", want: []string{"Error: Reference to a block in error", "Error: Invalid interface name"}},
-		{name: "reference to a block of a misspelt type", src: "»workloads \"w\" {}\nexpect \"e\" {\n  workload = »workload.w\n  condition = true\n}", want: []string{"Error: Unknown block type", "Error: Reference to a block in error"}},
+		// A misspelt block type is one error, at the type: what refers
+		// to the block, or would miss it, is not reported again.
+		{name: "references to a block of a misspelt type", src: "»workloads \"w\" {}\nexpect \"e\" {\n  workload = workload.w\n  condition = true\n}\nexpect \"f\" {\n  workload = workload.w\n  condition = true\n}", want: []string{"Error: Unknown block type"}},
+		{name: "observed of the one workload, misspelt", src: twoNICs + "»workloadd \"w\" {\n  client = host.a\n  servers = [nic.b0]\n}\nobserved \"o\" { values = { throughput_bps = 1e9 } }", want: []string{"Error: Unknown block type"}},
+		{name: "misspelt matrix type", src: "»matrixx { tso = [true, false] }\nnic \"n0\" {\n  host = host.a\n  offload = { tso = matrix.tso }\n}\n" + twoNICs + bulk + "expect \"e\" {\n  when = matrix.tso\n  condition = result.bytes > scenario({ tso = false }).bytes\n}\nobserved \"o\" {\n  scenario = { tso = true }\n  values = { throughput_bps = 1e9 }\n}", want: []string{"Error: Unknown block type"}},
+		{name: "misspelt variable type", src: "»variabel \"mtu\" { default = 9000 }\nnic \"n0\" {\n  host = host.a\n  mtu = var.mtu\n}", want: []string{"Error: Unknown block type"}},
+		{name: "misspelt nic type", src: "nic \"a0\" {\n  host = host.a\n  connect = switch.sw\n  address = \"10.0.0.1/24\"\n}\n»nics \"b0\" {\n  host = host.b\n  connect = switch.sw\n  address = \"10.0.0.2/24\"\n}\n" + bulk, want: []string{"Error: Unknown block type"}},
+		{name: "misspelt lab type", noHeader: true, src: "»labb \"t\" {}\nhost \"a\" {}", want: []string{"Error: Unknown block type"}},
+		{name: "misspelt machine type", src: "»machin \"r1\" { address = \"10.1.2.3\" }\nhost \"c\" { machine = machine.r1 }\nnic \"c0\" {\n  host = host.c\n  device = \"enp3s0\"\n}\nnic \"a0\" {\n  host = host.a\n  device = \"enp3s0\"\n}", want: []string{"Error: Unknown block type"}},
 		{name: "undeclared switch", src: "nic \"n0\" {\n  host = host.a\n  connect = »switch.sww\n}", want: []string{"Error: Reference to undeclared switch"}},
 		{name: "undeclared nic", src: "nic \"n0\" {\n  host = host.a\n  peer = »nic.n9\n}", want: []string{"Error: Reference to undeclared nic"}},
 		{name: "undeclared variable", src: "nic \"n0\" {\n  host = host.a\n  mtu = »var.mtu\n}", want: []string{"Error: Reference to undeclared variable"}},
@@ -347,4 +355,20 @@ func render(diags hclv2.Diagnostics, src string) string {
 	var b strings.Builder
 	WriteDiagnostics(&b, map[string][]byte{"lab.tsolab.hcl": []byte(src)}, diags, false)
 	return b.String()
+}
+
+// TestMisspeltBlockNamed: the one error of a misspelt block type names
+// the block it was meant to be.
+func TestMisspeltBlockNamed(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"workloads \"bulk\" {}\n", `Did you mean workload "bulk"?`},
+		{"matrixx { tso = [true] }\n", "Did you mean matrix?"},
+		{"hots \"c\" {}\n", `Did you mean host "c"?`},
+		{"frobnicate \"c\" {}\n", "The block types are"},
+	} {
+		_, diags := loadString(header+tc.src, Options{})
+		if len(diags) != 1 || !strings.Contains(diags[0].Detail, tc.want) {
+			t.Errorf("%q: got %d diagnostics %v; want one saying %q", tc.src, len(diags), diags, tc.want)
+		}
+	}
 }

@@ -18,6 +18,9 @@ import (
 // each tied to one scenario and workload of the lab. It runs after the
 // scenarios exist, so a scenario the matrix does not have is caught.
 func (l *loader) loadObserved() {
+	if l.misspelt(kindMatrix) {
+		return // which scenario each is of is unknown: the matrix's type is the one error
+	}
 	e := &evaluator{l: l, ctx: l.context(nil)}
 	workloads := l.names(kindWorkload)
 	for _, b := range l.blocks[kindObserved] {
@@ -29,7 +32,7 @@ func (l *loader) loadObserved() {
 			o.Workload = w
 		} else if b.attrs["workload"] == nil && len(workloads) == 1 {
 			o.Workload = workloads[0]
-		} else if b.attrs["workload"] == nil {
+		} else if b.attrs["workload"] == nil && !l.misspelt(kindWorkload) {
 			l.errorf(b.def, "Missing required attribute",
 				"observed %q must say which workload its figures are of, since the lab has %d workloads: add workload = workload.%s.",
 				b.name, len(workloads), firstOr(workloads, "NAME"))

@@ -55,7 +55,7 @@ func attrRoots(b *block, name string) (roots, refs []string) {
 
 func (l *loader) checkExpr(b *block, a *hclsyntax.Attribute) bool {
 	roots, refs := attrRoots(b, a.Name)
-	before := l.diags.errorCount()
+	before := l.diags.errorCount() + l.waiting
 	for _, t := range a.Expr.Variables() {
 		l.checkTraversal(b, a.Name, t, roots, refs)
 	}
@@ -65,7 +65,7 @@ func (l *loader) checkExpr(b *block, a *hclsyntax.Attribute) bool {
 		}
 	}
 	l.checkCalls(b, a)
-	return l.diags.errorCount() == before
+	return l.diags.errorCount()+l.waiting == before
 }
 
 // where names an attribute for diagnostics: `the mtu of nic "tx0"`.
@@ -100,6 +100,10 @@ func (l *loader) checkTraversal(b *block, attr string, t hclv2.Traversal, roots,
 	}
 	switch root {
 	case rootVar:
+		if d := l.dropped[kindVariable+"."+name]; d.reported {
+			l.waiting++ // the misspelt variable block is the mistake
+			return
+		}
 		if l.byAddr[kindVariable+"."+name] == nil {
 			l.errorf(rng, "Reference to undeclared variable",
 				"No variable %q is declared. %sDeclare it with variable %q { default = ... } or fix the name.",
@@ -108,6 +112,10 @@ func (l *loader) checkTraversal(b *block, attr string, t hclv2.Traversal, roots,
 	case rootMatrix:
 		axes := l.axisNames()
 		if !slices.Contains(axes, name) {
+			if len(axes) == 0 && l.misspelt(kindMatrix) {
+				l.waiting++ // the misspelt matrix block is the mistake
+				return
+			}
 			if len(axes) == 0 {
 				l.errorf(rng, "Reference to undeclared matrix axis",
 					"The lab has no matrix, so matrix.%s has no value. Add matrix { %s = [...] } or remove the reference.", name, name)
@@ -187,10 +195,29 @@ func article(kinds []string) string {
 type droppedBlock struct {
 	def hclv2.Range
 	why string
+	// reported is set when the error at the block already says that
+	// references to it wait for its fix: they are not reported again.
+	reported bool
+}
+
+// misspelt reports whether a block of kind was written under a
+// misspelt type (workloads "bulk"), left out of the lab and reported at
+// its type: checks that would miss it stay quiet.
+func (l *loader) misspelt(kind string) bool {
+	for addr, d := range l.dropped {
+		if d.reported && (addr == kind || strings.HasPrefix(addr, kind+".")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *loader) undeclaredBlock(kind, name string, rng hclv2.Range) {
 	if d, ok := l.dropped[kind+"."+name]; ok {
+		if d.reported {
+			l.waiting++
+			return
+		}
 		l.errorf(rng, "Reference to a block in error",
 			"%s %q is written at %s, but %s (reported there): fix it there, and this reference reads it.", kind, name, rangeLoc(d.def), d.why)
 		return
@@ -370,6 +397,10 @@ func (l *loader) checkCalls(b *block, a *hclsyntax.Attribute) {
 // whose keys are matrix axes.
 func (l *loader) checkScenarioCall(c *hclsyntax.FunctionCallExpr) {
 	axes := l.axisNames()
+	if len(axes) == 0 && l.misspelt(kindMatrix) {
+		l.waiting++ // the misspelt matrix block is the mistake
+		return
+	}
 	if len(axes) == 0 {
 		l.errorf(c.NameRange, "scenario() without a matrix",
 			"scenario({...}) reads a sibling matrix cell, but the lab has no matrix. Add matrix { ... } or compare with a constant.")

@@ -320,12 +320,7 @@ func (l *loader) declare(body *hclsyntax.Body) {
 	for _, hb := range body.Blocks {
 		spec := specFor(hb.Type)
 		if spec == nil {
-			l.errorf(hb.TypeRange, "Unknown block type",
-				"A lab has no block of type %q. %sThe block types are %s.",
-				hb.Type, didYouMean(hb.Type, blockKinds()), joinOr(blockKinds()))
-			if kind := suggest(hb.Type, blockKinds()); kind != "" && len(hb.Labels) == 1 {
-				l.dropped[kind+"."+hb.Labels[0]] = droppedBlock{def: hb.DefRange(), why: fmt.Sprintf("as a %q block, a type a lab does not have", hb.Type)}
-			}
+			l.unknownBlock(hb)
 			continue
 		}
 		l.seen[spec.kind] = true
@@ -339,6 +334,34 @@ func (l *loader) declare(body *hclsyntax.Body) {
 		l.checkBody(b)
 		l.record(b)
 	}
+}
+
+// unknownBlock reports a block of a type a lab does not have. When the
+// type is a misspelling of one (workloads "bulk", matrixx), the error
+// names the block it was meant to be, and the references to that block
+// (workload.bulk, matrix.tso) are not reported again: they are fine
+// once the type is.
+func (l *loader) unknownBlock(hb *hclsyntax.Block) {
+	kind := suggest(hb.Type, blockKinds())
+	spec := specFor(kind)
+	meant, addr := "", ""
+	switch {
+	case spec == nil:
+	case spec.labeled && len(hb.Labels) == 1:
+		meant, addr = fmt.Sprintf("%s %q", kind, hb.Labels[0]), kind+"."+hb.Labels[0]
+	case !spec.labeled && len(hb.Labels) == 0:
+		meant, addr = kind, kind
+	}
+	if addr == "" {
+		l.errorf(hb.TypeRange, "Unknown block type",
+			"A lab has no block of type %q. %sThe block types are %s.",
+			hb.Type, didYouMean(hb.Type, blockKinds()), joinOr(blockKinds()))
+		return
+	}
+	l.errorf(hb.TypeRange, "Unknown block type",
+		"A lab has no block of type %q. Did you mean %s? Until the type is fixed, the block is left out of the lab and what refers to it is not checked. The block types are %s.",
+		hb.Type, meant, joinOr(blockKinds()))
+	l.dropped[addr] = droppedBlock{def: hb.DefRange(), why: fmt.Sprintf("as a %q block, a type a lab does not have", hb.Type), reported: true}
 }
 
 func topLevelAttrHint(name string) string {

@@ -323,7 +323,7 @@ func (l *loader) checkLinks(sc *config.Scenario) {
 				key = h.Machine
 			}
 			key += "/" + n.Device
-			if first := adopted[key]; first != nil {
+			if first := adopted[key]; first != nil && !l.misspelt(kindMachine) {
 				l.attrFail(b, "device", "Device adopted twice",
 					"device %q is already nic %q's (%s); a device of this machine can be one NIC only. Adopt another device, or link this NIC with connect or peer.",
 					n.Device, first.Name, rangeLoc(l.blockOf(kindNIC, first.Name).attrs["device"].SrcRange))
@@ -413,15 +413,16 @@ func rangeOf(b *block, attr string) hclv2.Range {
 }
 
 // linksMisspelt reports whether a NIC writes an attribute that links it
-// or addresses it under a wrong name: what reaches what is then unknown,
-// and the unknown attribute is the one diagnostic.
+// or addresses it under a wrong name, or a host, switch or NIC block is
+// written under a misspelt type: what reaches what is then unknown, and
+// the unknown attribute or block type is the one diagnostic.
 func (l *loader) linksMisspelt() bool {
 	for _, b := range l.blocks[kindNIC] {
 		if b.isMisspelt("host", "connect", "peer", "device", "address") {
 			return true
 		}
 	}
-	return false
+	return l.misspelt(kindNIC) || l.misspelt(kindHost) || l.misspelt(kindSwitch) || l.misspelt(kindMachine)
 }
 
 // checkWorkloads checks that each workload's client can reach its servers.
