@@ -71,18 +71,26 @@ func (c *Client) Exec(ctx context.Context, netns string, argv []string, stdin io
 // with the given standard streams and environment (nil: this process's),
 // and returns its exit status (128+N when signal N ended it). It is the
 // agent's side of Exec, and tsolab exec's on this machine. An error is a
-// command that could not start.
+// command that could not start, or ctx interrupted before it started.
 //
-// SIGINT, SIGTERM and SIGHUP sent to this process go to the command, and
-// this process waits for it to end: a command left running in a lab's
-// namespace would keep the namespace alive after tsolab destroy. (Ctrl-C
-// at a terminal signals both, so the command gets that SIGINT twice.)
-func RunIn(netns string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (int, error) {
+// SIGTERM and SIGHUP sent to this process go to the command, and this
+// process waits for it to end: a command left running in a lab's
+// namespace would keep the namespace alive after tsolab destroy. So does
+// SIGINT, unless this process is in the foreground process group of its
+// terminal: a Ctrl-C there is the terminal's, which sends it to that
+// whole group, the command included (it runs in this process's group),
+// and a relayed copy would reach the command twice. (A SIGINT sent to
+// this process alone while it is in the foreground, by kill, is then not
+// passed on: the command runs on, and this process waits for it.)
+func RunIn(ctx context.Context, netns string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (int, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = stdin, stdout, stderr, env
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	if ctx.Err() != nil { // a signal came before the relay listened
+		return 0, context.Cause(ctx)
+	}
 	var err error
 	if netns == "" {
 		err = cmd.Start() // the machine's own namespace
@@ -97,6 +105,9 @@ func RunIn(netns string, argv []string, stdin io.Reader, stdout, stderr io.Write
 		for {
 			select {
 			case s := <-sigs:
+				if s == syscall.SIGINT && inForeground() {
+					continue // the terminal sent it to the command too
+				}
 				cmd.Process.Signal(s)
 			case <-done:
 				return
@@ -113,4 +124,16 @@ func RunIn(netns string, argv []string, stdin io.Reader, stdout, stderr io.Write
 		return ee.ExitCode(), nil
 	}
 	return 0, err
+}
+
+// inForeground reports whether this process is in the foreground process
+// group of its controlling terminal, whose Ctrl-C signals that group.
+func inForeground() bool {
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer unix.Close(fd)
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
 }

@@ -20,7 +20,7 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) >= 6 && os.Args[1] == "agent" && os.Args[2] == remote.ExecArg && os.Args[4] == "--" {
 		// tsolab agent exec NETNS -- COMMAND...
-		code, err := remote.RunIn(os.Args[3], os.Args[5:], os.Stdin, os.Stdout, os.Stderr, nil)
+		code, err := remote.RunIn(context.Background(), os.Args[3], os.Args[5:], os.Stdin, os.Stdout, os.Stderr, nil)
 		if err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)

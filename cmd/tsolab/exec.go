@@ -58,7 +58,9 @@ func (c *cli) execCmd(args []string) int {
 // execIn runs command in the namespace ns of this machine ("" = its
 // own), and returns its exit status (128+N when signal N ended it).
 func (c *cli) execIn(hostName, ns string, command []string) int {
-	code, err := remote.RunIn(ns, command, c.stdin, c.stdout, c.stderr, c.env)
+	ir := c.watchInterrupts(false)
+	defer ir.stop()
+	code, err := remote.RunIn(ir.work, ns, command, c.stdin, c.stdout, c.stderr, c.env)
 	if err != nil {
 		c.errorf("host %s: %v", hostName, err)
 		return exitError

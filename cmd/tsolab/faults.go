@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,19 +68,39 @@ func setFaults(env []string) error {
 }
 
 // signalAtOpEnv is a hook for the interruption tests (interrupt_test.go)
-// and for nothing else: with TSOLAB_TEST_SIGNAL_AT_OP=OP:SIG (OP create,
-// update or delete; SIG INT, TERM or HUP), the first provider call of OP
-// sends the process SIG and goes on once a command has acted on it (or
-// after signalWait, when none listens), so the signal lands while that
-// operation is under way, as a user's Ctrl-C at that moment would.
+// and for nothing else: with TSOLAB_TEST_SIGNAL_AT_OP=OP:SIG (SIG INT,
+// TERM or HUP), the first time the command passes OP it sends the
+// process SIG and goes on once the command has taken it (or after
+// signalWait, when nothing takes it), so the signal lands there, as a
+// user's Ctrl-C at that moment would. OP is a provider call (create,
+// update or delete: as it starts) or a boundary between the parts of a
+// command (phaseStart, phaseWatch, phaseUnwatch, phaseEnd).
 const signalAtOpEnv = "TSOLAB_TEST_SIGNAL_AT_OP"
+
+// The boundaries between the parts of a command that watch interrupt
+// signals (watchInterrupts), where a signal once took Go's default
+// action: the command's start and end (runCommand), and just before a
+// part watches and just after it stopped.
+const (
+	phaseStart   = "start"
+	phaseWatch   = "watch"
+	phaseUnwatch = "unwatch"
+	phaseEnd     = "end"
+)
+
+// passPhase passes the boundary named phase, for the signal hook.
+func passPhase(phase string) {
+	if signaler != nil {
+		signaler.at(phase)
+	}
+}
 
 // signalWait bounds the wait for a command to act on the hook's signal.
 const signalWait = 10 * time.Second
 
 // opSignaler sends the signal of signalAtOpEnv at the first call of op.
 type opSignaler struct {
-	op      string // "create", "update" or "delete"
+	op      string // a provider call or a phase (signalAtOpEnv)
 	sig     unix.Signal
 	once    sync.Once
 	handled chan int64 // the number of each interrupt signal acted on
@@ -93,8 +114,9 @@ func parseSignalAt(v string) (*opSignaler, error) {
 	op, name, _ := strings.Cut(v, ":")
 	sigs := map[string]unix.Signal{"INT": unix.SIGINT, "TERM": unix.SIGTERM, "HUP": unix.SIGHUP}
 	sig, ok := sigs[name]
-	if op != "create" && op != "update" && op != "delete" || !ok {
-		return nil, fmt.Errorf("%s=%q: want OP:SIG, OP create, update or delete, SIG INT, TERM or HUP (a test hook: leave it unset)", signalAtOpEnv, v)
+	ops := []string{"create", "update", "delete", phaseStart, phaseWatch, phaseUnwatch, phaseEnd}
+	if !slices.Contains(ops, op) || !ok {
+		return nil, fmt.Errorf("%s=%q: want OP:SIG, OP one of %s, SIG INT, TERM or HUP (a test hook: leave it unset)", signalAtOpEnv, v, strings.Join(ops, ", "))
 	}
 	s := &opSignaler{op: op, sig: sig, handled: make(chan int64, 8)}
 	onInterruptSignal = func(n int64) {
@@ -106,8 +128,8 @@ func parseSignalAt(v string) (*opSignaler, error) {
 	return s, nil
 }
 
-// at sends the signal at the first call of op and waits for it to be
-// acted on: for the signal numbered after those received before it, not
+// at sends the signal the first time op is passed and waits for it to
+// be taken: for the signal numbered after those received before it, not
 // for an earlier signal's token (a second interrupt sent while the first
 // one's was still unread went on at once, and the destroy could finish
 // before its signal was taken).

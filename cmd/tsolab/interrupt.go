@@ -114,8 +114,9 @@ type interrupts struct {
 }
 
 // onInterruptSignal, when set (a test hook, signalAtOpEnv), is called
-// after each interrupt signal has cancelled what it cancels, with that
-// signal's number in interruptsReceived.
+// after each interrupt signal has cancelled what it cancels, or was kept
+// for the next part of the command, with that signal's number in
+// interruptsReceived.
 var onInterruptSignal func(n int64)
 
 // interruptsReceived counts the interrupt signals this process has taken
@@ -124,42 +125,153 @@ var onInterruptSignal func(n int64)
 // get (signalAtOpEnv).
 var interruptsReceived atomic.Int64
 
-// watchInterrupts returns the contexts of a command; with stdout, a
-// broken stdout interrupts its work too. Call stop when the command
-// ends.
-func (c *cli) watchInterrupts(stdout bool) *interrupts {
-	work, cancelWork := context.WithCancelCause(context.Background())
-	cleanup, cancelCleanup := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, interruptSignals()...)
-	unwatch := func() {}
-	if w, ok := c.stdout.(*stdoutWatch); ok && stdout {
-		unwatch = w.watch(cancelWork)
-	}
-	done := make(chan struct{})
+// signalWatch takes the interrupt signals for the whole of a command
+// that acts on them (commandWatches), from its start to its end, so that
+// none takes Go's default action, the end of the process without its
+// cleanup, in the gaps between the parts of the command that watch them
+// (watchInterrupts: the plan and apply of apply, the runs and destroy of
+// test, each engine of test -engine kernel,sim). A signal that comes in
+// a gap is kept, and the next part starts interrupted; one that comes
+// after the last part is said on stderr as the command ends (end).
+type signalWatch struct {
+	sigs chan os.Signal
+	done chan struct{}
+
+	mu      sync.Mutex
+	parts   map[*int]func(os.Signal) // the watching parts; guarded by mu
+	pending []os.Signal              // taken while no part watched; guarded by mu
+}
+
+// startSignalWatch starts taking the interrupt signals.
+func startSignalWatch() *signalWatch {
+	w := &signalWatch{sigs: make(chan os.Signal, 4), done: make(chan struct{}), parts: map[*int]func(os.Signal){}}
+	signal.Notify(w.sigs, interruptSignals()...)
 	go func() {
-		for n := 1; ; n++ {
+		for {
 			select {
-			case s := <-sigs:
-				received := interruptsReceived.Add(1)
-				cancelWork(&interruptError{signalName(s)})
-				if n > 1 {
-					cancelCleanup(&interruptError{signalName(s) + ", a second interrupt"})
-				}
-				if onInterruptSignal != nil {
-					onInterruptSignal(received)
-				}
-			case <-done:
+			case s := <-w.sigs:
+				w.take(s)
+			case <-w.done:
 				return
 			}
 		}
 	}()
+	return w
+}
+
+// take passes signal s to every watching part, or keeps it for the next.
+func (w *signalWatch) take(s os.Signal) {
+	received := interruptsReceived.Add(1)
+	w.mu.Lock()
+	parts := make([]func(os.Signal), 0, len(w.parts))
+	for _, p := range w.parts {
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		w.pending = append(w.pending, s)
+	}
+	w.mu.Unlock()
+	for _, p := range parts {
+		p(s)
+	}
+	if onInterruptSignal != nil {
+		onInterruptSignal(received)
+	}
+}
+
+// watch makes part the receiver of the signals to come, after it has
+// been given those kept since the last part stopped; unwatch ends that.
+func (w *signalWatch) watch(part func(os.Signal)) (unwatch func()) {
+	w.mu.Lock()
+	kept := w.pending
+	w.pending = nil
+	key := new(int)
+	w.parts[key] = part
+	w.mu.Unlock()
+	for _, s := range kept {
+		part(s)
+	}
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.parts, key)
+	}
+}
+
+// end stops taking signals and says on stderr which came after the
+// command's last part had stopped watching: the command ran to its end.
+func (w *signalWatch) end(stderr io.Writer) {
+	signal.Stop(w.sigs)
+	close(w.done)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.pending {
+		fmt.Fprintf(stderr, "tsolab: %s came as the command ended, its work done: nothing was stopped\n", signalName(s))
+	}
+}
+
+// commandWatches are the commands that act on interruptions: each
+// stops its work and cleans up (apply, test), or ends what it runs
+// (exec). The others end as a signal's default action ends a process:
+// they leave nothing behind.
+var commandWatches = map[string]bool{
+	"plan": true, "apply": true, "destroy": true, "run": true, "test": true,
+	"exec": true, "inspect": true, "calibrate": true,
+}
+
+// runCommand runs cmd, named name, with args, and closes its machines;
+// interrupt signals are taken from its start to its end when it acts on
+// them.
+func (c *cli) runCommand(name string, cmd command, args []string) int {
+	if commandWatches[name] {
+		c.signals = startSignalWatch()
+		defer func() {
+			passPhase(phaseEnd)
+			c.signals.end(c.stderr)
+			c.signals = nil
+		}()
+		passPhase(phaseStart)
+	}
+	code := cmd.run(c, args)
+	c.closeMachines()
+	return code
+}
+
+// watchInterrupts returns the contexts of a part of a command; with
+// stdout, a broken stdout interrupts its work too. Call stop when the
+// part ends.
+func (c *cli) watchInterrupts(stdout bool) *interrupts {
+	passPhase(phaseWatch)
+	work, cancelWork := context.WithCancelCause(context.Background())
+	cleanup, cancelCleanup := context.WithCancelCause(context.Background())
+	w, endWatch := c.signals, func() {}
+	if w == nil { // a part run outside main (tests, the agent's exec)
+		w = startSignalWatch()
+		endWatch = func() { w.end(c.stderr) }
+	}
+	var mu sync.Mutex
+	n := 0 // the interrupt signals this part took; guarded by mu
+	unwatchSignals := w.watch(func(s os.Signal) {
+		mu.Lock()
+		n++
+		second := n > 1
+		mu.Unlock()
+		cancelWork(&interruptError{signalName(s)})
+		if second {
+			cancelCleanup(&interruptError{signalName(s) + ", a second interrupt"})
+		}
+	})
+	unwatch := func() {}
+	if sw, ok := c.stdout.(*stdoutWatch); ok && stdout {
+		unwatch = sw.watch(cancelWork)
+	}
 	return &interrupts{work: work, cleanup: cleanup, stop: func() {
-		signal.Stop(sigs)
+		unwatchSignals()
 		unwatch()
-		close(done)
+		endWatch()
 		cancelWork(context.Canceled)
 		cancelCleanup(context.Canceled)
+		passPhase(phaseUnwatch)
 	}}
 }
 

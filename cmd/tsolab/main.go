@@ -38,6 +38,9 @@ type cli struct {
 	// pool holds the command's connections to the lab's other machines
 	// (remotePool), closed when it ends.
 	pool *remote.Pool
+	// signals, while a command that acts on interruptions runs, takes
+	// the interrupt signals from its start to its end (signalWatch).
+	signals *signalWatch
 }
 
 type command struct {
@@ -115,8 +118,7 @@ func (c *cli) main(args []string) int {
 		c.usage(c.stderr, cmds)
 		return exitError
 	}
-	code := cmd.run(c, args[1:])
-	c.closeMachines()
+	code := c.runCommand(args[0], cmd, args[1:])
 	if c.helped {
 		return exitOK
 	}

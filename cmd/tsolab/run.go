@@ -454,7 +454,7 @@ func (c *cli) runScenarios(ctx context.Context, lab *config.Lab, dir string, sce
 			}
 			for _, w := range todo {
 				if err := ctx.Err(); err != nil {
-					return fmt.Errorf("interrupted: %w", err)
+					return fmt.Errorf("scenario %s, workload %s did not start: %w", sc.Name, w.Name, err)
 				}
 				cl := cells[[2]string{sc.Name, w.Name}]
 				pr := f.view.workload(jsonRun{Scenario: sc.Name, Workload: w.Name, Repetition: rep, Repeat: cl.m.Repeat, AtMost: cl.m.Confidence > 0})
