@@ -71,11 +71,12 @@ type Sink interface {
 // send units.
 const RingBytes = 64 << 20
 
-// IngressRingBytes is a receiver's record rings: ~6 M records of its
-// wire segments (88 bytes each with Ethernet, IPv4 and TCP timestamps),
-// so that the reader can leave those of a 2 s TSO-off run of
-// examples/tso-basics at MTU 1500 (2.1-2.6 M, 94-114 MB a CPU, at 12.9-14.7
-// Gb/s here) in the rings until the run's measurements are taken (see
+// IngressRingBytes is a receiver's record rings: ~11 M records of its
+// wire segments (48 bytes each with Ethernet, IPv4 and TCP timestamps
+// as short records, 88 as full ones), so that the reader can leave
+// those of a 2 s TSO-off run of examples/tso-basics at MTU 1500
+// (2.1-2.6 M at 12.9-14.7 Gb/s here: 94-114 MB a CPU as full records,
+// 55% of that short) in the rings until the run's measurements are taken (see
 // drainAt). Making them takes ~100 ms (vmalloc'd and zeroed by the
 // kernel), before the run. A receiver whose rings would take the
 // process's rings past ringsMax, or that the kernel refuses the memory,

@@ -1,6 +1,7 @@
 package devqueue
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/tsolab/tsolab/engine/kernel/capture"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 	"github.com/tsolab/tsolab/provider/host/netnsfs/netnstest"
 )
@@ -442,10 +444,20 @@ func recordsHeaders(t *testing.T, ingress bool) {
 	const n = 4 << 20
 	var c *Counter
 	var port uint16
-	var sink frames
+	var sink, tap frames
+	var ring *capture.Capture // at ingress: an AF_PACKET ring of lo's incoming TCP
 	start := time.Now()
 	retrans := loopbackStream(t, a, n, 64<<10, 0, func(p uint16, m int) {
 		port = p
+		if ingress {
+			err := netnsfs.Do(a.name, func() (err error) {
+				ring, err = capture.Open(capture.Options{Interface: "lo", DstPorts: []uint16{p}, Start: start, Direction: capture.Incoming, Sink: &tap})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		c = mustOpenIn(t, a, Options{Ifindex: 1, NetNS: a.inode, DstPorts: []uint16{p}, MSS: m, Headers: &sink, Ingress: ingress})
 	})
 	if want := map[bool]Hook{false: HookTCX, true: HookTCXIngress}[ingress]; c.Hook() != want && !(!ingress && c.Hook() == HookTracepoint) {
@@ -456,7 +468,13 @@ func recordsHeaders(t *testing.T, ingress bool) {
 		t.Fatal(err)
 	}
 	end := time.Now()
-	t.Logf("%d units, %d recorded (%d with data), %d lost", res.SendUnits, res.Recorded, res.RecordedData, res.RecordLost)
+	t.Logf("%d units, %d recorded (%d with data, %d rebuilt from short records), %d lost", res.SendUnits, res.Recorded, res.RecordedData, c.rec.ring.rebuilt, res.RecordLost)
+	if ring != nil {
+		sameAsTap(t, ring, &tap, &sink)
+		if c.rec.ring.rebuilt == 0 {
+			t.Error("no short record: the stream's data segments on lo should follow each other")
+		}
+	}
 	// At ingress the program only records: the units are the records
 	// with data, checked against the stream's bytes below.
 	wantUnits := res.SendUnits
@@ -799,5 +817,133 @@ func TestNewRingsWithinMax(t *testing.T) {
 		if got := ringsMade.Load(); got != before {
 			t.Errorf("%s: %d bytes of rings counted once closed, want %d", c.name, got, before)
 		}
+	}
+}
+
+// A CPU's short records are rebuilt from the template of the last full
+// record with flagTemplate before them, byte for byte as the packet's
+// headers; one with no template the reader knows (none yet, or the
+// reader skipped records since: skip) is passed over, and the next
+// template record makes them readable again.
+func TestShortRecords(t *testing.T) {
+	ring, err := newRecordRing(0)
+	if errors.Is(err, unix.EPERM) {
+		skipUnlessRequired(t, fmt.Sprintf("BPF refused: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ring.close()
+	ne := binary.NativeEndian
+	v := make([]byte, ring.stride())
+	var pos uint64
+	// full writes a full record of the headers of pkt with flags.
+	full := func(pkt []byte, hdrs int, flags byte) {
+		ne.PutUint64(v[pos+recTime:], pos)
+		ne.PutUint32(v[pos+recLen:], uint32(len(pkt)))
+		ne.PutUint32(v[pos+recPayload:], uint32(len(pkt)-hdrs))
+		v[pos+recCapLen], v[pos+recFlag] = byte(hdrs), flags
+		copy(v[pos+recHeader:], pkt[:hdrs])
+		pos += uint64(recordBytes(hdrs))
+	}
+	// short writes pkt's short record, as the receiver's program does.
+	short := func(pkt []byte, hdrs int) {
+		doff := (hdrs - tmplEth - 20) / 4
+		ne.PutUint64(v[pos+recTime:], pos)
+		ne.PutUint32(v[pos+recLen:], uint32(len(pkt)))
+		copy(v[pos+shortIP2:], pkt[tmplEth+2:tmplEth+6])
+		v[pos+recCapLen] = byte(shortKind | doff)
+		copy(v[pos+shortIP10:], pkt[tmplEth+10:tmplEth+12])
+		copy(v[pos+shortTCP4:], pkt[tmplEth+24:hdrs])
+		pos += uint64(shortBytes(doff))
+	}
+	type seg struct {
+		pkt  []byte
+		hdrs int
+	}
+	var segs []seg
+	for i, tcpLen := range []int{32, 32, 20, 32, 32, 32} {
+		p, h := packetTCP(false, 0, tcpLen, testPort, 100*i)
+		vary(p, byte(16*i+1))
+		segs = append(segs, seg{p, h})
+	}
+	short(segs[0].pkt, segs[0].hdrs)                            // no template yet: passed over
+	full(segs[1].pkt, segs[1].hdrs, flagTemplate|flagToWatched) // the template
+	short(segs[2].pkt, segs[2].hdrs)                            // rebuilt
+	short(segs[3].pkt, segs[3].hdrs)                            // after skip: passed over
+	full(segs[4].pkt, segs[4].hdrs, flagTemplate|flagToWatched) // the template again
+	short(segs[5].pkt, segs[5].hdrs)                            // rebuilt
+	if err := ring.recs.Update(uint32(0), v, 0); err != nil {
+		t.Fatal(err)
+	}
+	hv := make([]byte, headStride)
+	ne.PutUint64(hv, pos)
+	if err := ring.heads.Update(uint32(0), hv, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := []int{-1, 1, 2, -1, 4, 5} // the segment each record gives; -1: none
+	var at uint64
+	for i, w := range want {
+		if i == 3 {
+			// The reader skipped records here: the template may have
+			// changed in them.
+			ring.tmpl[0].ok = false
+		}
+		var buf [recordSize]byte
+		rec, next, ok := ring.readRecord(0, at, buf[:])
+		if !ok {
+			t.Fatalf("record %d at %d: not read whole", i, at)
+		}
+		at = next
+		if w < 0 {
+			if rec != nil {
+				t.Errorf("record %d: read %x, want it passed over (no template)", i, rec)
+			}
+			continue
+		}
+		_, hdr, wireLen, payload, toWatched, ok := parseRecord(rec)
+		s := segs[w]
+		if !ok || !bytes.Equal(hdr, s.pkt[:s.hdrs]) || wireLen != len(s.pkt) || payload != len(s.pkt)-s.hdrs || !toWatched {
+			t.Errorf("record %d: headers %x, length %d, payload %d, to the port %v (parses %v); want %x, %d, %d, true",
+				i, hdr, wireLen, payload, toWatched, ok, s.pkt[:s.hdrs], len(s.pkt), len(s.pkt)-s.hdrs)
+		}
+	}
+	if at != pos {
+		t.Errorf("read up to %d, the records end at %d", at, pos)
+	}
+}
+
+// sameAsTap checks that the records at ingress are the packets an
+// AF_PACKET ring on the same device got (it taps them just before TCX
+// ingress), header byte for header byte and of the same length, short
+// records rebuilt as full ones: each record is one of the ring's frames
+// (cut to its Ethernet, IPv4 and TCP headers), and, when the ring
+// dropped none, each frame one record.
+func sameAsTap(t *testing.T, ring *capture.Capture, tap, records *frames) {
+	t.Helper()
+	res, err := ring.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(h []byte, wireLen int) string { return fmt.Sprintf("%x/%d", h, wireLen) }
+	frame := map[string]int{}
+	for i, d := range tap.data {
+		if len(d) < 14+20 || len(d) < 14+int(d[14]&0x0f)*4+20 {
+			t.Fatalf("frame %d of the AF_PACKET ring: %x, shorter than Ethernet, IPv4 and TCP headers", i, d)
+		}
+		tcp := 14 + int(d[14]&0x0f)*4
+		hdrs := min(tcp+int(d[tcp+12]>>4)*4, len(d))
+		frame[key(d[:hdrs], tap.wireLen[i])]++
+	}
+	for i, h := range records.data {
+		k := key(h, records.wireLen[i])
+		if frame[k] == 0 {
+			t.Fatalf("record %d: headers %x, length %d: no frame of the AF_PACKET ring (%d frames, %d dropped) has them",
+				i, h, records.wireLen[i], len(tap.data), res.Dropped)
+		}
+		frame[k]--
+	}
+	if res.Dropped == 0 && len(tap.data) != len(records.data) {
+		t.Errorf("the AF_PACKET ring got %d frames, %d records: want one record each", len(tap.data), len(records.data))
 	}
 }

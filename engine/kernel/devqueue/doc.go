@@ -12,7 +12,11 @@
 // on two CPUs): its headers (at most HeaderMax bytes from the MAC
 // header), its whole length and the time it was queued, in a record as
 // long as its headers (88 bytes for Ethernet, IPv4 and TCP with
-// timestamps). The rings are large at ingress (IngressRingBytes, 512 MB:
+// timestamps), or, at ingress, in a short record of 48 bytes for a
+// packet whose Ethernet, IPv4 addresses and TCP ports (what stays the
+// same in a connection) are those of the last full record on its CPU:
+// the reader rebuilds its headers byte for byte (see shortKind). The
+// rings are large at ingress (IngressRingBytes, 512 MB:
 // twice the records a 2 s TSO-off run at MTU 1500 writes here;
 // RingBytes, 64 MB, at egress), and the goroutine that reads them leaves the records
 // there until Stop, after the run's measurements, unless a ring fills

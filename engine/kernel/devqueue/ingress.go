@@ -21,7 +21,31 @@ const (
 	inStackFlag = -32 // u32: 1 = to a watched port (counted), 0 = from one
 	inStackHead = -40 // u64: this CPU's record head
 	inStackRec  = -48 // u64: where the record goes in its CPU's ring
+	inStackTmpl = -56 // u32: 1 = Ethernet and IPv4 without options (a template's packet), else 0
 )
+
+// A CPU's head line (its value in the heads array, headStride bytes):
+// the head, then the receiver's program's template (see shortKind):
+// the head at the full record that set it, and its words.
+const (
+	lineHead     = 0 // u64: the head
+	lineTmplHead = 8 // u64: the head at the template's full record
+)
+
+// tmplWords are the template's words, the bytes of a short record's
+// packet that are its CPU's template's: where each is in the packet
+// (from the MAC header), its size, and where the receiver's program
+// keeps it in its CPU's head line (after lineTmplHead).
+var tmplWords = []struct {
+	pkt, line int16
+	size      asm.Size
+}{
+	{0, 16, asm.DWord},  // Ethernet: destination, source
+	{8, 24, asm.DWord},  // Ethernet: source, type; IPv4: version and IHL, TOS
+	{20, 40, asm.Word},  // IPv4: fragment field, TTL, protocol
+	{26, 32, asm.DWord}, // IPv4: addresses
+	{34, 44, asm.Word},  // TCP: ports
+}
 
 // receiverProgram builds a receiver's capture program (TCX ingress with
 // a record, f.Ingress): for every TCP packet to or from a watched port,
@@ -79,6 +103,7 @@ func receiverProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.JNE.Imm(asm.R3, 6, "other"), // IPPROTO_TCP
 		asm.Add.Imm(asm.R2, 40),
 		asm.Add.Imm(asm.R4, 40),
+		asm.StoreImm(asm.R10, inStackTmpl, 0, asm.Word),
 		asm.Ja.Label("tcp"),
 		// IPv4: TCP IHL*4 bytes on.
 		asm.Mov.Reg(asm.R5, asm.R2).WithSymbol("ipv4"),
@@ -90,7 +115,12 @@ func receiverProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.And.Imm(asm.R3, 0x0f),
 		asm.LSh.Imm(asm.R3, 2),
 		asm.JLT.Imm(asm.R3, 20, "other"), // not an IPv4 header
-		asm.Add.Reg(asm.R2, asm.R3),
+		// A template's packet: Ethernet, IPv4 without options.
+		asm.StoreImm(asm.R10, inStackTmpl, 0, asm.Word),
+		asm.JNE.Imm(asm.R3, 20, "ipv4_tcp"),
+		asm.JNE.Imm(asm.R4, tmplEth, "ipv4_tcp"),
+		asm.StoreImm(asm.R10, inStackTmpl, 1, asm.Word),
+		asm.Add.Reg(asm.R2, asm.R3).WithSymbol("ipv4_tcp"),
 		asm.Add.Reg(asm.R4, asm.R3),
 		// R2 = the TCP header, R4 its offset from the MAC header.
 		asm.Mov.Reg(asm.R5, asm.R2).WithSymbol("tcp"),
@@ -130,7 +160,10 @@ func receiverProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 	insns = append(insns,
 		asm.LoadMem(asm.R2, asm.R6, ctxLen, asm.Word),
 		asm.StoreMem(asm.R3, recLen, asm.R2, asm.Word),
-		asm.StoreMem(asm.R3, recPayload, asm.R8, asm.Word),
+	)
+	insns = append(insns, shortRecord()...)
+	insns = append(insns,
+		asm.StoreMem(asm.R3, recPayload, asm.R8, asm.Word).WithSymbol("full"),
 		asm.LoadMem(asm.R2, asm.R10, inStackFlag, asm.Word),
 		asm.StoreMem(asm.R3, recFlag, asm.R2, asm.Byte),
 		// The header bytes, at most HeaderMax (the parse found at
@@ -150,10 +183,13 @@ func receiverProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.Add.Imm(asm.R2, recHeader+7),
 		asm.And.Imm(asm.R2, -8),
 		asm.LoadMem(asm.R1, asm.R10, inStackHead, asm.DWord),
-		asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord),
+		asm.LoadMem(asm.R3, asm.R1, lineHead, asm.DWord),
 		asm.Add.Reg(asm.R2, asm.R3),
 	)
-	insns = append(insns, publish(storeArch)...)
+	insns = append(insns, setTemplate()...)
+	pub := publish(storeArch)
+	pub[0] = pub[0].WithSymbol("publish")
+	insns = append(insns, pub...)
 	insns = append(insns,
 		asm.Ja.Label("exit"),
 		// No ring for this CPU: counted lost, and as other.
@@ -213,4 +249,116 @@ func copyHeaders() asm.Instructions {
 		asm.FnSkbLoadBytes.Call(),
 		asm.JNE.Imm(asm.R0, 0, "exit"),
 	)
+}
+
+// shortRecord writes a short record (see shortKind) of the packet whose
+// record R3 points at (its time and length written) and publishes it,
+// then goes to "exit", when the packet is a template's (inStackTmpl),
+// its TCP header is of 5 or 8 words and in the linear data, its
+// template bytes are its CPU's template's and the template was written
+// in the syncBytes of the ring the head is in; else it goes on to
+// "full". It keeps R3 and R6-R9.
+func shortRecord() asm.Instructions {
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R4, asm.R10, inStackTmpl, asm.Word),
+		asm.JEq.Imm(asm.R4, 0, "full"),
+		// R1 = the head line; the head and the template's in the same
+		// syncBytes.
+		asm.LoadMem(asm.R1, asm.R10, inStackHead, asm.DWord),
+		asm.LoadMem(asm.R4, asm.R1, lineHead, asm.DWord),
+		asm.LoadMem(asm.R5, asm.R1, lineTmplHead, asm.DWord),
+		asm.Xor.Reg(asm.R4, asm.R5),
+		asm.RSh.Imm(asm.R4, syncShift),
+		asm.JNE.Imm(asm.R4, 0, "full"),
+	}
+	// TCP's first 20 bytes are in the linear data.
+	insns = append(insns, linearHolds(tmplEth+20+20, "full")...)
+	insns = append(insns,
+		asm.LoadMem(asm.R0, asm.R4, tmplEth+20+12, asm.Byte),
+		asm.RSh.Imm(asm.R0, 4),
+		asm.JEq.Imm(asm.R0, shortDoff5, "short5"),
+		asm.JNE.Imm(asm.R0, shortDoff8, "full"),
+		asm.Mov.Reg(asm.R0, asm.R4),
+		asm.Add.Imm(asm.R0, tmplEth+20+shortDoff8*4),
+		asm.JGT.Reg(asm.R0, asm.R5, "full"),
+	)
+	insns = append(insns, shortOf(shortDoff8)...)
+	short5 := shortOf(shortDoff5)
+	short5[0] = short5[0].WithSymbol("short5")
+	return append(insns, short5...)
+}
+
+// shortOf writes and publishes the short record of a packet with a TCP
+// header of doff words, all of it in the linear data, if its template
+// bytes (R4: the MAC header) are the template's in the head line (R1),
+// then goes to "exit"; else it goes to "full". R3 is the record.
+func shortOf(doff int) asm.Instructions {
+	var insns asm.Instructions
+	for _, w := range tmplWords {
+		insns = append(insns,
+			asm.LoadMem(asm.R0, asm.R4, w.pkt, w.size),
+			asm.LoadMem(asm.R2, asm.R1, w.line, w.size),
+			asm.JNE.Reg(asm.R0, asm.R2, "full"),
+		)
+	}
+	move := func(to, from int16, size asm.Size) asm.Instructions {
+		return asm.Instructions{asm.LoadMem(asm.R0, asm.R4, from, size), asm.StoreMem(asm.R3, to, asm.R0, size)}
+	}
+	insns = append(insns, move(shortIP2, tmplEth+2, asm.Word)...)
+	insns = append(insns, move(shortIP10, tmplEth+10, asm.Half)...)
+	// TCP bytes 4 to doff*4, in words (the last one may overlap the
+	// one before it).
+	const tcp = tmplEth + 20
+	n := int16(doff*4 - 4)
+	for k := int16(0); k < n; k += 8 {
+		k = min(k, n-8)
+		insns = append(insns, move(shortTCP4+k, tcp+4+k, asm.DWord)...)
+	}
+	insns = append(insns,
+		asm.StoreImm(asm.R3, recCapLen, int64(shortKind|doff), asm.Byte),
+		asm.LoadMem(asm.R2, asm.R1, lineHead, asm.DWord),
+		asm.Add.Imm(asm.R2, int32(shortBytes(doff))),
+	)
+	insns = append(insns, publish(storeArch)...)
+	return append(insns, asm.Ja.Label("exit"))
+}
+
+// setTemplate makes the full record on its way to be published (R1 the
+// head line, R3 the head it is written at) its CPU's template when its
+// packet is a template's (inStackTmpl) with the template's bytes in the
+// linear data: the template's words into the head line, its head, and
+// flagTemplate in the record; then it goes on to "publish", the
+// instruction after it. It keeps R1 and R2.
+func setTemplate() asm.Instructions {
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R4, asm.R10, inStackTmpl, asm.Word),
+		asm.JEq.Imm(asm.R4, 0, "publish"),
+	}
+	insns = append(insns, linearHolds(tmplBytes, "publish")...)
+	for _, w := range tmplWords {
+		insns = append(insns,
+			asm.LoadMem(asm.R0, asm.R4, w.pkt, w.size),
+			asm.StoreMem(asm.R1, w.line, asm.R0, w.size),
+		)
+	}
+	return append(insns,
+		asm.StoreMem(asm.R1, lineTmplHead, asm.R3, asm.DWord),
+		asm.LoadMem(asm.R4, asm.R10, inStackRec, asm.DWord),
+		asm.LoadMem(asm.R0, asm.R4, recFlag, asm.Byte),
+		asm.Or.Imm(asm.R0, flagTemplate),
+		asm.StoreMem(asm.R4, recFlag, asm.R0, asm.Byte),
+	)
+}
+
+// linearHolds goes to orElse unless the skb's linear data holds n bytes
+// from the MAC header; it leaves the MAC header (skb->data) in R4 and
+// the linear data's end in R5, for direct packet access.
+func linearHolds(n int32, orElse string) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMem(asm.R4, asm.R6, ctxData, asm.Word),
+		asm.LoadMem(asm.R5, asm.R6, ctxDataEnd, asm.Word),
+		asm.Mov.Reg(asm.R0, asm.R4),
+		asm.Add.Imm(asm.R0, n),
+		asm.JGT.Reg(asm.R0, asm.R5, orElse),
+	}
 }

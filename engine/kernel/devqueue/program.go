@@ -82,24 +82,71 @@ const maxMAC = 64
 // options or IPv6, and TCP with options (14 + 60 + 60 = 134) fit.
 const HeaderMax = 160
 
-// A record, as the program writes it into its CPU's ring (native byte
-// order; the header bytes as they are in the packet). It takes
+// A full record, as the program writes it into its CPU's ring (native
+// byte order; the header bytes as they are in the packet). It takes
 // recordBytes(caplen) bytes of the ring: its fields, the header bytes
 // kept, and padding to 8 bytes (88 bytes for Ethernet, IPv4 and TCP
-// with timestamps).
+// with timestamps). The receiver's program writes most of its records
+// short (see shortKind); the reader hands every record on as a full one.
 const (
 	recTime    = 0  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
 	recLen     = 8  // u32: the whole packet from its MAC header (skb->len plus the MAC header bytes before skb->data)
 	recPayload = 12 // s32: TCP payload bytes of the whole packet
-	recCapLen  = 16 // u8: header bytes kept, at most HeaderMax
-	recFlag    = 17 // u8: 1 = to a watched port (counted), 0 = from one
+	recCapLen  = 16 // u8: header bytes kept, at most HeaderMax; in a short record its kind
+	recFlag    = 17 // u8: flagToWatched, flagTemplate
 	recHeader  = 18 // HeaderMax bytes at most
 	// recordSize is the longest record.
 	recordSize = recHeader + HeaderMax
 )
 
+// The bits of a full record's flag byte.
+const (
+	// flagToWatched: the packet went to a watched port (counted), not
+	// from one.
+	flagToWatched = 1
+	// flagTemplate: the record's first templateBytes header bytes are
+	// its CPU's template from now on (see shortKind); only the
+	// receiver's program sets it.
+	flagTemplate = 2
+)
+
 // recordBytes is the ring bytes a record of caplen header bytes takes.
 func recordBytes(caplen int) int { return (recHeader + caplen + 7) &^ 7 }
+
+// A short record is what the receiver's program writes for a packet of
+// Ethernet (14 bytes), IPv4 without options and TCP with a data offset
+// of 5 or 8 words (none or the timestamp option's 12 bytes), whose
+// bytes that stay the same in a connection (the Ethernet header, IPv4
+// bytes 0-1, 6-9 and 12-19: version, TOS, fragment field, TTL,
+// protocol, addresses; the TCP ports) are its CPU's template: those of
+// the last full record written with flagTemplate on that CPU. It keeps
+// the rest: the time and length as a full record does, IPv4 bytes 2-5
+// (total length, ID) and 10-11 (checksum) and TCP bytes 4 to the end of
+// its header (sequence and acknowledgment numbers, flags, window,
+// checksum, urgent pointer, options), in shortBytes(doff) bytes (48
+// with timestamps, against a full record's 88). The reader rebuilds the
+// packet's headers byte for byte from the template and these. Its kind
+// (the byte at recCapLen) is shortKind | doff, never a full record's
+// caplen. A CPU's template is written again, by a full record, at least
+// once in every syncBytes of its ring, so that a reader that lost
+// records (see recordRing) can rebuild the short ones again from there;
+// the short records it cannot rebuild until then are counted lost.
+const (
+	shortKind  = 0xf0
+	shortIP2   = 12 // 4 bytes: IPv4 bytes 2-5 (total length, ID)
+	shortIP10  = 17 // 2 bytes: IPv4 bytes 10-11 (header checksum)
+	shortTCP4  = 19 // TCP bytes 4 to doff*4
+	syncBytes  = 64 << 10
+	syncShift  = 16 // log2(syncBytes)
+	tmplEth    = 14 // the Ethernet header's bytes, the IPv4 header's offset
+	tmplBytes  = tmplEth + 20 + 4
+	shortDoff5 = 5
+	shortDoff8 = 8
+)
+
+// shortBytes is the ring bytes a short record of a TCP header of doff
+// words takes (40 or 48).
+func shortBytes(doff int) int { return (shortTCP4 + doff*4 - 4 + 7) &^ 7 }
 
 // Hook is where the program runs. The egress hooks see every skb the
 // device layer gets, before the qdisc and before validate_xmit_skb cuts

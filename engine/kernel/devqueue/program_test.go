@@ -75,11 +75,16 @@ func loadForTest(tb testing.TB, h Hook) *loaded {
 // with payload bytes: IPv4 with ipOpts bytes of options, or IPv6; a TCP
 // header of 32 bytes (as long as with the timestamp option; 12 NOPs).
 func packet(ipv6 bool, ipOpts int, dport uint16, payload int) (frame []byte, headers int) {
+	return packetTCP(ipv6, ipOpts, 32, dport, payload)
+}
+
+// packetTCP is packet with a TCP header of tcpLen bytes (options NOPs).
+func packetTCP(ipv6 bool, ipOpts, tcpLen int, dport uint16, payload int) (frame []byte, headers int) {
 	ipLen := 20 + ipOpts
 	if ipv6 {
 		ipLen = 40
 	}
-	p := make([]byte, 14+ipLen+32+payload)
+	p := make([]byte, 14+ipLen+tcpLen+payload)
 	ip := p[14:]
 	if ipv6 {
 		binary.BigEndian.PutUint16(p[12:], 0x86dd)
@@ -98,11 +103,26 @@ func packet(ipv6 bool, ipOpts int, dport uint16, payload int) (frame []byte, hea
 	tcp := ip[ipLen:]
 	binary.BigEndian.PutUint16(tcp[0:], 40000)
 	binary.BigEndian.PutUint16(tcp[2:], dport)
-	tcp[12], tcp[13] = 8<<4, 0x10 // 32 bytes of header, ACK
-	for i := 20; i < 32; i++ {
+	tcp[12], tcp[13] = byte(tcpLen/4)<<4, 0x10 // ACK
+	for i := 20; i < tcpLen; i++ {
 		tcp[i] = 1 // TCPOPT_NOP: no header byte is 0 by chance
 	}
-	return p, 14 + ipLen + 32
+	return p, 14 + ipLen + tcpLen
+}
+
+// vary gives an IPv4 frame's fields that change from one segment of a
+// connection to the next (IPv4 ID and checksum; TCP sequence and
+// acknowledgment numbers, window, checksum, urgent pointer) values of
+// its own, n, n+1, ..., none 0.
+func vary(p []byte, n byte) {
+	ip := p[14:]
+	tcp := ip[int(ip[0]&0x0f)*4:]
+	for k, i := range []int{4, 5, 10, 11} {
+		ip[i] = n + byte(k)
+	}
+	for k, i := range []int{4, 5, 6, 7, 8, 9, 10, 11, 14, 15, 16, 17, 18, 19} {
+		tcp[i] = n + 4 + byte(k)
+	}
 }
 
 // TestProgramParses runs the program at both TCX hooks on segments of
@@ -124,37 +144,66 @@ func TestProgramParses(t *testing.T) {
 
 func programParses(t *testing.T, h Hook) {
 	l := loadForTest(t, h)
+	pinThread(t)
 	type rec struct {
 		Header           []byte
 		WireLen, Payload int
 		ToWatched        bool
 	}
 	var want []rec
+	var wantShort []bool // at ingress: each record short
 	var units, bytes, other int64
-	for _, tt := range []struct {
-		ipv6    bool
-		ipOpts  int
-		dport   uint16
-		proto   byte
-		payload int
+	// Packets of one connection, in both directions, at ingress: a
+	// packet whose template bytes (Ethernet, IPv4 but its length, ID and
+	// checksum, TCP ports) are the last template's is recorded short
+	// when its headers are Ethernet, IPv4 without options and TCP of 20
+	// or 32 bytes (short); other packets of those headers set a template.
+	fromPort := func(p []byte) {
+		tcp := p[14+20:]
+		binary.BigEndian.PutUint16(tcp[0:], testPort)
+		binary.BigEndian.PutUint16(tcp[2:], 40000)
+	}
+	otherMAC := func(p []byte) { p[6] = 0x42 }
+	for i, tt := range []struct {
+		ipv6           bool
+		ipOpts, tcpLen int
+		dport          uint16
+		proto          byte
+		payload        int
+		mut            func(p []byte)
+		short          bool
 	}{
-		{false, 0, testPort, unix.IPPROTO_TCP, 1000},
+		{false, 0, 32, testPort, unix.IPPROTO_TCP, 1000, nil, false},
 		// The packet ends 2 bytes past its 66 header bytes: the
 		// receiver's last word of them ends at the packet's end.
-		{false, 0, testPort, unix.IPPROTO_TCP, 2},
-		{false, 12, testPort, unix.IPPROTO_TCP, 1000},
+		{false, 0, 32, testPort, unix.IPPROTO_TCP, 2, nil, true},
+		{false, 12, 32, testPort, unix.IPPROTO_TCP, 1000, nil, false},
 		// 106 header bytes: more than reserve reads (headerRead).
-		{false, 40, testPort, unix.IPPROTO_TCP, 1000},
-		{true, 0, testPort, unix.IPPROTO_TCP, 1000},
-		{false, 0, testPort + 1, unix.IPPROTO_TCP, 1000},
-		{false, 0, testPort, unix.IPPROTO_UDP, 1000},
-		{true, 0, testPort, unix.IPPROTO_UDP, 1000},
+		{false, 40, 32, testPort, unix.IPPROTO_TCP, 1000, nil, false},
+		{true, 0, 32, testPort, unix.IPPROTO_TCP, 1000, nil, false},
+		{false, 0, 32, testPort + 1, unix.IPPROTO_TCP, 1000, nil, false},
+		{false, 0, 32, testPort, unix.IPPROTO_UDP, 1000, nil, false},
+		{true, 0, 32, testPort, unix.IPPROTO_UDP, 1000, nil, false},
+		{false, 0, 32, testPort, unix.IPPROTO_TCP, 1448, nil, true},
+		{false, 0, 20, testPort, unix.IPPROTO_TCP, 1448, nil, true},
+		{false, 0, 20, testPort, unix.IPPROTO_TCP, 0, nil, true},
+		{false, 0, 24, testPort, unix.IPPROTO_TCP, 1448, nil, false},
+		{false, 0, 32, testPort, unix.IPPROTO_TCP, 1448, otherMAC, false},
+		{false, 0, 32, testPort, unix.IPPROTO_TCP, 1448, otherMAC, true},
+		{false, 0, 32, testPort, unix.IPPROTO_TCP, 1448, nil, false},
+		{false, 0, 32, testPort, unix.IPPROTO_TCP, 0, fromPort, false},
+		{false, 0, 32, testPort, unix.IPPROTO_TCP, 0, fromPort, true},
+		{false, 0, 32, testPort, unix.IPPROTO_TCP, 1448, nil, false},
 	} {
-		pkt, hdrs := packet(tt.ipv6, tt.ipOpts, tt.dport, tt.payload)
+		pkt, hdrs := packetTCP(tt.ipv6, tt.ipOpts, tt.tcpLen, tt.dport, tt.payload)
 		if tt.ipv6 {
 			pkt[14+6] = tt.proto
 		} else {
+			vary(pkt, byte(16*i+1))
 			pkt[14+9] = tt.proto
+		}
+		if tt.mut != nil {
+			tt.mut(pkt)
 		}
 		ret, err := l.prog.Run(&ebpf.RunOptions{Data: pkt})
 		if err != nil {
@@ -167,14 +216,23 @@ func programParses(t *testing.T, h Hook) {
 			other++
 			continue
 		}
-		want = append(want, rec{pkt[:hdrs], len(pkt), tt.payload, true})
-		units++
-		bytes += int64(tt.payload)
+		toWatched := binary.BigEndian.Uint16(pkt[hdrs-tt.tcpLen+2:]) == testPort
+		want = append(want, rec{pkt[:hdrs], len(pkt), tt.payload, toWatched})
+		wantShort = append(wantShort, tt.short)
+		switch {
+		case toWatched && tt.payload > 0:
+			units++
+			bytes += int64(tt.payload)
+		case h != HookTCXIngress:
+			other++ // recorded, and at egress counted as other
+		}
 	}
 	var got []rec
+	var short []bool
 	for cpu := range l.ring.cpus {
 		for pos, end := l.ring.tail[cpu], l.ring.head(cpu); pos != end; {
 			var buf [recordSize]byte
+			short = append(short, l.ring.at(cpu, pos)[recCapLen]&shortKind == shortKind)
 			b, next, ok := l.ring.readRecord(cpu, pos, buf[:])
 			if !ok {
 				t.Fatalf("CPU %d record at %d: the ring does not hold it whole (head %d)", cpu, pos, end)
@@ -189,6 +247,12 @@ func programParses(t *testing.T, h Hook) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	if h != HookTCXIngress {
+		wantShort = make([]bool, len(want))
+	}
+	if diff := cmp.Diff(wantShort, short); diff != "" {
+		t.Errorf("records short (-want +got):\n%s", diff)
 	}
 	var perCPU [][valueWords]uint64
 	if err := l.m.Lookup(uint32(0), &perCPU); err != nil {
@@ -357,4 +421,24 @@ func threadCPU(tb testing.TB) time.Duration {
 		tb.Fatal(err)
 	}
 	return time.Duration(ts.Nano())
+}
+
+// pinThread keeps the calling goroutine's thread (locked to it) on one
+// CPU until the test ends, so that the program runs it starts record
+// into one CPU's ring, with one template.
+func pinThread(t *testing.T) {
+	var was, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		t.Fatal(err)
+	}
+	for cpu := 0; ; cpu++ {
+		if was.IsSet(cpu) {
+			one.Set(cpu)
+			break
+		}
+	}
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.SchedSetaffinity(0, &was) })
 }

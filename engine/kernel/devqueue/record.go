@@ -58,7 +58,23 @@ type recordRing struct {
 	cpus            int
 	size            uint64   // bytes of a CPU's ring, a power of two
 	tail            []uint64 // the reader's position in each CPU's ring, bytes
-	free            func()   // when not nil, close calls it (newRings)
+	// tmpl is each CPU's template, as the reader knows it, for its
+	// short records.
+	tmpl []template
+	// rebuilt counts the short records read and rebuilt.
+	rebuilt int64
+	free    func() // when not nil, close calls it (newRings)
+}
+
+// template is what the reader knows of a CPU's template (see
+// shortKind): the header bytes of the full record that set it last and
+// that record's flagToWatched.
+type template struct {
+	hdr  [tmplBytes]byte
+	flag byte
+	// ok: the record that set it was read since the reader began, or
+	// last skipped records of the CPU (which may have set another).
+	ok bool
 }
 
 // newRecordRing makes rings of about bytes in all, a power of two bytes
@@ -70,7 +86,7 @@ func newRecordRing(bytes int) (*recordRing, error) {
 	}
 	per := max(bytes/cpus, minRingBytes)
 	size := uint64(1) << (bits.Len(uint(per)) - 1)
-	r := &recordRing{cpus: cpus, size: size, tail: make([]uint64, cpus)}
+	r := &recordRing{cpus: cpus, size: size, tail: make([]uint64, cpus), tmpl: make([]template, cpus)}
 	if r.heads, err = ebpf.NewMap(&ebpf.MapSpec{Name: "tsl_rec_heads", Type: ebpf.Array, KeySize: 4, ValueSize: headStride,
 		MaxEntries: uint32(cpus), Flags: unix.BPF_F_MMAPABLE}); err != nil {
 		return nil, fmt.Errorf("create the record heads: %w", err)
@@ -126,13 +142,20 @@ func (r *recordRing) intact(cpu int, pos uint64) bool {
 }
 
 // readRecord copies the record at position pos of CPU cpu into dst
-// (recordSize bytes: its fields and captured headers) and returns the
-// copy and the next record's position; ok is false when the ring no
-// longer holds the record whole (the producer lapped the reader, or
-// was lapping it while it copied).
+// (recordSize bytes: its fields and captured headers) as a full record,
+// a short one rebuilt with its CPU's template, and returns the copy and
+// the next record's position; ok is false when the ring no longer holds
+// the record whole (the producer lapped the reader, or was lapping it
+// while it copied: see skip). A short record whose template the reader
+// does not know (it skipped records of the CPU since the template was
+// last written) is passed over: rec is nil, ok true.
 func (r *recordRing) readRecord(cpu int, pos uint64, dst []byte) (rec []byte, next uint64, ok bool) {
 	src := r.at(cpu, pos)
-	caplen := int(src[recCapLen])
+	kind := int(src[recCapLen])
+	if kind&shortKind == shortKind {
+		return r.readShort(cpu, pos, kind&^shortKind, dst)
+	}
+	caplen := kind
 	if caplen > HeaderMax {
 		return nil, 0, false
 	}
@@ -140,7 +163,54 @@ func (r *recordRing) readRecord(cpu int, pos uint64, dst []byte) (rec []byte, ne
 	if !r.intact(cpu, pos) {
 		return nil, 0, false
 	}
+	if rec[recFlag]&flagTemplate != 0 && caplen >= tmplBytes {
+		t := &r.tmpl[cpu]
+		copy(t.hdr[:], rec[recHeader:])
+		t.flag, t.ok = rec[recFlag]&flagToWatched, true
+	}
 	return rec, pos + uint64(recordBytes(caplen)), true
+}
+
+// readShort is readRecord of a short record of a TCP header of doff
+// words: the headers rebuilt from its CPU's template and the record's
+// bytes, its payload from its length.
+func (r *recordRing) readShort(cpu int, pos uint64, doff int, dst []byte) (rec []byte, next uint64, ok bool) {
+	if doff != shortDoff5 && doff != shortDoff8 {
+		return nil, 0, false
+	}
+	n := shortBytes(doff)
+	var b [shortTCP4 + shortDoff8*4]byte
+	copy(b[:n], r.at(cpu, pos))
+	if !r.intact(cpu, pos) {
+		return nil, 0, false
+	}
+	next = pos + uint64(n)
+	t := &r.tmpl[cpu]
+	if !t.ok {
+		return nil, next, true
+	}
+	r.rebuilt++
+	caplen := tmplEth + 20 + doff*4
+	copy(dst[recTime:recLen+4], b[recTime:recLen+4])
+	binary.NativeEndian.PutUint32(dst[recPayload:], binary.NativeEndian.Uint32(b[recLen:])-uint32(caplen))
+	dst[recCapLen], dst[recFlag] = byte(caplen), t.flag
+	h := dst[recHeader : recHeader+caplen]
+	copy(h, t.hdr[:])
+	copy(h[tmplEth+2:tmplEth+6], b[shortIP2:])
+	copy(h[tmplEth+10:tmplEth+12], b[shortIP10:])
+	copy(h[tmplEth+20+4:], b[shortTCP4:])
+	return dst[:recHeader+caplen], next, true
+}
+
+// skip moves the reader of CPU cpu to its head, past the records it can
+// no longer read, and returns the head. The CPU's template may have
+// been written in those: its short records are passed over until its
+// next template.
+func (r *recordRing) skip(cpu int) uint64 {
+	h := r.head(cpu)
+	r.tail[cpu] = h
+	r.tmpl[cpu].ok = false
+	return h
 }
 
 func (r *recordRing) close() {
@@ -358,11 +428,14 @@ func (r *recorder) drain(st *readState, keep uint64) {
 		}
 		rec, next, ok := ring.readRecord(best, ring.tail[best], dst)
 		if !ok {
-			h := ring.head(best)
-			ring.tail[best], st.end[best] = h, h
+			st.end[best] = ring.skip(best)
 			continue
 		}
 		ring.tail[best] = next
+		if rec == nil {
+			// A short record without its template: lost.
+			continue
+		}
 		if r.spool != nil {
 			r.spool.keep(len(rec))
 		} else {
@@ -431,5 +504,5 @@ func parseRecord(b []byte) (ts int64, header []byte, wireLen, payload int, toWat
 		return 0, nil, 0, 0, false, false
 	}
 	return int64(ne.Uint64(b[recTime:])), b[recHeader : recHeader+caplen],
-		int(ne.Uint32(b[recLen:])), int(int32(ne.Uint32(b[recPayload:]))), b[recFlag] != 0, true
+		int(ne.Uint32(b[recLen:])), int(int32(ne.Uint32(b[recPayload:]))), b[recFlag]&flagToWatched != 0, true
 }

@@ -11,7 +11,8 @@ import (
 // the reader took from the rings until the counter stops: what a
 // receiver's rings cannot hold while a run goes on (IngressRingBytes
 // holds a 2 s TSO-off run of examples/tso-basics), ~800k records of
-// Ethernet, IPv4 and TCP headers (84 bytes each) of a longer run. Populating it takes ~20-60 ms (0.25-0.96 ns a
+// Ethernet, IPv4 and TCP headers (84 bytes each, short records rebuilt
+// as full ones) of a longer run. Populating it takes ~20-60 ms (0.25-0.96 ns a
 // byte here, load 10) before the run.
 const SpoolBytes = 64 << 20
 
