@@ -264,9 +264,9 @@ const readerNice = -10
 // a TSO-off receiver's million records a second cost 1.5-2.5% of this
 // 2-core machine while measured; left in the rings they are read after
 // the measurements, at stop. What is left above drainAt is the reader's
-// margin: ~27 MB of a receiver's 256 MB ring a CPU, half a second of a
-// TSO-off receiver's records at MTU 1500 here, ten of its longest
-// sleeps.
+// margin: ~27 MB of a receiver's 256 MB ring a CPU, about a second of
+// a TSO-off receiver's records at MTU 1500 here (short records), twenty
+// of its longest sleeps.
 const (
 	drainAt = 0.9
 	drainTo = 0.5
@@ -282,7 +282,7 @@ const (
 // (examples/tso-basics, TSO off, MTU 1500, 2 s runs, 4 each, loaded
 // machine: the sender's reader 27-41 ms of CPU and 700-890 wake-ups a
 // run for 30-47k records, 7-11 ms and ~50 wake-ups with this rule).
-// A TSO-off receiver at MTU 1500 (~550k records a second a CPU, ~50 MB)
+// A TSO-off receiver at MTU 1500 (~550k records a second a CPU, ~26 MB)
 // is looked at every longestPoll.
 const (
 	pollFill = 8
