@@ -95,9 +95,9 @@ func (a *Agent) WorkerOpen(c WorkerOpenCall, r *WorkerReply) error {
 	aw := &agentWorker{}
 	var open kernel.CaptureFunc
 	if c.Job.Capture {
-		dir, err := os.MkdirTemp("", "tsolab-capture-")
+		dir, err := makeCaptureDir()
 		if err != nil {
-			return fmt.Errorf("capture files: %w", err)
+			return err
 		}
 		aw.dir = dir
 		n := 0

@@ -62,8 +62,10 @@ type Server struct {
 	// Addr is the server's address on the veth between the two.
 	Addr netip.Addr
 	// Dir holds the server's files; Home is the login user's home
-	// directory there (the agent installs itself under it).
-	Dir, Home string
+	// directory there (the agent installs itself under it), and Tmp
+	// root's TMPDIR there (where the agent writes capture files), so
+	// that what agents leave on the machine is the test's to see.
+	Dir, Home, Tmp string
 	// HostKey is the server's host key.
 	HostKey ssh.PublicKey
 	// IdentityFile is a private key the server accepts for root;
@@ -315,9 +317,11 @@ func (s *Server) StartSSHD(t testing.TB) {
 // and authorized_keys, the home its agents install under, and its
 // sshd_config, whose path it returns.
 func (s *Server) writeConfig() (string, error) {
-	s.Home = filepath.Join(s.Dir, "home")
-	if err := os.MkdirAll(s.Home, 0o700); err != nil {
-		return "", err
+	s.Home, s.Tmp = filepath.Join(s.Dir, "home"), filepath.Join(s.Dir, "tmp")
+	for _, d := range []string{s.Home, s.Tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", err
+		}
 	}
 	var err error
 	if s.HostKey, err = WriteKeyFile(filepath.Join(s.Dir, "host_ed25519")); err != nil {
@@ -349,10 +353,11 @@ func (s *Server) writeConfig() (string, error) {
 		"PasswordAuthentication no",
 		"KbdInteractiveAuthentication no",
 		"LogLevel VERBOSE",
-		// The agent installs itself under $HOME: root's is the test's,
-		// not the real one. (Match blocks end the file.)
+		// The agent installs itself under $HOME and writes capture
+		// files under $TMPDIR: root's are the test's, not the real
+		// ones. (Match blocks end the file.)
 		"Match User root",
-		"\tSetEnv HOME=" + s.Home,
+		"\tSetEnv HOME=" + s.Home + " TMPDIR=" + s.Tmp,
 	}, "\n") + "\n"
 	cfgPath := filepath.Join(s.Dir, "sshd_config")
 	return cfgPath, os.WriteFile(cfgPath, []byte(cfg), 0o600)
