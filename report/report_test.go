@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/outcome"
@@ -376,6 +378,32 @@ func BenchmarkWrite(b *testing.B) {
 		size = buf.Len()
 	}
 	b.ReportMetric(float64(size), "B/report")
+}
+
+// BenchmarkEmptyChart renders a chart with no data (title, axes and
+// their labels in the report's fonts) at the report's chart size, as the
+// report does (fonts=named: the SVG names Liberation Sans) and with the
+// fonts embedded; B/chart is its size, the cost that keeps embedding off.
+func BenchmarkEmptyChart(b *testing.B) {
+	for _, embed := range []bool{false, true} {
+		name := "fonts=named"
+		if embed {
+			name = "fonts=embedded"
+		}
+		b.Run(name, func(b *testing.B) {
+			var size int
+			for b.Loop() {
+				c := vgsvg.NewWith(vgsvg.UseWH(chartW, chartH), vgsvg.EmbedFonts(embed))
+				newPlot("Throughput", "scenario", "Gb/s").Draw(draw.New(c))
+				var buf bytes.Buffer
+				if _, err := c.WriteTo(&buf); err != nil {
+					b.Fatal(err)
+				}
+				size = buf.Len()
+			}
+			b.ReportMetric(float64(size), "B/chart")
+		})
+	}
 }
 
 func TestWriteEdgeCases(t *testing.T) {
