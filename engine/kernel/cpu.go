@@ -53,15 +53,53 @@ type cpuSnapshot struct {
 	Processes time.Duration
 	// Softirqd is the runtime of the ksoftirqd/N threads (schedstat, ns).
 	Softirqd time.Duration
+	// Metered says Softirq holds the softirq meter's totals; Kstat is
+	// the kernel's count of softirqs by vector (/proc/softirqs), which
+	// the meter's counts are checked against.
+	Metered bool
+	Softirq softirqTimes
+	Kstat   [nrSoftirqs]uint64
+	// Processed is the packets each of the machine's CPUs received
+	// (/proc/net/softnet_stat's first column, every namespace); LabRx
+	// those the lab's namespaces received (the rx_packets of their
+	// links), with the meter only; LabRxOK says LabRx was read.
+	Processed []uint32 // by CPU; the kernel's counters wrap at 2^32
+	LabRx     uint64
+	LabRxOK   bool
 }
 
-// takeCPUSnapshot reads /proc/stat and every /proc/PID/stat.
-func takeCPUSnapshot() (cpuSnapshot, error) {
+// takeCPUSnapshot reads /proc/stat, /proc/softirqs, every /proc/PID/stat
+// and, when m is not nil, the softirq meter, the machine's received
+// packets and those of the lab's namespaces labNS (none: not read).
+func takeCPUSnapshot(m *softirqMeter, labNS []string) (cpuSnapshot, error) {
 	s := cpuSnapshot{Wall: time.Now()}
+	if m != nil {
+		var err error
+		if s.Softirq, err = m.read(); err != nil {
+			return s, err
+		}
+		s.Metered = true
+		softnet, err := os.ReadFile("/proc/net/softnet_stat")
+		if err != nil {
+			return s, err
+		}
+		s.Processed = parseSoftnetProcessed(string(softnet))
+		if len(labNS) > 0 {
+			if s.LabRx, err = rxPackets(labNS); err != nil {
+				return s, err
+			}
+			s.LabRxOK = true
+		}
+	}
 	stat, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return s, err
 	}
+	softirqs, err := os.ReadFile("/proc/softirqs")
+	if err != nil {
+		return s, err
+	}
+	s.Kstat = parseProcSoftirqs(string(softirqs))
 	s.CPUs, s.Idle = parseProcStat(string(stat))
 	pids, err := os.ReadDir("/proc")
 	if err != nil {
@@ -128,6 +166,64 @@ func parseProcStat(stat string) (cpus int, idle time.Duration) {
 		}
 	}
 	return cpus, idle
+}
+
+// outsideWorkers is the lab's softirq time between two snapshots that
+// ran outside the workers' threads, and a note that says where it comes
+// from. With the softirq meter in both snapshots it is the time of the
+// lab's vectors (labVecs) that interrupted a task of another process or
+// the idle task (softirqd is then 0: ksoftirqd is such a task), times
+// the lab's share of the packets the machine received (labShare);
+// without it, what outsideTasks estimates from /proc.
+func outsideWorkers(a, b cpuSnapshot, own time.Duration) (outside, softirqd time.Duration, note string) {
+	if !a.Metered || !b.Metered {
+		outside, softirqd = outsideTasks(a, b, own)
+		return outside, softirqd, ""
+	}
+	d := b.Softirq.sub(a.Softirq)
+	share, shareNote := labShare(a, b)
+	outside = time.Duration(float64(d.outside(labVecs)) * share)
+	return outside, 0, softirqNote(d, b.Kstat, a.Kstat, b.Wall.Sub(a.Wall)) + "; " + shareNote
+}
+
+// labShare is the lab's share of the packets the machine's CPUs
+// received between two snapshots (1 when it cannot be read or the lab
+// received more, as it can when a packet is counted on a link but
+// dropped before the stack), and a note that says so.
+func labShare(a, b cpuSnapshot) (float64, string) {
+	if !a.LabRxOK || !b.LabRxOK || len(a.Processed) != len(b.Processed) {
+		return 1, "the lab's share of the machine's packets was not read (a socket in the process's own namespace): all of that time is counted as the lab's"
+	}
+	var machine uint64
+	for i := range b.Processed {
+		machine += uint64(b.Processed[i] - a.Processed[i])
+	}
+	lab := b.LabRx - a.LabRx
+	if machine == 0 || lab >= machine {
+		return 1, fmt.Sprintf("the lab's namespaces received %d of the %d packets the machine's CPUs took: all of that time is counted as the lab's", lab, machine)
+	}
+	share := float64(lab) / float64(machine)
+	return share, fmt.Sprintf("the lab's namespaces received %d of the %d packets the machine's CPUs took: %.1f%% of that time is counted as the lab's (other traffic's packets taken to cost what the lab's do)", lab, machine, share*100)
+}
+
+// softirqNote says, for the lab's vectors, how much softirq time in %
+// of one core ran on this process's threads, on idle CPUs and on other
+// tasks over span, and how many of the softirqs the kernel counted the
+// meter timed.
+func softirqNote(d softirqTimes, kb, ka [nrSoftirqs]uint64, span time.Duration) string {
+	pct := func(t time.Duration) float64 { return t.Seconds() / span.Seconds() * 100 }
+	var parts []string
+	var seen, counted uint64
+	for _, v := range labVecs {
+		parts = append(parts, fmt.Sprintf("%v %.1f/%.1f/%.1f", v,
+			pct(d[v][classOwn].Time), pct(d[v][classIdle].Time), pct(d[v][classOther].Time)))
+	}
+	for v := range nrSoftirqs {
+		seen += d.count(v)
+		counted += kb[v] - ka[v]
+	}
+	return fmt.Sprintf("softirq time timed by eBPF at irq:softirq_entry/exit, in %% of one core on this process's threads/idle CPUs/other tasks: %s (the last two go to cpu_tx_pct and cpu_rx_pct); it timed %d of the %d softirqs /proc/softirqs counted",
+		strings.Join(parts, ", "), seen, counted)
 }
 
 // outsideTasks is CPU time between two snapshots that no thread ran:

@@ -80,9 +80,14 @@ type measurement struct {
 	// of the Agents on other machines that ran a side).
 	Process time.Duration
 	Agents  int
-	// Outside is CPU time no thread ran (interrupts and softirqs on idle
-	// CPUs); Softirqd the runtime of the ksoftirqd threads. Both are
-	// split between the sides by the segments each sent and received.
+	// Outside is the lab's softirq time outside the workers' threads:
+	// with the softirq meter (softirq.go), the NET_TX, NET_RX and
+	// TASKLET softirqs that ran on idle CPUs and other processes'
+	// threads, times the lab's share of the machine's received packets,
+	// and Softirqd is 0; without it, CPU time no thread ran (interrupts
+	// and softirqs on idle CPUs) and Softirqd the runtime of the
+	// ksoftirqd threads. Both are split between the sides by the
+	// segments each sent and received.
 	Outside, Softirqd time.Duration
 	// Shares, when set, is that time per kernel the run used (one per
 	// machine), with the segments its sides' sockets there handled: each
@@ -98,7 +103,7 @@ type measurement struct {
 }
 
 // cpuNote says where cpu_tx_pct and cpu_rx_pct come from: the workers'
-// threads, the softirq time no thread ran (split by segments), and what
+// threads, the softirq time outside them (split by segments), and what
 // the process's other threads used, which neither metric holds.
 func (m measurement) cpuNote() string {
 	secs := m.Duration.Seconds()
@@ -113,18 +118,18 @@ func (m measurement) cpuNote() string {
 	if m.Agents > 0 {
 		procs = fmt.Sprintf("tsolab's and %d agent(s)'", m.Agents)
 	}
-	return fmt.Sprintf("CPU in %% of one core: sender threads %.1f, receiver threads %.1f, %s other threads %.1f (Go runtime, sampler, capture readers; in neither cpu_tx_pct nor cpu_rx_pct), softirq no thread ran %.1f (%.1f in cpu_tx_pct, %.1f in cpu_rx_pct, split by segments)",
+	return fmt.Sprintf("CPU in %% of one core: sender threads %.1f, receiver threads %.1f, %s other threads %.1f (Go runtime, sampler, capture readers; in neither cpu_tx_pct nor cpu_rx_pct), softirq outside the workers' threads %.1f (%.1f in cpu_tx_pct, %.1f in cpu_rx_pct, split by segments)",
 		pct(m.CPUThreads[sideTx]), pct(m.CPUThreads[sideRx]), procs, pct(other), pct(soft), pct(softTx), pct(softRx))
 }
 
-// softShare is the softirq time no thread ran on one kernel and the
+// softShare is the softirq time outside the workers' threads on one kernel and the
 // segments each side's sockets there sent and received.
 type softShare struct {
 	Time time.Duration
 	Segs [2]uint64
 }
 
-// softirqSplit divides the softirq time no thread ran between the sides,
+// softirqSplit divides the softirq time outside the workers' threads between the sides,
 // on each kernel by the segments of the sides it hosts.
 func (m measurement) softirqSplit() (tx, rx time.Duration) {
 	shares := m.Shares

@@ -384,7 +384,7 @@ func TestCPUNote(t *testing.T) {
 		Outside:    200 * time.Millisecond,
 		TCP:        [2]tcpTotals{{SegsIn: 100, SegsOut: 300}, {SegsIn: 300, SegsOut: 100}},
 	}
-	want := "CPU in % of one core: sender threads 50.0, receiver threads 25.0, the process's other threads 15.0 (Go runtime, sampler, capture readers; in neither cpu_tx_pct nor cpu_rx_pct), softirq no thread ran 10.0 (5.0 in cpu_tx_pct, 5.0 in cpu_rx_pct, split by segments)"
+	want := "CPU in % of one core: sender threads 50.0, receiver threads 25.0, the process's other threads 15.0 (Go runtime, sampler, capture readers; in neither cpu_tx_pct nor cpu_rx_pct), softirq outside the workers' threads 10.0 (5.0 in cpu_tx_pct, 5.0 in cpu_rx_pct, split by segments)"
 	if got := m.cpuNote(); got != want {
 		t.Errorf("cpuNote() =\n%s\nwant\n%s", got, want)
 	}

@@ -140,12 +140,14 @@ func (l *LocalWorker) Start(_ context.Context, req StartRequest) error {
 	t0 := time.Now()
 	err := r.startCaptures(t0, req.MSS)
 	if err == nil {
-		r.cpu0, err = takeCPUSnapshot()
+		r.sirq, r.sirqErr = openSoftirqMeter()
+		r.cpu0, err = takeCPUSnapshot(r.sirq, r.labNamespaces())
 		if err != nil {
 			err = fmt.Errorf("CPU accounting: %w", err)
 		}
 	}
 	if err != nil {
+		r.closeSoftirqMeter()
 		close(r.startc)
 		r.abort()
 		r.wg.Wait()
@@ -159,7 +161,8 @@ func (l *LocalWorker) Start(_ context.Context, req StartRequest) error {
 	go func() {
 		r.wg.Wait()
 		r.proc1 = processCPU()
-		r.cpu1, r.cpuErr = takeCPUSnapshot()
+		r.cpu1, r.cpuErr = takeCPUSnapshot(r.sirq, r.labNamespaces())
+		r.closeSoftirqMeter()
 		close(r.done)
 	}()
 	return nil
@@ -287,7 +290,9 @@ func (l *LocalWorker) Finish(_ context.Context, req FinishRequest) (Report, erro
 			return rep, fmt.Errorf("CPU accounting: %w", r.cpuErr)
 		}
 		rep.Process = r.proc1 - r.proc0
-		rep.Outside, rep.Softirqd = outsideTasks(r.cpu0, r.cpu1, rep.Process)
+		var note string
+		rep.Outside, rep.Softirqd, note = outsideWorkers(r.cpu0, r.cpu1, rep.Process)
+		rep.Notes = append(rep.Notes, r.softirqNotes(note)...)
 	}
 	r.mu.Lock()
 	rep.CPU, rep.Latencies = r.cpu, r.lat

@@ -135,7 +135,13 @@ type run struct {
 	cpu0, cpu1   cpuSnapshot
 	cpuErr       error
 	proc0, proc1 time.Duration
-	done         chan struct{}
+	// sirq times the softirqs over the run, from before cpu0 to cpu1
+	// (nil after, or when it did not load: sirqErr says why);
+	// sirqMissed is the program runs the kernel skipped.
+	sirq       *softirqMeter
+	sirqErr    error
+	sirqMissed uint64
+	done       chan struct{}
 
 	mu      sync.Mutex // guards the fields below, written by worker threads
 	cpu     [2]time.Duration

@@ -1,0 +1,410 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"github.com/vishvananda/netlink"
+)
+
+// softirqVec is a softirq vector, numbered as the kernel's
+// include/linux/interrupt.h numbers them (the vec_nr of the
+// irq:softirq_entry and irq:softirq_exit tracepoints).
+type softirqVec int
+
+const (
+	vecHI softirqVec = iota
+	vecTimer
+	vecNetTx
+	vecNetRx
+	vecBlock
+	vecIRQPoll
+	vecTasklet
+	vecSched
+	vecHRTimer
+	vecRCU
+	nrSoftirqs
+)
+
+// String is the vector's name as /proc/softirqs prints it.
+func (v softirqVec) String() string {
+	names := [...]string{"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"}
+	if v >= 0 && v < nrSoftirqs {
+		return names[v]
+	}
+	return fmt.Sprintf("softirqVec(%d)", int(v))
+}
+
+// labVecs are the vectors whose time outside the workers' threads is
+// the lab's network work: NET_TX (a qdisc run, the tbf watchdog's
+// __netif_schedule), NET_RX (the veth peer's backlog: the receive path,
+// the ACKs it sends and the transmits they clock out) and TASKLET (TCP
+// Small Queues' tsq tasklet, which sends what a freed skb let go).
+var labVecs = []softirqVec{vecNetTx, vecNetRx, vecTasklet}
+
+// softirqClass is what a softirq interrupted, which decides whose CPU
+// time the kernel charged it to (this kernel, like most builds, has no
+// CONFIG_IRQ_TIME_ACCOUNTING: softirq time counts as the interrupted
+// task's run time).
+type softirqClass int
+
+const (
+	// classOwn is a thread of this process: a worker's softirq time is
+	// in its thread CPU time already.
+	classOwn softirqClass = iota
+	// classIdle is the idle task (pid 0): no process is charged.
+	classIdle
+	// classOther is any other task: another process, ksoftirqd, a
+	// kworker.
+	classOther
+	nrClasses
+)
+
+func (c softirqClass) String() string {
+	switch c {
+	case classOwn:
+		return "this process"
+	case classIdle:
+		return "idle"
+	case classOther:
+		return "other tasks"
+	}
+	return fmt.Sprintf("softirqClass(%d)", int(c))
+}
+
+// softirqSpan is the time a CPU spent in softirqs of one vector and
+// class, from softirq_entry to softirq_exit, and how many ran.
+type softirqSpan struct {
+	Time  time.Duration
+	Count uint64
+}
+
+// softirqTimes is the meter's totals over the CPUs, by vector and class.
+type softirqTimes [nrSoftirqs][nrClasses]softirqSpan
+
+// sub is t - a, vector by vector.
+func (t softirqTimes) sub(a softirqTimes) softirqTimes {
+	for v := range t {
+		for c := range t[v] {
+			t[v][c].Time -= a[v][c].Time
+			t[v][c].Count -= a[v][c].Count
+		}
+	}
+	return t
+}
+
+// outside is the time of vecs that ran outside this process's threads.
+func (t softirqTimes) outside(vecs []softirqVec) time.Duration {
+	var d time.Duration
+	for _, v := range vecs {
+		d += t[v][classIdle].Time + t[v][classOther].Time
+	}
+	return d
+}
+
+// count is the softirqs of vector v the meter saw, in every class.
+func (t softirqTimes) count(v softirqVec) uint64 {
+	var n uint64
+	for _, s := range t[v] {
+		n += s.Count
+	}
+	return n
+}
+
+// The meter's map value, one per CPU, in 64-bit words: the open
+// softirq's entry time (0 = none) and vector, then a time (ns) and a
+// count for every vector and class.
+const (
+	sirqEntry     = 0
+	sirqEntryVec  = 1
+	sirqSpans     = 2
+	sirqValueWord = sirqSpans + int(nrSoftirqs)*int(nrClasses)*2
+)
+
+// softirqMeter times every softirq on every CPU with two raw tracepoint
+// programs, on irq:softirq_entry and irq:softirq_exit, into a per-CPU
+// array (no atomics: softirqs do not nest on a CPU), by vector and by
+// what they interrupted (softirqClass, from bpf_get_current_pid_tgid
+// against this process's PID). Its cost is two program runs a softirq
+// (bench/softirq-cost measures them).
+type softirqMeter struct {
+	m     *ebpf.Map
+	progs []*ebpf.Program
+	links []link.Link
+}
+
+// openSoftirqMeter loads and attaches the meter. It needs CAP_BPF and
+// CAP_PERFMON (or CAP_SYS_ADMIN); raw tracepoints need no tracefs.
+func openSoftirqMeter() (*softirqMeter, error) {
+	m, err := ebpf.NewMap(&ebpf.MapSpec{
+		Name:       "tsl_softirq",
+		Type:       ebpf.PerCPUArray,
+		KeySize:    4,
+		ValueSize:  uint32(sirqValueWord * 8),
+		MaxEntries: 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("softirq meter: create the map: %w", err)
+	}
+	s := &softirqMeter{m: m}
+	for _, tp := range []struct {
+		name  string
+		insns asm.Instructions
+	}{
+		{"softirq_entry", softirqEntryProgram(m.FD())},
+		{"softirq_exit", softirqExitProgram(m.FD(), uint32(os.Getpid()))},
+	} {
+		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+			Name:         "tsl_" + tp.name,
+			Type:         ebpf.RawTracepoint,
+			Instructions: tp.insns,
+			License:      "Dual MIT/GPL",
+		})
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("softirq meter: load the %s program: %w", tp.name, err)
+		}
+		s.progs = append(s.progs, p)
+		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp.name, Program: p})
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("softirq meter: attach to %s: %w", tp.name, err)
+		}
+		s.links = append(s.links, l)
+	}
+	return s, nil
+}
+
+// softirqEntryProgram notes the time and vector a softirq started on
+// this CPU. Registers: R6 the vector, R7 this CPU's value.
+func softirqEntryProgram(mapFD int) asm.Instructions {
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord), // args[0]: vec_nr
+		asm.JGE.Imm(asm.R6, int32(nrSoftirqs), "exit"),
+	}
+	insns = append(insns, sirqValue(mapFD)...)
+	return append(insns,
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.R7, sirqEntry*8, asm.R0, asm.DWord),
+		asm.StoreMem(asm.R7, sirqEntryVec*8, asm.R6, asm.DWord),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
+		asm.Return(),
+	)
+}
+
+// softirqExitProgram adds the time since this CPU's softirq_entry of the
+// same vector to the vector's span of the class of the current task
+// (classOwn when its thread group is pid). An exit without its entry
+// (the meter attached in between) adds nothing. Registers: R6 the
+// vector, R7 this CPU's value, R8 the time spent.
+func softirqExitProgram(mapFD int, pid uint32) asm.Instructions {
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord), // args[0]: vec_nr
+		asm.JGE.Imm(asm.R6, int32(nrSoftirqs), "exit"),
+	}
+	insns = append(insns, sirqValue(mapFD)...)
+	return append(insns,
+		asm.LoadMem(asm.R8, asm.R7, sirqEntry*8, asm.DWord),
+		asm.JEq.Imm(asm.R8, 0, "exit"),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.StoreMem(asm.R7, sirqEntry*8, asm.R2, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R7, sirqEntryVec*8, asm.DWord),
+		asm.JNE.Reg(asm.R2, asm.R6, "exit"),
+		asm.FnKtimeGetNs.Call(),
+		asm.Sub.Reg(asm.R0, asm.R8),
+		asm.Mov.Reg(asm.R8, asm.R0),
+		// The class: R2 = vec*nrClasses + class.
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.Mov.Reg(asm.R2, asm.R6),
+		asm.Mul.Imm(asm.R2, int32(nrClasses)),
+		asm.JEq.Imm(asm.R0, int32(pid), "span"), // classOwn = 0
+		asm.Add.Imm(asm.R2, int32(classIdle)),
+		asm.JEq.Imm(asm.R0, 0, "span"),
+		asm.Add.Imm(asm.R2, int32(classOther-classIdle)),
+		// The span's two words: time, count.
+		asm.LSh.Imm(asm.R2, 4).WithSymbol("span"),
+		asm.Add.Reg(asm.R2, asm.R7),
+		asm.LoadMem(asm.R3, asm.R2, sirqSpans*8, asm.DWord),
+		asm.Add.Reg(asm.R3, asm.R8),
+		asm.StoreMem(asm.R2, sirqSpans*8, asm.R3, asm.DWord),
+		asm.LoadMem(asm.R3, asm.R2, sirqSpans*8+8, asm.DWord),
+		asm.Add.Imm(asm.R3, 1),
+		asm.StoreMem(asm.R2, sirqSpans*8+8, asm.R3, asm.DWord),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
+		asm.Return(),
+	)
+}
+
+// sirqValue looks up this CPU's value (key 0) into R7, or goes to
+// "exit". It uses the stack at -8.
+func sirqValue(mapFD int) asm.Instructions {
+	return asm.Instructions{
+		asm.StoreImm(asm.R10, -8, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, mapFD),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -8),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.Mov.Reg(asm.R7, asm.R0),
+	}
+}
+
+// read sums the meter's spans over the CPUs.
+func (s *softirqMeter) read() (softirqTimes, error) {
+	var t softirqTimes
+	var perCPU [][sirqValueWord]uint64
+	if err := s.m.Lookup(uint32(0), &perCPU); err != nil {
+		return t, fmt.Errorf("softirq meter: read the map: %w", err)
+	}
+	for _, v := range perCPU {
+		for vec := range t {
+			for c := range t[vec] {
+				i := sirqSpans + (vec*int(nrClasses)+c)*2
+				t[vec][c].Time += time.Duration(v[i])
+				t[vec][c].Count += v[i+1]
+			}
+		}
+	}
+	return t, nil
+}
+
+// close detaches the programs and frees them and the map; it returns
+// the program runs the kernel skipped (recursion misses).
+func (s *softirqMeter) close() (missed uint64) {
+	var errs []error
+	for _, l := range s.links {
+		errs = append(errs, l.Close())
+	}
+	for _, p := range s.progs {
+		if st, err := p.Stats(); err == nil {
+			missed += st.RecursionMisses
+		}
+		errs = append(errs, p.Close())
+	}
+	errs = append(errs, s.m.Close())
+	if err := errors.Join(errs...); err != nil {
+		// Closing file descriptors the meter owns does not fail.
+		panic(fmt.Sprintf("softirq meter: close: %v", err))
+	}
+	return missed
+}
+
+// parseProcSoftirqs sums each vector's count over the CPUs from
+// /proc/softirqs (the kernel's kstat_softirqs, counted where the
+// softirq_entry tracepoint fires).
+func parseProcSoftirqs(s string) (counts [nrSoftirqs]uint64) {
+	for _, line := range strings.Split(s, "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		name = strings.TrimSpace(name)
+		for v := range nrSoftirqs {
+			if v.String() != name {
+				continue
+			}
+			for _, f := range strings.Fields(rest) {
+				n, _ := strconv.ParseUint(f, 10, 64)
+				counts[v] += n
+			}
+		}
+	}
+	return counts
+}
+
+// closeSoftirqMeter stops the run's softirq meter, if it runs.
+func (r *run) closeSoftirqMeter() {
+	if r.sirq != nil {
+		r.sirqMissed = r.sirq.close()
+		r.sirq = nil
+	}
+}
+
+// softirqNotes are the notes on the run's softirq accounting: the
+// meter's (note), the runs it missed, or why it did not load.
+func (r *run) softirqNotes(note string) []string {
+	if r.sirqErr != nil {
+		return []string{fmt.Sprintf("softirq meter: %v; cpu_tx_pct and cpu_rx_pct count the softirq time no thread ran and the ksoftirqd threads' instead, and miss softirqs that ran on other processes' threads", r.sirqErr)}
+	}
+	var notes []string
+	if note != "" {
+		notes = append(notes, note)
+	}
+	if r.sirqMissed > 0 {
+		notes = append(notes, fmt.Sprintf("softirq meter: the kernel skipped its programs %d times (recursion)", r.sirqMissed))
+	}
+	return notes
+}
+
+// labNamespaces are the namespaces of the sockets this run holds, or
+// none when one of them is the process's own (its links carry the
+// machine's other traffic too).
+func (r *run) labNamespaces() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(ns string) bool {
+		if ns == "" {
+			return false
+		}
+		if !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+		return true
+	}
+	for _, c := range r.conns {
+		if (c.client >= 0 && !add(c.ep.ClientNS)) || (c.server >= 0 && !add(c.ep.ServerNS)) {
+			return nil
+		}
+	}
+	return out
+}
+
+// rxPackets sums the rx_packets of every link in the namespaces: the
+// packets the kernel received for them, each once (a veth counts what
+// its peer sent it, a loopback what it sent itself).
+func rxPackets(nss []string) (uint64, error) {
+	var n uint64
+	for _, ns := range nss {
+		err := inNamespace(ns, func() error {
+			links, err := netlink.LinkList()
+			if err != nil {
+				return err
+			}
+			for _, l := range links {
+				if st := l.Attrs().Statistics; st != nil {
+					n += st.RxPackets
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("interface counters in %s: %w", ns, err)
+		}
+	}
+	return n, nil
+}
+
+// parseSoftnetProcessed reads the first column of /proc/net/softnet_stat
+// (hexadecimal, one line a CPU): the packets __netif_receive_skb_core
+// took on each CPU, in every namespace.
+func parseSoftnetProcessed(s string) []uint32 {
+	var out []uint32
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		v, _ := strconv.ParseUint(f[0], 16, 32)
+		out = append(out, uint32(v))
+	}
+	return out
+}

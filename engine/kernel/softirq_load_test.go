@@ -1,0 +1,128 @@
+package kernel_test
+
+import (
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine/kernel"
+	"github.com/tsolab/tsolab/provider/host/netnsfs"
+	"github.com/tsolab/tsolab/result"
+)
+
+// Behind a tbf the lab's softirq work runs in whatever thread the
+// qdisc's watchdog timer interrupts: on a machine whose CPUs run another
+// process, that process's thread. A busy loop on every CPU must not take
+// that work out of the CPU figures: the runs with it and without it
+// alternate, and the medians of cpu_tx_pct + cpu_rx_pct (the whole
+// path's, which the split between the sides does not move) and of
+// cpu_tx_pct stay within a band of each other. On this 2-core VM the
+// figures before the softirq meter fell to 0.57× (tx + rx) and 0.49×
+// (tx) of the quiet runs' under the busy loops, and with it stood at
+// 1.05× and 1.08× (docs/engine.md, CPU of the kernel engine).
+func TestShapedCPUUnderBusyLoop(t *testing.T) {
+	p := newPair(t, 1500)
+	p.setFeatures(t, "tx", "tx0", map[string]bool{featSG: true, featTSO: false, featGSO: true})
+	addTbf(t, p.Naming.HostNS("tx"), "tx0", 2e9)
+	w := &config.Workload{
+		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
+		Connections: 4, WriteSize: 65536, Duration: 1500 * time.Millisecond,
+	}
+	var quiet, busy [2][]float64 // tx + rx, tx
+	add := func(to *[2][]float64, res *result.WorkloadResult) {
+		m := res.Metrics
+		to[0] = append(to[0], m[result.MetricCPUTxPct]+m[result.MetricCPURxPct])
+		to[1] = append(to[1], m[result.MetricCPUTxPct])
+		if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "softirq time timed by eBPF") }) {
+			t.Fatalf("no note from the softirq meter: %q", res.Notes)
+		}
+	}
+	for range 3 {
+		add(&quiet, runWorkload(t, p, w, kernel.Options{}))
+		stop := busyLoops(t)
+		add(&busy, runWorkload(t, p, w, kernel.Options{}))
+		stop()
+	}
+	for i, c := range []struct {
+		name   string
+		lo, hi float64
+	}{{"cpu_tx_pct + cpu_rx_pct", 0.75, 1.33}, {"cpu_tx_pct", 0.67, 1.5}} {
+		q, b := median(quiet[i]), median(busy[i])
+		if r := b / q; r < c.lo || r > c.hi {
+			t.Errorf("%s: median %.1f with busy loops, %.1f without (%.2f×), want %.2f-%.2f×; quiet %.1f, busy %.1f",
+				c.name, b, q, r, c.lo, c.hi, quiet[i], busy[i])
+		} else {
+			t.Logf("%s: median %.1f with busy loops, %.1f without (%.2f×); quiet %.1f, busy %.1f", c.name, b, q, r, quiet[i], busy[i])
+		}
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// addTbf shapes ifname in namespace ns to rate bits/s with a tbf root
+// qdisc, sized as tsolab's provider sizes it (a bucket of 128 KiB or a
+// 250 Hz tick at the rate, a queue of the bucket and 50 ms); the qdisc
+// goes with the namespace.
+func addTbf(t *testing.T, ns, ifname string, rate uint64) {
+	t.Helper()
+	err := netnsfs.Do(ns, func() error {
+		l, err := netlink.LinkByName(ifname)
+		if err != nil {
+			return err
+		}
+		bytes := rate / 8
+		burst := max(bytes/250, 128<<10)
+		return netlink.QdiscAdd(&netlink.Tbf{
+			QdiscAttrs: netlink.QdiscAttrs{LinkIndex: l.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
+			Rate:       bytes,
+			Limit:      uint32(burst + bytes/20),
+			Buffer:     netlink.Xmittime(bytes, uint32(burst)),
+		})
+	})
+	if err != nil {
+		t.Fatalf("tbf on %s in %s: %v", ifname, ns, err)
+	}
+}
+
+// busyLoops starts a shell busy loop pinned to each CPU, another
+// process (softirqs that interrupt it are not this process's), and
+// returns what stops them; they are stopped when t ends too.
+func busyLoops(t *testing.T) (stop func()) {
+	t.Helper()
+	var cmds []*exec.Cmd
+	stop = func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+		cmds = nil
+	}
+	t.Cleanup(stop)
+	for cpu := range runtime.NumCPU() {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatalf("busy loop: %v", err)
+		}
+		cmds = append(cmds, c)
+		var set unix.CPUSet
+		set.Set(cpu)
+		if err := unix.SchedSetaffinity(c.Process.Pid, &set); err != nil {
+			t.Fatalf("pin the busy loop to CPU %d: %v", cpu, err)
+		}
+	}
+	return stop
+}
