@@ -132,8 +132,10 @@ const (
 // programs, on irq:softirq_entry and irq:softirq_exit, into a per-CPU
 // array (no atomics: softirqs do not nest on a CPU), by vector and by
 // what they interrupted (softirqClass, from bpf_get_current_pid_tgid
-// against this process's PID). Its cost is two program runs a softirq
-// (bench/softirq-cost measures them).
+// against this process's PID). Its programs took 80-105 ns at a
+// softirq's entry and 95-115 ns at its exit (BenchmarkSoftirqMeter on
+// the 2-core VM at load 11-20): 0.5-2% of a core at the 30-90 k softirqs
+// a second the kernel-calibration and tso-basics runs logged.
 type softirqMeter struct {
 	m     *ebpf.Map
 	progs []*ebpf.Program
