@@ -70,8 +70,9 @@
 // they were: examples/kernel-calibration's TSO-off MTU 1500 cell behind
 // the 2 Gb/s tbf gave cpu_tx_pct + cpu_rx_pct 0.57× and cpu_tx_pct 0.49×
 // of the quiet runs' medians before the meter, and 1.05× and 1.08× with
-// it (bench/softirq-load; TestShapedCPUUnderBusyLoop holds them to
-// 0.75-1.33× and 0.67-1.5×). Not counted: softirqs on this process's
+// it (bench/softirq-load; TestShapedCPUUnderBusyLoop holds the same
+// figures per Gb/s to 0.75-1.5× and 0.67-1.67×: beside busy loops the
+// lab's work costs more, 1.05-1.28× in the runs logged). Not counted: softirqs on this process's
 // other threads (the Go runtime's, the sampler's: lost, as their own CPU
 // time is), and, with an agent on the same kernel (a machine block that
 // reaches this one), softirqs on the agent's workers are counted twice:

@@ -21,12 +21,18 @@ import (
 // qdisc's watchdog timer interrupts: on a machine whose CPUs run another
 // process, that process's thread. A busy loop on every CPU must not take
 // that work out of the CPU figures: the runs with it and without it
-// alternate, and the medians of cpu_tx_pct + cpu_rx_pct (the whole
-// path's, which the split between the sides does not move) and of
-// cpu_tx_pct stay within a band of each other. On this 2-core VM the
-// figures before the softirq meter fell to 0.57× (tx + rx) and 0.49×
-// (tx) of the quiet runs' under the busy loops, and with it stood at
-// 1.05× and 1.08× (docs/engine.md, CPU of the kernel engine).
+// alternate, and the medians of cpu_per_gbit (the whole path's, which
+// the split between the sides does not move) and of cpu_tx_per_gbit stay
+// within a band of each other (per Gb/s: on a loaded machine the busy
+// loops can starve a run, which then carries and costs less). On the
+// 2-core VM, at load 8-16, the figures before the softirq meter fell to
+// 0.57× (tx + rx) and 0.49× (tx) of the quiet runs' beside the busy
+// loops (bench/softirq-load), and stood at 1.05× and 1.08× with it
+// (engine/kernel doc.go, CPU). The test tells the two apart only when
+// the quiet runs have idle CPUs to catch the softirqs: at load 30, with
+// the busy loops at nice 19, the accounting before the meter passed it
+// too (0.99×, 0.92×), both modes missing the softirqs on other jobs'
+// threads.
 func TestShapedCPUUnderBusyLoop(t *testing.T) {
 	p := newPair(t, 1500)
 	p.setFeatures(t, "tx", "tx0", map[string]bool{featSG: true, featTSO: false, featGSO: true})
@@ -35,11 +41,11 @@ func TestShapedCPUUnderBusyLoop(t *testing.T) {
 		Name: "bulk", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
 		Connections: 4, WriteSize: 65536, Duration: 1500 * time.Millisecond,
 	}
-	var quiet, busy [2][]float64 // tx + rx, tx
+	var quiet, busy [2][]float64 // cpu_per_gbit, cpu_tx_per_gbit
 	add := func(to *[2][]float64, res *result.WorkloadResult) {
 		m := res.Metrics
-		to[0] = append(to[0], m[result.MetricCPUTxPct]+m[result.MetricCPURxPct])
-		to[1] = append(to[1], m[result.MetricCPUTxPct])
+		to[0] = append(to[0], m[result.MetricCPUPerGbit])
+		to[1] = append(to[1], m[result.MetricCPUTxPerGbit])
 		if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "softirq time timed by eBPF") }) {
 			t.Fatalf("no note from the softirq meter: %q", res.Notes)
 		}
@@ -53,7 +59,7 @@ func TestShapedCPUUnderBusyLoop(t *testing.T) {
 	for i, c := range []struct {
 		name   string
 		lo, hi float64
-	}{{"cpu_tx_pct + cpu_rx_pct", 0.75, 1.33}, {"cpu_tx_pct", 0.67, 1.5}} {
+	}{{"cpu_per_gbit", 0.75, 1.5}, {"cpu_tx_per_gbit", 0.67, 1.67}} {
 		q, b := median(quiet[i]), median(busy[i])
 		if r := b / q; r < c.lo || r > c.hi {
 			t.Errorf("%s: median %.1f with busy loops, %.1f without (%.2f×), want %.2f-%.2f×; quiet %.1f, busy %.1f",
