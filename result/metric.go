@@ -116,7 +116,7 @@ var ackMeanings = [len(AckKinds)]string{
 	"pure ACKs of the delayed-ACK policy's second full segment",
 	"pure ACKs sent when the delayed-ACK timer fired",
 	"immediate duplicate ACKs for out-of-order or duplicate data",
-	"pure ACKs that update the window after the application read",
+	"pure ACKs sent after the application read: one the input path left to the read, or a window that opened a lot",
 	"pending ACKs carried by a data segment",
 }
 

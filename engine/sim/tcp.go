@@ -590,6 +590,7 @@ type receiver struct {
 	started bool  // data has arrived once (quickack mode entered)
 	nxt     int64 // next byte expected (tp->rcv_nxt)
 	wup     int64 // rcv_nxt when the last ACK went (tp->rcv_wup)
+	wnd     int64 // window the last outgoing segment advertised, bytes from wup (tp->rcv_wnd)
 	right   int64 // right edge of the last advertised window; never shrinks
 	buf     int64 // receive buffer, bytes (sk_rcvbuf, as payload)
 	wscale  uint  // window scale shift (RFC 7323)
@@ -680,8 +681,21 @@ type ackPolicy interface {
 }
 
 // linuxAcks mirrors __tcp_ack_snd_check and the quickack machinery of
-// tcp_input.c: ACK at once in quickack mode or when more than one full
-// segment is unacknowledged, otherwise arm the delayed-ACK timer (ATO).
+// tcp_input.c: ACK at once in quickack mode, or when more than one full
+// segment is unacknowledged and the window the receiver would offer now
+// is no smaller than the one it last offered (__tcp_select_window(sk) >=
+// tp->rcv_wnd: "right edge of window advances far enough", in every
+// kernel since 2.4, 2.6.12's tcp_input.c included); otherwise arm the
+// delayed-ACK timer (ATO). Data the reader has not read yet takes from
+// the window, so a segment that finds unread data behind it is not ACKed
+// by the input path: the reader's next read sends the ACK
+// (tcp_cleanup_rbuf, windowUpdate), or the timer does. 4.18 added a
+// third case, fewer than SO_RCVLOWAT bytes unread (commit "tcp: fix
+// delayed acks behavior for SO_RCVLOWAT"); at the default of 1 byte it
+// never holds for a segment that has just brought data, so the model has
+// no SO_RCVLOWAT. The kernel's window is also capped by rcv_ssthresh,
+// which tcp_grow_window raises towards the window clamp as data comes;
+// the model has no rcv_ssthresh (a connection past its first RTTs).
 // decByPcount is patch 2/9: tcp_dec_quickack_mode counts every segment of
 // a TSO frame, not one per frame.
 //
@@ -719,7 +733,7 @@ func (a *linuxAcks) onData(ep *endpoint, now, _ int64) (bool, ackKind) {
 	if a.ucopyDelack && ep.app.readSize > 0 && r.unread <= ep.app.readSize {
 		return false, ackDelayed
 	}
-	if r.nxt-r.wup > ep.mss {
+	if r.nxt-r.wup > ep.mss && a.window(ep) >= r.wnd {
 		return true, ackDelayed
 	}
 	return false, ackDelayed
@@ -748,23 +762,31 @@ func (a *linuxAcks) delay(*endpoint) int64 { return a.ato }
 
 func (a *linuxAcks) onTimer(ep *endpoint) { ep.rcv.pingpong = false }
 
-// windowUpdate mirrors tcp_cleanup_rbuf: after a read, ACK when the
-// window at least doubled and had fallen below half the buffer. With
-// ucopyDelack, also when an ACK is pending and more than one segment came
-// since the last one (the ACK tcp_rcv_established left to the read).
+// windowUpdate mirrors tcp_cleanup_rbuf (tcp.c; cleanup_rbuf in 2.6.12)
+// after a read: ACK when an ACK is pending and more than one full segment
+// came since the last one ("Once-per-two-segments ACK was not sent by
+// tcp_input.c": the ACK onData left to the read, for data that found
+// unread data behind it, or with ucopyDelack for data eaten by a waiting
+// reader), or when the window at least doubled and had fallen below half
+// the buffer. (Its third case, a read that empties the queue after a
+// segment shorter than the MSS, ICSK_ACK_PUSHED, is not modelled.)
 func (a *linuxAcks) windowUpdate(ep *endpoint, old, now int64) bool {
 	r := &ep.rcv
-	if a.ucopyDelack && r.delackAt != 0 && r.nxt-r.wup > ep.mss {
+	if r.delackAt != 0 && r.nxt-r.wup > ep.mss {
 		return true
 	}
 	return now >= 2*old && old < r.buf/2 && now-old >= ep.mss
 }
 
 // window mirrors __tcp_select_window: free space rounded down to whole
-// segments.
+// segments. As there, a free space below half the buffer ends quickack
+// mode (icsk_ack.quick = 0; tp->ack.quick in 2.6.12).
 func (a *linuxAcks) window(ep *endpoint) int64 {
 	r := &ep.rcv
 	free := max(0, r.buf-r.unread-r.oooB)
+	if free < r.buf/2 {
+		r.quick = 0
+	}
 	if free > ep.mss {
 		free -= free % ep.mss
 	}
@@ -827,9 +849,10 @@ func (ep *endpoint) advertise() int64 {
 	win := ep.prof.acks.window(ep)
 	right := r.nxt + win
 	if right < r.right {
-		return r.right - r.nxt
+		win = r.right - r.nxt
 	}
-	r.right = right
+	r.right = max(r.right, right)
+	r.wnd = win
 	return win
 }
 
@@ -872,11 +895,10 @@ func (ep *endpoint) rcvData(now, seq, n, frames int64, cpu *core) {
 				w.q.push(r.delackAt, evDelAck, ep.idx)
 			}
 		}
-		// sk_data_ready. A reader without a turn queued or held whose
-		// turn could not be held or will find data to read (a stream's,
-		// an rr message's end) is queued here, in line; wakeReader does
-		// the rest.
-		if a := &ep.app; !a.ev && (a.msg == 0 || !ep.appCore || r.unread >= a.msg-a.got) {
+		// sk_data_ready. A reader without a turn queued or held will
+		// find data to read: it is queued here, in line; wakeReader
+		// ends a held turn.
+		if a := &ep.app; !a.ev {
 			a.ev = true
 			w.q.push(now+a.lag, evAppRun, ep.idx)
 		} else {

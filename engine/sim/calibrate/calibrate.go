@@ -71,8 +71,7 @@ func Fit(ctx context.Context, lab *config.Lab, c *config.Calibration, before []*
 	}
 
 	o := &objective{run: modelRun(ctx, lab, base, idx, c.Free, start, figs), free: c.Free, start: start, figs: figs, cache: map[string]float64{}}
-	x0 := make([]float64, len(c.Free))
-	x, rounds, err := o.minimise(x0)
+	x, rounds, err := o.minimise(o.coarse(make([]float64, len(c.Free))))
 	if err != nil {
 		return nil, fmt.Errorf("calibrate %q: %w", c.CPU, err)
 	}

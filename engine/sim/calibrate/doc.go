@@ -2,7 +2,9 @@
 // as code: a lab's calibrate block names the CPU profile, the parameters
 // that are free and the observed blocks to fit; Fit runs the model on
 // those cells and minimises the sum of squared relative errors with
-// Nelder-Mead (gonum/optimize) on the parameters' logarithms, restarted
+// Nelder-Mead (gonum/optimize) on the parameters' logarithms, from the
+// best point of a coarse scan of each parameter in turn (a quarter to
+// four times its built-in value, in factors of √2), restarted
 // from the best point with a fresh simplex until a round gains less than
 // 0.1% of the cost (one run stops early in a flat valley), and writes
 // the result as a file the lab keeps beside its HCL. The file says how

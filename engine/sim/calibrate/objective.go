@@ -110,6 +110,33 @@ func (o *objective) cost(x []float64) float64 {
 	return c
 }
 
+// scanSteps are the multiples of a parameter's start the coarse scan
+// tries: factors of √2 from a quarter to four times it.
+var scanSteps = []float64{-4, -3, -2, -1, 1, 2, 3, 4}
+
+// coarse scans the free parameters one at a time, in order, over their
+// start times √2 to the power of scanSteps (each from the best point so
+// far), and returns the best point: Nelder-Mead's first simplex, 20%
+// steps, does not leave a plateau where no figure moves, and from the
+// built-in 1200 ns examples/neterion-2005's receivers did not bind on the
+// model, so its fit of `rx_per_frame` stopped at 957.5 ns with the
+// throughput 34% off, where 3400 ns was within 2% of both figures.
+func (o *objective) coarse(x0 []float64) []float64 {
+	x := slices.Clone(x0)
+	for i := range x {
+		best, bestCost := x[i], o.cost(x)
+		for _, k := range scanSteps {
+			y := slices.Clone(x)
+			y[i] = x0[i] + k*math.Ln2/2
+			if c := o.cost(y); c < bestCost {
+				best, bestCost = y[i], c
+			}
+		}
+		x[i] = best
+	}
+	return x
+}
+
 // minimise runs Nelder-Mead from x0, then again from the best point with
 // a fresh simplex while a round still lowers the cost by at least
 // restartGain of it: one run stops early in a flat valley, when its

@@ -103,3 +103,29 @@ func TestValleyEdges(t *testing.T) {
 		t.Errorf("b, on which no figure depends: %+v, want both edges at the limit", b)
 	}
 }
+
+// plateau is a figure that does not move while p stays below 2 (a cell
+// bound elsewhere), then falls to its value at p = 3.4.
+func plateau(p []float64) []float64 { return []float64{1.5 - max(0, p[0]-2)/2.8} }
+
+// TestCoarseScanLeavesAPlateau: from p = 1, on the plateau, Nelder-Mead
+// alone ends where it began; the coarse scan finds the slope, and the
+// fit reaches the figure.
+func TestCoarseScanLeavesAPlateau(t *testing.T) {
+	alone := synthetic([]float64{1}, plateau)
+	x, _, err := alone.minimise([]float64{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := alone.cost(x); c < 0.2 {
+		t.Errorf("Nelder-Mead alone: cost %g at p = %g; the plateau should hold it (cost 0.25)", c, math.Exp(x[0]))
+	}
+	o := synthetic([]float64{1}, plateau)
+	x, _, err = o.minimise(o.coarse([]float64{0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, p := o.cost(x), math.Exp(x[0]); c > 1e-6 || math.Abs(p-3.4) > 0.01 {
+		t.Errorf("coarse scan, then Nelder-Mead: cost %g at p = %g, want the figure met at p = 3.4", c, p)
+	}
+}

@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/tsolab/tsolab/engine"
+)
+
+// pureAcks is the pure ACKs a run sent (every kind but the piggybacked).
+func pureAcks(w *world) int64 {
+	var n int64
+	for k, c := range w.stats.acks {
+		if ackKind(k) != ackPiggyback {
+			n += c
+		}
+	}
+	return n
+}
+
+// TestLinuxAcksFollowReads: a Linux receiver ACKs at once only when more
+// than one full segment is unacknowledged and its window has not shrunk
+// since the last ACK (__tcp_ack_snd_check); data that finds unread data
+// behind it waits for the reader, whose read sends the ACK
+// (tcp_cleanup_rbuf). So on FIFO cores, where the reader reads each
+// segment as it comes, it ACKs every second segment from its reads, and
+// with vm-halt's wake-up latency, where a woken reader gathers several
+// segments a read, it ACKs about once a read: fewer ACKs, each from a
+// read, none from the input path past quickack mode. (The kernel, in
+// examples/kernel-calibration's cell: one pure ACK per 21 segments, its
+// readers gathering about 49 KB a read; docs/engine.md.)
+func TestLinuxAcksFollowReads(t *testing.T) {
+	run := func(scheduler string) *world {
+		sc := oneMachine(false, 2e9)
+		for i := range sc.Hosts {
+			sc.Hosts[i].Scheduler = scheduler
+		}
+		return runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+	}
+	fifo, halt := run("none"), run("vm-halt")
+	for _, c := range []struct {
+		name string
+		w    *world
+	}{{"FIFO", fifo}, {"vm-halt", halt}} {
+		s := &c.w.stats
+		t.Logf("%s: %d segments, %d reads, %d pure ACKs (%v)", c.name, s.wireSegs, s.reads, pureAcks(c.w), s.acks)
+		if s.acks[ackWindow] > s.reads {
+			t.Errorf("%s: %d ACKs after a read, %d reads: want at most one a read", c.name, s.acks[ackWindow], s.reads)
+		}
+		if got, max := s.acks[ackDelayed], s.wireSegs/100; got > max {
+			t.Errorf("%s: the input path ACKed %d times (acks_delayed) in %d segments: want at most %d (its reader keeps data unread behind each segment)", c.name, got, s.wireSegs, max)
+		}
+	}
+	if a, b := pureAcks(fifo), fifo.stats.wireSegs; a*2 < b*9/10 || a*2 > b*11/10 {
+		t.Errorf("FIFO cores: %d pure ACKs for %d segments: want one per two segments (±10%%)", a, b)
+	}
+	if a, b := pureAcks(halt), pureAcks(fifo); a*10 > b*7 {
+		t.Errorf("vm-halt: %d pure ACKs, FIFO cores %d: want at most 70%% (a read gathers more than two segments)", a, b)
+	}
+}
+
+// TestRRReaderReadsPartialMessages: an rr reader reads what has come of a
+// message, as the kernel engine's readFull loop does. A Linux receiver
+// leaves the ACK of data that found unread data behind it to the read,
+// so a reader that waited for a whole 65539-byte reply before reading
+// held the server until the delayed-ACK timer (40 ms): seed 004's
+// loopback ran at about 200 transactions a second that way.
+func TestRRReaderReadsPartialMessages(t *testing.T) {
+	sc := tbenchScenario(true, nil, 65539)
+	w := runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+	t.Logf("%d transactions, ACKs %v", w.stats.txns, w.stats.acks)
+	if n := w.stats.acks[ackTimer]; n > 0 {
+		t.Errorf("%d ACKs from the delayed-ACK timer: want none (the reader's reads ACK)", n)
+	}
+	if w.stats.txns < 10000 {
+		t.Errorf("%d transactions in 1 s on the loopback: want at least 10000", w.stats.txns)
+	}
+}
