@@ -56,13 +56,15 @@
 // received over the run (the rx_packets of every link in the lab's
 // namespaces over the sum of /proc/net/softnet_stat's first column;
 // exactly 1 when the machine carries nothing else: 350526 of 350526 in
-// one logged run). The share assumes another lab's packet costs what
-// this lab's does, which does not hold in general (on the 2-core VM
-// another job's unshaped stream cost about 0.16 µs of softirq a packet,
-// this lab's shaped one about 1 µs): with other traffic on the machine
-// the figure is approximate, and a Note gives the share, the time by
-// vector and class, and how many of the softirqs /proc/softirqs counted
-// the meter timed (within 0.5% in every run logged). That time is split
+// one logged run). The share assumes another job's packet costs what
+// this lab's does, which need not hold: with other traffic on the
+// machine the figure is approximate. In 24 runs of
+// examples/kernel-calibration's TSO-off MTU 1500 cell behind the tbf,
+// beside other sessions' labs, whose share ranged from 14% to 100%, the
+// CPU per Gb/s had medians 14.7 (share at least 95%, 5 runs), 15.5
+// (60-95%, 6) and 13.8 (below 60%, 13). A Note gives the share, the
+// time by vector and class, and how many of the softirqs /proc/softirqs
+// counted the meter timed (within 0.5% in every run logged). That time is split
 // between the two sides in proportion to the segments each side sent
 // and received (TCP_INFO tcpi_segs_out + tcpi_segs_in), since softirq
 // work is per segment: a transmit on one side, a receive on the other.
