@@ -19,8 +19,10 @@ import (
 // __tcp_ack_snd_check does), a connection's pace follows its reader's
 // turns, and two of the four carry about a sixth of the other two (160,
 // 844, 169 and 1016 MB in 1 s; 0.15-0.17 after 1, 2 and 4 s, and with
-// vm-halt too): not starvation, and not known to be the kernel's or not
-// (the kernel engine reports no bytes per connection).
+// vm-halt too): not starvation, but less even than the kernel's, whose
+// least connection carried 0.50-0.52 of its greatest in
+// examples/kernel-calibration's cell (ss -tin; docs/engine.md, The
+// receiver's ACKs).
 func TestSliceEndsStarvation(t *testing.T) {
 	run := func(unbounded bool) []int64 {
 		sc := oneMachine(false, 0)
