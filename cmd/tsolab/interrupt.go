@@ -134,8 +134,8 @@ var interruptsReceived atomic.Int64
 // a gap is kept, and the next part starts interrupted; one that comes
 // after the last part is said on stderr as the command ends (end).
 type signalWatch struct {
-	sigs chan os.Signal
-	done chan struct{}
+	sigs  chan os.Signal
+	taken chan struct{} // closed once every signal sent to sigs is taken
 
 	mu      sync.Mutex
 	parts   map[*int]func(os.Signal) // the watching parts; guarded by mu
@@ -144,16 +144,12 @@ type signalWatch struct {
 
 // startSignalWatch starts taking the interrupt signals.
 func startSignalWatch() *signalWatch {
-	w := &signalWatch{sigs: make(chan os.Signal, 4), done: make(chan struct{}), parts: map[*int]func(os.Signal){}}
+	w := &signalWatch{sigs: make(chan os.Signal, 4), taken: make(chan struct{}), parts: map[*int]func(os.Signal){}}
 	signal.Notify(w.sigs, interruptSignals()...)
 	go func() {
-		for {
-			select {
-			case s := <-w.sigs:
-				w.take(s)
-			case <-w.done:
-				return
-			}
+		defer close(w.taken)
+		for s := range w.sigs {
+			w.take(s)
 		}
 	}()
 	return w
@@ -202,7 +198,8 @@ func (w *signalWatch) watch(part func(os.Signal)) (unwatch func()) {
 // command's last part had stopped watching: the command ran to its end.
 func (w *signalWatch) end(stderr io.Writer) {
 	signal.Stop(w.sigs)
-	close(w.done)
+	close(w.sigs) // Stop has returned: nothing sends to it any more
+	<-w.taken
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, s := range w.pending {
