@@ -276,6 +276,54 @@
 // Unlocked passes (goloop's upass) are session 8's, dropped
 // for the reason yielder gives; here they ran at 95.2% and 100.3% of
 // cloop against locked 95.4% and 96.5%.
+// Tried and not kept (session 11, branch h1-raw): the workers as
+// goloop's upass+meter+raw, which had run at 96.8% of cloop against
+// 94.3% for procs+pass+meter: read, write, sendfile and poll through
+// syscall.RawSyscall (the P never sits in a system call for sysmon to
+// take), passes unlocked, GOMAXPROCS the workers' count (no idle P:
+// "np"); beside it "sp" (the same with an idle P) and "rl" (raw calls,
+// passes locked, an idle P). With tsolab's threads in an autogroup at
+// nice -20 (prio.sh, as every A/B above) np was ahead of main:
+// `prio.sh run.sh -d 3 -r 7 -B "main SP"` 103.1% with TSO off and
+// 101.0% on (one connection), 100.2-101.0% with four (load 6-24); rl
+// 101.4% and 98.1% of main and np 104% of rl in a second run (-r 9,
+// load 15-24). At normal priority np was behind: paired 3 s runs of
+// the trees' drivers alternating (as bench/iperf-compare/trees.sh
+// runs them), one connection, TSO off: np/main 0.92 (ahead in 2 of 10
+// rounds, load 5-9), 0.85 (0 of 8, load 6-7), sp 0.86 (0 of 8), rl
+// 1.02 (5 of 8) and 1.00 (6 of 12, load 8-11); TSO on np 0.95 and
+// 0.96. tso-basics' TSO-off MTU 1500 cell (8 streams, `tsolab test
+// -scenario tso=false,mtu=1500 -repeat 2`, normal priority, load
+// 18-41, two batches of four rounds, the trees alternating) again fell
+// with unlocked passes: the second run of each invocation (the first
+// after an apply is often starved) 0.61-1.96 Gb/s for np (median 0.86
+// of seven) against 0.88-2.23 for main (1.68); sp 0.49-1.05 in the
+// first batch, where main's were 0.88-1.98; rl 1.64-1.96 in the
+// second, main's 1.38-2.23 (leaving out the two invocations during
+// which the load fell, np's 9.7 and main's 8.0 Gb/s). So the unlocked
+// pass is what loses, with or without an idle
+// P: a goroutine it puts in the Go run queue waits for a thread the
+// kernel runs, where a locked worker's thread is woken itself; at nice
+// -20 the process's threads get a CPU at once and the handoff is
+// cheap. Raw calls with locked passes (rl) came out level with main
+// within the rounds' spread. An A/B of the workers' scheduling is
+// to be run at normal priority as well as under prio.sh.
+//
+// Reordering, session 11 (the hypothesis: a sender thread that moves
+// to another CPU mid-burst puts the next segments into another CPU's
+// backlog). Refuted: cloop's and tsolab's senders migrated 1-3 times
+// a GB in every run (threads.sh's migr) while their fast retransmits
+// ranged 314-4728 and 515-4562 a GB (8 alternating runs of 5 s each,
+// prio.sh, load 10-20; reordering rose with the load for both). Nor
+// is it transmits from two CPUs alone: the CPU of consecutive data
+// packets at the sender NIC (perf record of net:net_dev_start_xmit,
+// 2 s of 5 s cloop runs, load 15-25) changed 0-166 times a GB, and
+// a run whose 1.12 GB all left from one CPU still had 125 fast
+// retransmits and 154 segments queued out of order a GB. A run's
+// counters (8.9 Gb/s, load ~20) show the receiver falling behind: it
+// advertised a zero window 2462 times in 5 s (TCPToZeroWindowAdv),
+// beside 376 fast retransmits, 178 of them reported duplicate
+// (DSACK). Not resolved.
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue

@@ -125,9 +125,17 @@ const passEvery = 8 * time.Millisecond
 // priority they lost the data path: tso-basics' TSO-off MTU 1500 cell (8
 // streams) fell from 3.0-5.1 to 1.5-2.8 Gb/s in 4 of 4 alternating pairs
 // (load 16-22), four connections to 75% and 93% of locked (load 9-17).
+// Tried again in session 11 with the data path's calls made through
+// RawSyscall (the P never left in a system call) and no idle P, as
+// goloop's upass+meter+raw: ahead of locked passes only with tsolab's
+// threads at autogroup nice -20, behind at normal priority (one
+// connection, TSO off: 0.85-0.92 of locked, median of 8-10 alternating
+// pairs, load 5-9; the 8-stream cell again halved at load 18-41); see
+// doc.go "Against iperf3".
 // A locked worker keeps its own thread, which the kernel schedules as
 // one task among the machine's; an unlocked one waits in the Go run
-// queue behind the process's other goroutines. A worker passes as seldom
+// queue behind the process's other goroutines, for a thread the kernel
+// must run first. A worker passes as seldom
 // as sysmon allows:
 // it reads the monotonic clock after each call and passes when passEvery
 // has gone by, whatever its rate, and its sockets are non-blocking so

@@ -21,7 +21,9 @@
 //	       Gosched (UnlockOSThread, Gosched, LockOSThread): the runtime
 //	       reschedules it on the thread it was on when no other goroutine
 //	       waits, instead of parking that thread and handing its P to
-//	       another (stoplockedm, startlockedm)
+//	       another (stoplockedm, startlockedm); ahead only under prio.sh
+//	       (nice -20): the engine's workers with it lost at normal
+//	       priority (engine/kernel doc.go, "Against iperf3")
 //	wpass  pass, and a pass due within half a period is made when the
 //	       worker is about to poll (its socket not ready: a sender's
 //	       buffer full, a receiver's queue empty), where the worker
