@@ -302,10 +302,13 @@
 // second, main's 1.38-2.23 (leaving out the two invocations during
 // which the load fell, np's 9.7 and main's 8.0 Gb/s). So the unlocked
 // pass is what loses, with or without an idle
-// P: a goroutine it puts in the Go run queue waits for a thread the
-// kernel runs, where a locked worker's thread is woken itself; at nice
-// -20 the process's threads get a CPU at once and the handoff is
-// cheap. Raw calls with locked passes (rl) came out level with main
+// P. Why was not measured: probably a goroutine it puts in the Go run
+// queue waits for a thread the kernel must run first, where a locked
+// worker's own thread is woken, and at nice -20 the process's threads
+// get a CPU at once (BenchmarkYielderPass, whose workers never block,
+// did not tell the two apart at normal priority, load 11-13: a pass
+// 194-1063 us on average unlocked, 720-900 us locked; under prio.sh
+// 9-19 and 19-53 us). Raw calls with locked passes (rl) came out level with main
 // within the rounds' spread. An A/B of the workers' scheduling is
 // to be run at normal priority as well as under prio.sh.
 //
@@ -316,14 +319,15 @@
 // ranged 314-4728 and 515-4562 a GB (8 alternating runs of 5 s each,
 // prio.sh, load 10-20; reordering rose with the load for both). Nor
 // is it transmits from two CPUs alone: the CPU of consecutive data
-// packets at the sender NIC (perf record of net:net_dev_start_xmit,
-// 2 s of 5 s cloop runs, load 15-25) changed 0-166 times a GB, and
-// a run whose 1.12 GB all left from one CPU still had 125 fast
-// retransmits and 154 segments queued out of order a GB. A run's
-// counters (8.9 Gb/s, load ~20) show the receiver falling behind: it
-// advertised a zero window 2462 times in 5 s (TCPToZeroWindowAdv),
-// beside 376 fast retransmits, 178 of them reported duplicate
-// (DSACK). Not resolved.
+// packets at the sender NIC (perf record of net:net_dev_start_xmit
+// over 2 s of 5 s cloop runs, load 15-25) changed 0-166 times a GB,
+// and a run whose 1.12 GB in those 2 s all left from one CPU had 125
+// fast retransmits and 154 segments queued out of order a GB over its
+// 5 s. Nor the receiver's full buffer: one run advertised a zero
+// window 2462 times in 5 s (TCPToZeroWindowAdv, load ~20), but in ten
+// more (prio.sh, load 10-21) four with none had 177-781 fast
+// retransmits a GB, the others 5-83 zero windows a GB beside 444-1417.
+// Not resolved.
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
