@@ -9,7 +9,8 @@
 #   3. with -p, the same build without the profile (-pgo=off), from a second
 #      empty build cache, for what PGO adds.
 # It prints the load average before and after each step: the times depend on
-# what else the machine runs.
+# what else the machine runs. It builds the tree it is in: a rebase of that
+# tree while it runs breaks the builds (run it from a copy: git archive HEAD).
 #
 #   bench/first-build/run.sh [-p]
 set -euo pipefail

@@ -543,7 +543,7 @@ func TestInterruptBetweenParts(t *testing.T) {
 // a process not yet run). On the 2-core VM at load 14-20, the old relay
 // (every SIGINT passed on) failed this test in 8 of 10 runs; without
 // chrt, in 1 to 4 of 10.
-var signalCounter = []string{"chrt", "-f", "1", "env", "PERL_SIGNALS=unsafe", "perl", "-e",
+var signalCounter = []string{"env", "PERL_SIGNALS=unsafe", "perl", "-e",
 	`use POSIX; $SIG{INT} = sub { syswrite STDOUT, "SIGINT\n" }; $SIG{TERM} = sub { syswrite STDOUT, "SIGTERM\n"; POSIX::_exit(0) }; alarm 60; syswrite STDOUT, "ready\n"; sleep 1 while 1`}
 
 // TestExecCtrlCOnce runs `tsolab agent exec "" -- signalCounter` (tsolab
@@ -558,15 +558,16 @@ func TestExecCtrlCOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	master, slave := openPTY(t)
-	for _, p := range []string{"perl", "chrt"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("needs %s (Debian's perl-base, util-linux) for a command that counts every signal", p)
-		}
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("needs perl (Debian's perl-base) for a command that counts every signal")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the counting command runs under SCHED_FIFO (chrt)")
+	counter := signalCounter
+	if out, err := exec.Command("chrt", "-f", "1", "true").CombinedOutput(); err == nil {
+		counter = append([]string{"chrt", "-f", "1"}, counter...)
+	} else {
+		t.Logf("chrt -f 1: %v %s: the command sleeps at its usual priority, where a second SIGINT may fold into the first", err, out)
 	}
-	cmd := tsolabChild(exe, nil, append([]string{"agent", "exec", "", "--"}, signalCounter...)...)
+	cmd := tsolabChild(exe, nil, append([]string{"agent", "exec", "", "--"}, counter...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
