@@ -291,8 +291,9 @@
 // the trees' drivers alternating (as bench/iperf-compare/trees.sh
 // runs them), one connection, TSO off: np/main 0.92 (ahead in 2 of 10
 // rounds, load 5-9), 0.85 (0 of 8, load 6-7), sp 0.86 (0 of 8), rl
-// 1.02 (5 of 8) and 1.00 (6 of 12, load 8-11); TSO on np 0.95 and
-// 0.96. tso-basics' TSO-off MTU 1500 cell (8 streams, `tsolab test
+// 1.02 (5 of 8), 1.00 (6 of 12, load 8-11) and 1.09 (9 of 14, load
+// 18-27, the rounds 0.57-1.91: `trees.sh -r 14 -t off main RL`);
+// TSO on np 0.95 and 0.96. tso-basics' TSO-off MTU 1500 cell (8 streams, `tsolab test
 // -scenario tso=false,mtu=1500 -repeat 2`, normal priority, load
 // 18-41, two batches of four rounds, the trees alternating) again fell
 // with unlocked passes: the second run of each invocation (the first
