@@ -171,8 +171,8 @@ func parseProcStat(stat string) (cpus int, idle time.Duration) {
 // outsideWorkers is the lab's softirq time between two snapshots that
 // ran outside the workers' threads, and a note that says where it comes
 // from. With the softirq meter in both snapshots it is the time of the
-// lab's vectors (labVecs) that interrupted a task of another process or
-// the idle task (softirqd is then 0: ksoftirqd is such a task), times
+// lab's vectors (labVecs) that interrupted a task other than the
+// workers' threads or the idle task (softirqd is then 0: ksoftirqd is such a task), times
 // the lab's share of the packets the machine received (labShare);
 // without it, what outsideTasks estimates from /proc.
 func outsideWorkers(a, b cpuSnapshot, own time.Duration) (outside, softirqd time.Duration, note string) {
@@ -207,7 +207,7 @@ func labShare(a, b cpuSnapshot) (float64, string) {
 }
 
 // softirqNote says, for the lab's vectors, how much softirq time in %
-// of one core ran on this process's threads, on idle CPUs and on other
+// of one core ran on the workers' threads, on idle CPUs and on other
 // tasks over span, and how many of the softirqs the kernel counted the
 // meter timed.
 func softirqNote(d softirqTimes, kb, ka [nrSoftirqs]uint64, span time.Duration) string {
@@ -216,13 +216,13 @@ func softirqNote(d softirqTimes, kb, ka [nrSoftirqs]uint64, span time.Duration) 
 	var seen, counted uint64
 	for _, v := range labVecs {
 		parts = append(parts, fmt.Sprintf("%v %.1f/%.1f/%.1f", v,
-			pct(d[v][classOwn].Time), pct(d[v][classIdle].Time), pct(d[v][classOther].Time)))
+			pct(d[v][classWorker].Time), pct(d[v][classIdle].Time), pct(d[v][classOther].Time)))
 	}
 	for v := range nrSoftirqs {
 		seen += d.count(v)
 		counted += kb[v] - ka[v]
 	}
-	return fmt.Sprintf("softirq time timed by eBPF at irq:softirq_entry/exit, in %% of one core on this process's threads/idle CPUs/other tasks: %s (the last two go to cpu_tx_pct and cpu_rx_pct); it timed %d of the %d softirqs /proc/softirqs counted",
+	return fmt.Sprintf("softirq time timed by eBPF at irq:softirq_entry/exit, in %% of one core on the workers' threads/idle CPUs/other tasks: %s (the last two go to cpu_tx_pct and cpu_rx_pct); it timed %d of the %d softirqs /proc/softirqs counted",
 		strings.Join(parts, ", "), seen, counted)
 }
 

@@ -74,11 +74,10 @@
 // of the quiet runs' medians before the meter, and 1.05× and 1.08× with
 // it (bench/softirq-load; TestShapedCPUUnderBusyLoop holds the same
 // figures per Gb/s to 0.75-1.5× and 0.67-1.67×: beside busy loops the
-// lab's work costs more, 1.05-1.28× in the runs logged). Not counted: softirqs on this process's
-// other threads (the Go runtime's, the sampler's: lost, as their own CPU
-// time is), and, with an agent on the same kernel (a machine block that
-// reaches this one), softirqs on the agent's workers are counted twice:
-// in their thread time and as another task's. Softirq work of other
+// lab's work costs more, 1.05-1.28× in the runs logged; those figures
+// were measured when the meter told the workers by this process's PID,
+// which counted an agent's workers on the same kernel twice and left out
+// the softirqs on this process's other threads). Softirq work of other
 // traffic that interrupts a worker's thread stays in that thread's time.
 //
 // Without the meter (no CAP_BPF or CAP_PERFMON; a Note says why) the

@@ -37,7 +37,7 @@ func NewLocalWorker(job Job, capture CaptureFunc, tempDir string) *LocalWorker {
 	if !job.Capture {
 		capture = nil
 	}
-	return &LocalWorker{r: &run{job: job, w: job.Workload, eps: job.Endpoints, open: capture, tempDir: tempDir, listeners: map[int]int{}}}
+	return &LocalWorker{r: &run{job: job, w: job.Workload, eps: job.Endpoints, open: capture, tempDir: tempDir, listeners: map[int]int{}, worker: workerName(job)}}
 }
 
 // Listen opens endpoint ep's listener in its server host's namespace.
@@ -140,7 +140,7 @@ func (l *LocalWorker) Start(_ context.Context, req StartRequest) error {
 	t0 := time.Now()
 	err := r.startCaptures(t0, req.MSS)
 	if err == nil {
-		r.sirq, r.sirqErr = openSoftirqMeter()
+		r.sirq, r.sirqErr = openSoftirqMeter(r.worker)
 		r.cpu0, err = takeCPUSnapshot(r.sirq, r.labNamespaces())
 		if err != nil {
 			err = fmt.Errorf("CPU accounting: %w", err)

@@ -138,6 +138,8 @@ type run struct {
 	// sirq times the softirqs over the run, from before cpu0 to cpu1
 	// (nil after, or when it did not load: sirqErr says why);
 	// sirqMissed is the program runs the kernel skipped.
+	// worker is the name the workers' threads take (workerName).
+	worker     threadName
 	sirq       *softirqMeter
 	sirqErr    error
 	sirqMissed uint64
@@ -540,7 +542,7 @@ func (r *run) spawn(s side, fn func(m *cpuMeter) error) {
 		// The thread never left the process's namespace.
 		defer runtime.UnlockOSThread()
 		<-r.startc
-		var m cpuMeter
+		m := cpuMeter{name: r.worker}
 		m.start()
 		err := fn(&m)
 		m.stop()
@@ -564,14 +566,25 @@ func (r *run) spawn(s side, fn func(m *cpuMeter) error) {
 type cpuMeter struct {
 	used time.Duration // the ended spans' thread CPU
 	t0   time.Duration // the thread's CPU clock at the open span's start
+	// name is what the thread is called while a span is open (the
+	// run's workerName, by which the softirq meter knows the softirqs
+	// in the thread's time), saved its name before.
+	name, saved threadName
 }
 
 // start opens a span. Precondition: the goroutine is locked to its
 // thread until stop.
-func (m *cpuMeter) start() { m.t0 = threadCPU() }
+func (m *cpuMeter) start() {
+	m.saved = getThreadName()
+	setThreadName(m.name)
+	m.t0 = threadCPU()
+}
 
 // stop ends the open span, on the thread that started it.
-func (m *cpuMeter) stop() { m.used += threadCPU() - m.t0 }
+func (m *cpuMeter) stop() {
+	m.used += threadCPU() - m.t0
+	setThreadName(m.saved)
+}
 
 // stopSending ends stream and sendfile senders at the deadline: it shuts
 // the sending side of every client socket, which sends the FIN after

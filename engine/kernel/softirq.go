@@ -1,17 +1,20 @@
 package kernel
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // softirqVec is a softirq vector, numbered as the kernel's
@@ -56,21 +59,24 @@ var labVecs = []softirqVec{vecNetTx, vecNetRx, vecTasklet}
 type softirqClass int
 
 const (
-	// classOwn is a thread of this process: a worker's softirq time is
-	// in its thread CPU time already.
-	classOwn softirqClass = iota
+	// classWorker is a worker's thread while it is metered: a thread
+	// named the run's workerName (see workerName), in this process or
+	// in an agent's on the same kernel. Its softirq time is in its
+	// thread CPU time already.
+	classWorker softirqClass = iota
 	// classIdle is the idle task (pid 0): no process is charged.
 	classIdle
 	// classOther is any other task: another process, ksoftirqd, a
-	// kworker.
+	// kworker, this process's other threads (the Go runtime's, the
+	// sampler's).
 	classOther
 	nrClasses
 )
 
 func (c softirqClass) String() string {
 	switch c {
-	case classOwn:
-		return "this process"
+	case classWorker:
+		return "the workers' threads"
 	case classIdle:
 		return "idle"
 	case classOther:
@@ -131,8 +137,8 @@ const (
 // softirqMeter times every softirq on every CPU with two raw tracepoint
 // programs, on irq:softirq_entry and irq:softirq_exit, into a per-CPU
 // array (no atomics: softirqs do not nest on a CPU), by vector and by
-// what they interrupted (softirqClass, from bpf_get_current_pid_tgid
-// against this process's PID). Its programs took 80-105 ns at a
+// what they interrupted (softirqClass, from the current task's pid and
+// its comm, bpf_get_current_comm, against the workers' thread name). Its programs took 80-105 ns at a
 // softirq's entry and 95-115 ns at its exit (BenchmarkSoftirqMeter on
 // the 2-core VM at load 11-20): 0.5-2% of a core at the 30-90 k softirqs
 // a second the kernel-calibration and tso-basics runs logged.
@@ -142,9 +148,11 @@ type softirqMeter struct {
 	links []link.Link
 }
 
-// openSoftirqMeter loads and attaches the meter. It needs CAP_BPF and
-// CAP_PERFMON (or CAP_SYS_ADMIN); raw tracepoints need no tracefs.
-func openSoftirqMeter() (*softirqMeter, error) {
+// openSoftirqMeter loads and attaches the meter, which tells the
+// workers' threads by their name, worker (see workerName). It needs
+// CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); raw tracepoints need no
+// tracefs.
+func openSoftirqMeter(worker threadName) (*softirqMeter, error) {
 	m, err := ebpf.NewMap(&ebpf.MapSpec{
 		Name:       "tsl_softirq",
 		Type:       ebpf.PerCPUArray,
@@ -161,7 +169,7 @@ func openSoftirqMeter() (*softirqMeter, error) {
 		insns asm.Instructions
 	}{
 		{"softirq_entry", softirqEntryProgram(m.FD())},
-		{"softirq_exit", softirqExitProgram(m.FD(), uint32(os.Getpid()))},
+		{"softirq_exit", softirqExitProgram(m.FD(), worker)},
 	} {
 		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 			Name:         "tsl_" + tp.name,
@@ -202,11 +210,13 @@ func softirqEntryProgram(mapFD int) asm.Instructions {
 }
 
 // softirqExitProgram adds the time since this CPU's softirq_entry of the
-// same vector to the vector's span of the class of the current task
-// (classOwn when its thread group is pid). An exit without its entry
-// (the meter attached in between) adds nothing. Registers: R6 the
-// vector, R7 this CPU's value, R8 the time spent.
-func softirqExitProgram(mapFD int, pid uint32) asm.Instructions {
+// same vector to the vector's span of the class of the current task:
+// classIdle for pid 0, classWorker for a thread named worker, classOther
+// for any other. An exit without its entry (the meter attached in
+// between) adds nothing. Registers: R6 the vector, R7 this CPU's value,
+// R8 the time spent, R9 the span's index, vec*nrClasses + class. The
+// comm is read on the stack at -24.
+func softirqExitProgram(mapFD int, worker threadName) asm.Instructions {
 	insns := asm.Instructions{
 		asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord), // args[0]: vec_nr
 		asm.JGE.Imm(asm.R6, int32(nrSoftirqs), "exit"),
@@ -222,24 +232,36 @@ func softirqExitProgram(mapFD int, pid uint32) asm.Instructions {
 		asm.FnKtimeGetNs.Call(),
 		asm.Sub.Reg(asm.R0, asm.R8),
 		asm.Mov.Reg(asm.R8, asm.R0),
-		// The class: R2 = vec*nrClasses + class.
+		asm.Mov.Reg(asm.R9, asm.R6),
+		asm.Mul.Imm(asm.R9, int32(nrClasses)),
+		// The idle task: pid (the low half) 0.
 		asm.FnGetCurrentPidTgid.Call(),
-		asm.RSh.Imm(asm.R0, 32),
-		asm.Mov.Reg(asm.R2, asm.R6),
-		asm.Mul.Imm(asm.R2, int32(nrClasses)),
-		asm.JEq.Imm(asm.R0, int32(pid), "span"), // classOwn = 0
-		asm.Add.Imm(asm.R2, int32(classIdle)),
-		asm.JEq.Imm(asm.R0, 0, "span"),
-		asm.Add.Imm(asm.R2, int32(classOther-classIdle)),
+		asm.LSh.Imm(asm.R0, 32),
+		asm.JEq.Imm(asm.R0, 0, "idle"),
+		// A worker's thread: its comm is worker's 16 bytes.
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, -24),
+		asm.Mov.Imm(asm.R2, int32(len(worker))),
+		asm.FnGetCurrentComm.Call(),
+		asm.JNE.Imm(asm.R0, 0, "other"),
+		asm.LoadMem(asm.R1, asm.R10, -24, asm.DWord),
+		asm.LoadImm(asm.R2, int64(binary.NativeEndian.Uint64(worker[:8])), asm.DWord),
+		asm.JNE.Reg(asm.R1, asm.R2, "other"),
+		asm.LoadMem(asm.R1, asm.R10, -16, asm.DWord),
+		asm.LoadImm(asm.R2, int64(binary.NativeEndian.Uint64(worker[8:])), asm.DWord),
+		asm.JEq.Reg(asm.R1, asm.R2, "span"), // classWorker = 0
+		asm.Add.Imm(asm.R9, int32(classOther)).WithSymbol("other"),
+		asm.Ja.Label("span"),
+		asm.Add.Imm(asm.R9, int32(classIdle)).WithSymbol("idle"),
 		// The span's two words: time, count.
-		asm.LSh.Imm(asm.R2, 4).WithSymbol("span"),
-		asm.Add.Reg(asm.R2, asm.R7),
-		asm.LoadMem(asm.R3, asm.R2, sirqSpans*8, asm.DWord),
+		asm.LSh.Imm(asm.R9, 4).WithSymbol("span"),
+		asm.Add.Reg(asm.R9, asm.R7),
+		asm.LoadMem(asm.R3, asm.R9, sirqSpans*8, asm.DWord),
 		asm.Add.Reg(asm.R3, asm.R8),
-		asm.StoreMem(asm.R2, sirqSpans*8, asm.R3, asm.DWord),
-		asm.LoadMem(asm.R3, asm.R2, sirqSpans*8+8, asm.DWord),
+		asm.StoreMem(asm.R9, sirqSpans*8, asm.R3, asm.DWord),
+		asm.LoadMem(asm.R3, asm.R9, sirqSpans*8+8, asm.DWord),
 		asm.Add.Imm(asm.R3, 1),
-		asm.StoreMem(asm.R2, sirqSpans*8+8, asm.R3, asm.DWord),
+		asm.StoreMem(asm.R9, sirqSpans*8+8, asm.R3, asm.DWord),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
 		asm.Return(),
 	)
@@ -409,4 +431,46 @@ func parseSoftnetProcessed(s string) []uint32 {
 		out = append(out, uint32(v))
 	}
 	return out
+}
+
+// threadName is a thread's comm as the kernel keeps it (TASK_COMM_LEN
+// bytes, NUL-padded).
+type threadName [16]byte
+
+// workerName is what the run's workers call their threads while they
+// are metered, so that the softirq meter tells them apart from every
+// other thread, this process's or an agent's on the same kernel: "tsl"
+// and 12 hex digits of a hash of what every Worker of the run shares
+// (scenario, repetition, workload, endpoints), which names the
+// namespaces of the lab (its -name).
+func workerName(job Job) threadName {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00", job.Scenario, job.Repetition)
+	if job.Workload != nil {
+		fmt.Fprintf(h, "%s\x00", job.Workload.Name)
+	}
+	for _, e := range job.Endpoints {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", e.Server, e.ClientNS, e.ServerNS, e.Addr)
+	}
+	var n threadName
+	copy(n[:], fmt.Sprintf("tsl%x", h.Sum(nil)[:6]))
+	return n
+}
+
+// getThreadName reads the calling thread's comm (PR_GET_NAME).
+func getThreadName() threadName {
+	var n threadName
+	if err := unix.Prctl(unix.PR_GET_NAME, uintptr(unsafe.Pointer(&n[0])), 0, 0, 0); err != nil {
+		// PR_GET_NAME reads the caller's own comm: it cannot fail.
+		panic(fmt.Sprintf("prctl(PR_GET_NAME): %v", err))
+	}
+	return n
+}
+
+// setThreadName sets the calling thread's comm (PR_SET_NAME).
+func setThreadName(n threadName) {
+	if err := unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&n[0])), 0, 0, 0); err != nil {
+		// PR_SET_NAME sets the caller's own comm: it cannot fail.
+		panic(fmt.Sprintf("prctl(PR_SET_NAME): %v", err))
+	}
 }
