@@ -74,11 +74,17 @@
 // of the quiet runs' medians before the meter, and 1.05× and 1.08× with
 // it (bench/softirq-load; TestShapedCPUUnderBusyLoop holds the same
 // figures per Gb/s to 0.75-1.5× and 0.67-1.67×: beside busy loops the
-// lab's work costs more, 1.05-1.28× in the runs logged; those figures
-// were measured when the meter told the workers by this process's PID,
-// which counted an agent's workers on the same kernel twice and left out
-// the softirqs on this process's other threads). Softirq work of other
-// traffic that interrupts a worker's thread stays in that thread's time.
+// lab's work costs more, 1.05-1.28× in the runs logged). Those figures
+// were measured when the meter told the workers by this process's PID
+// (which counted an agent's workers on the same kernel twice); with the
+// workers told by name, `ROUNDS=3 bench/softirq-load/run.sh
+// examples/kernel-calibration tso=false,mtu=1500,rate=2gbit BEFORE
+// AFTER` at load 21-26, beside another job's traffic (the lab's share of
+// the machine's packets 10-38% in 11 of 12 runs), gave cpu_per_gbit
+// medians of 10.3 quiet and 7.7 busy before (0.74×; runs 7.8-12.8 and
+// 6.6-53.4) and 12.6 and 12.1 after (0.96×; runs 11.8-13.6 and
+// 11.8-14.2). Softirq work of other traffic that interrupts a worker's
+// thread stays in that thread's time.
 //
 // Without the meter (no CAP_BPF or CAP_PERFMON; a Note says why) the
 // engine falls back to CPU time that no thread ran: interrupt and
