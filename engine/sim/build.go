@@ -13,6 +13,7 @@ import (
 // engine's seed).
 func (e *Engine) build(sc *config.Scenario, wl *config.Workload, rep int) (*world, error) {
 	w := &world{e: e, rep: rep}
+	w.q.hop = w.waitsAgain
 	if e.checks {
 		w.checks = &checker{budget: e.eventBudget}
 	}
@@ -55,6 +56,7 @@ type builder struct {
 	sc    *config.Scenario
 	hosts map[string]*host
 	nics  map[string]*nicState
+	lanes int // wait lanes given to cores so far (core.lane)
 }
 
 // host is the named host with its stack and CPU profiles.
@@ -107,6 +109,13 @@ func (b *builder) host(name string) (*host, error) {
 	for i := range h.queues {
 		h.queues[i] = -1
 		h.cores[i].id = i
+		h.cores[i].lane = -1
+		if owner != nil {
+			h.cores[i].lane = owner.cores[i].lane
+		} else if b.lanes < waitLanes {
+			h.cores[i].lane = int8(b.lanes)
+			b.lanes++
+		}
 	}
 	if owner != nil {
 		shareCores(h, owner)

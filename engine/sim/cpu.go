@@ -271,6 +271,9 @@ type core struct {
 	busy int64 // work charged through this host's view of it, ns (cpu_tx_pct/cpu_rx_pct)
 	last int64 // when the last work charged through this view ends, ns
 	id   int   // its index among the host's cores
+	// lane is its wait lane in the event queue, shared with its mates
+	// (eventQueue.pushWait); -1: none.
+	lane int8
 	// mates are the same core as the other hosts of one machine see it
 	// (config.Host.CoresOf): they share its free time, each counts its
 	// own busy time.

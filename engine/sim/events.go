@@ -63,13 +63,41 @@ func (e qent) event() event {
 // with every frame stays shallow. A later event that comes before all of
 // the heaps' waits outside them, in first: a core's next step is often
 // the next event, and then it never enters a heap. The near heap keeps
-// an event's time and insertion order in one word (nearHeap). None
-// allocates once its backing array has grown to the working set.
+// an event's time and insertion order in one word (nearHeap).
+//
+// The turns of threads that wait for a busy core (pushWait) wait in a
+// FIFO per core, its wait lane, beside the heaps: they are queued for
+// the core's free time, which only grows, so they come in order. When
+// such a turn's time comes and it would only wait again (hop: the core
+// took more work meanwhile, as a busy receiver's softirq does step
+// after step), the queue queues it again at the tail of its lane, as
+// the loop would have done, without handing it out. The far heap and
+// the lanes share one bound, later, their least event, so pop and push
+// compare with one event beyond the near heap, as with the far heap
+// alone. None allocates once its backing array has grown to the
+// working set.
 type eventQueue struct {
-	near     nearHeap
-	far      heap
+	near   nearHeap
+	far    heap
+	lanes  [waitLanes]lane // pushWait's turns, by core (core.lane)
+	nLanes int             // lanes used: 0 to nLanes-1
+	waitN  int             // turns in the lanes
+	// later is the least event of far and the lanes, when hasLater
+	// (setLater), and laterLane the lane it is first in, -1 for far;
+	// other is the least of the others (far's first and the lanes'
+	// first turns), when hasOther: a lane's turn that hops is the next
+	// later when its lane's next turn comes before other.
+	later     qent
+	hasLater  bool
+	laterLane int
+	other     qent
+	hasOther  bool
+	// hop says whether the turn of endpoint id at at, the least event,
+	// from a lane, would only wait again, and for when
+	// (world.waitsAgain); nil: never.
+	hop      func(id int32, at int64) (int64, bool)
 	epoch    int64 // the near heap's times count from it, ns (nearHeap)
-	first    qent  // when hasFirst: an event before every one in near and far
+	first    qent  // when hasFirst: an event before every one in near, far and the lanes
 	hasFirst bool
 	now      []qent // the FIFO: events at cur, from head
 	head     int    // first event of now not yet handed out
@@ -83,7 +111,7 @@ type eventQueue struct {
 const farNs = 1e6
 
 func (q *eventQueue) len() int {
-	n := len(q.near) + len(q.far) + len(q.now) - q.head
+	n := len(q.near) + len(q.far) + q.waitN + len(q.now) - q.head
 	if q.hasFirst {
 		n++
 	}
@@ -116,6 +144,82 @@ func (q *eventQueue) push(at int64, kind eventKind, id int32) {
 	q.pushOut(e)
 }
 
+// waitLanes is how many cores of a run have a wait lane (core.lane); the
+// threads of others wait in the heaps.
+const waitLanes = 4
+
+// lane is a FIFO of turns in order, from head.
+type lane struct {
+	ev   []qent
+	head int
+}
+
+// add queues e at the tail, moving the turns down over those handed out
+// when the array is full and they are at least half of it: a lane whose
+// turns hop never empties.
+func (l *lane) add(e qent) {
+	if len(l.ev) == cap(l.ev) && 2*l.head >= len(l.ev) {
+		l.ev, l.head = l.ev[:copy(l.ev, l.ev[l.head:])], 0
+	}
+	l.ev = append(l.ev, e)
+}
+
+// pushWait is push for the turn of endpoint id, a thread that waits for
+// its busy core, whose wait lane is ln (-1: none): at the tail of the
+// lane when it comes after the lane's last turn and is not the next
+// event, else where push puts it. Either way its place in the order is
+// push's.
+func (q *eventQueue) pushWait(at int64, id int32, ln int8) {
+	if ln < 0 || at == q.cur || id > maxEventID || q.next > maxEventSeq {
+		q.push(at, evAppRun, id)
+		return
+	}
+	e := qent{at: at, key: q.next<<keySeqShift | uint64(id)<<keyKindBits | uint64(evAppRun)}
+	l := &q.lanes[ln]
+	n := len(l.ev)
+	if n > l.head && l.ev[n-1].at > at || q.hasFirst && e.before(q.first) || !q.hasFirst && q.heapsBefore(e) {
+		q.push(at, evAppRun, id)
+		return
+	}
+	q.next++
+	q.waitN++
+	q.nLanes = max(q.nLanes, int(ln)+1)
+	l.add(e)
+	if n == l.head {
+		q.offer(e, int(ln))
+	}
+}
+
+// setLater makes later the least event of far and the lanes.
+func (q *eventQueue) setLater() {
+	q.hasLater, q.hasOther, q.laterLane = len(q.far) > 0, false, -1
+	if q.hasLater {
+		q.later = q.far[0]
+	}
+	if q.waitN == 0 {
+		return
+	}
+	for i := range q.lanes[:q.nLanes] {
+		if l := &q.lanes[i]; l.head < len(l.ev) {
+			q.offer(l.ev[l.head], i)
+		}
+	}
+}
+
+// offer makes e, the first event of lane ln (-1: far), which was empty,
+// later or other if it comes before them.
+func (q *eventQueue) offer(e qent, ln int) {
+	switch {
+	case !q.hasLater:
+		q.later, q.hasLater, q.laterLane = e, true, ln
+	case e.before(q.later):
+		q.other, q.hasOther = q.later, true
+		q.later, q.laterLane = e, ln
+	case !q.hasOther || e.before(q.other):
+		q.other, q.hasOther = e, true
+	}
+}
+
 // pushOut puts e, which push did not put in the near heap, in the far
 // heap, or in the near heap when it is within farNs and fits the near
 // heap's span once the epoch moves (rebase).
@@ -127,6 +231,13 @@ func (q *eventQueue) pushOut(e qent) {
 		return
 	}
 	q.far.push(e)
+	switch {
+	case q.far[0].key != e.key: // far's first is as it was
+	case q.laterLane == -1 && q.hasLater:
+		q.later = e // it was far's first, and e comes before it
+	default:
+		q.offer(e, -1) // far's first, one of other, now comes earlier
+	}
 }
 
 // rebase moves the epoch to the earliest of at and the near heap's
@@ -211,31 +322,75 @@ func (q *eventQueue) popped(top qent) event {
 
 // pop removes and returns the earliest event; false when there is none.
 func (q *eventQueue) pop() (event, bool) {
-	if q.head < len(q.now) {
-		f := q.now[q.head]
-		if !q.hasFirst && q.heapsBefore(f) || q.hasFirst && f.before(q.first) {
-			q.curKey = f.key
-			q.head++
-			if q.head == len(q.now) {
-				q.now, q.head = q.now[:0], 0
+	for {
+		if q.head < len(q.now) {
+			f := q.now[q.head]
+			if !q.hasFirst && q.heapsBefore(f) || q.hasFirst && f.before(q.first) {
+				q.curKey = f.key
+				q.head++
+				if q.head == len(q.now) {
+					q.now, q.head = q.now[:0], 0
+				}
+				return f.event(), true
 			}
-			return f.event(), true
 		}
-	}
-	if q.hasFirst {
-		q.hasFirst = false
-		return q.popped(q.first), true
-	}
-	if len(q.near) > 0 {
-		if top := q.nearTop(); len(q.far) == 0 || top.before(q.far[0]) {
-			q.near.pop()
-			return q.popped(top), true
+		if q.hasFirst {
+			q.hasFirst = false
+			return q.popped(q.first), true
 		}
+		if len(q.near) > 0 {
+			if top := q.nearTop(); !q.hasLater || top.before(q.later) {
+				q.near.pop()
+				return q.popped(top), true
+			}
+		}
+		if !q.hasLater {
+			return event{}, false
+		}
+		if ev, ok := q.popLater(); ok {
+			return ev, true
+		}
+		// A lane's turn hopped: it is queued again.
 	}
-	if len(q.far) == 0 {
-		return event{}, false
+}
+
+// popLater is pop's end when the least event is later: it hands out the
+// far heap's least, or a lane's first turn, unless that turn hops
+// (eventQueue.hop): then it is queued again at its lane's tail, its time
+// and place passed as if handed out, and popLater returns false.
+//
+//go:noinline
+func (q *eventQueue) popLater() (event, bool) {
+	e := q.later
+	if q.laterLane >= 0 {
+		l := &q.lanes[q.laterLane]
+		l.head++
+		id := int32(e.key >> keyKindBits & maxEventID)
+		if q.hop != nil && q.next <= maxEventSeq {
+			at, again := q.hop(id, e.at)
+			n := qent{at: at, key: q.next<<keySeqShift | uint64(id)<<keyKindBits | uint64(evAppRun)}
+			if again && at > e.at && at >= l.ev[len(l.ev)-1].at && !(q.hasFirst && n.before(q.first)) {
+				q.popped(e)
+				l.add(n)
+				q.next++
+				if h := l.ev[l.head]; !q.hasOther || h.before(q.other) {
+					q.later = h
+				} else {
+					q.setLater()
+				}
+				return event{}, false
+			}
+		}
+		q.waitN--
+		if l.head == len(l.ev) {
+			l.ev, l.head = l.ev[:0], 0
+		}
+		q.setLater()
+		return q.popped(e), true
 	}
-	return q.popped(q.far.pop()), true
+	q.far.pop()
+	q.setLater()
+	return q.popped(e), true
 }
 
 // nextAt returns the time of the earliest event, if any.
@@ -250,15 +405,15 @@ func (q *eventQueue) nextAt() (int64, bool) {
 	if len(q.near) > 0 {
 		at = min(at, q.nearTop().at)
 	}
-	if len(q.far) > 0 {
-		at = min(at, q.far[0].at)
+	if q.hasLater {
+		at = min(at, q.later.at)
 	}
 	return at, q.len() > 0
 }
 
 // heapsBefore reports whether e comes before every event in the heaps.
 func (q *eventQueue) heapsBefore(e qent) bool {
-	return (len(q.near) == 0 || e.before(q.nearTop())) && (len(q.far) == 0 || e.before(q.far[0]))
+	return (len(q.near) == 0 || e.before(q.nearTop())) && (!q.hasLater || e.before(q.later))
 }
 
 // heap is a binary min-heap of events.

@@ -9,8 +9,8 @@ import (
 
 // TestEventQueueAgainstSort pushes and pops at random, as the model does
 // (new events at the time of the last one handed out, the FIFO's case, or
-// later, in the near heap or the far one, now and then earlier), and
-// checks every pop against a sorted list of what is queued: by time, ties
+// later, in the near heap or the far one, now and then earlier; a third
+// of them as turns that wait for a core, pushWait), and checks every pop against a sorted list of what is queued: by time, ties
 // in insertion order.
 func TestEventQueueAgainstSort(t *testing.T) {
 	type ref struct {
@@ -45,7 +45,12 @@ func TestEventQueueAgainstSort(t *testing.T) {
 			}
 			id := int32(rng.Intn(maxEventID + 1))
 			kind := evRxPoll + eventKind(rng.Intn(int(evStop)))
-			q.push(at, kind, id)
+			if rng.Intn(3) == 0 {
+				kind = evAppRun // a turn that waits for its core, in a lane (or none)
+				q.pushWait(at, id, int8(rng.Intn(waitLanes+1)-1))
+			} else {
+				q.push(at, kind, id)
+			}
 			want = append(want, ref{at, seq, kind, id})
 			seq++
 			continue
@@ -128,5 +133,112 @@ func TestNearHeapEpoch(t *testing.T) {
 	}
 	if q.len() != 0 {
 		t.Fatalf("%d events left", q.len())
+	}
+}
+
+// TestWaitLaneHop runs two queues on the same random script: one whose
+// hop re-queues the turns that would only wait again (the model's
+// waitsAgain), and one where the test does so as the loop would, through
+// pushWait. Both must hand out the same events in the same order, and
+// hop's re-queued turns in the same places.
+func TestWaitLaneHop(t *testing.T) {
+	type core struct{ free int64 }
+	for seed := int64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		var cores [2 * waitLanes]core // some without a lane
+		laneOf := func(id int32) int8 {
+			if c := int(id) % len(cores); c < waitLanes {
+				return int8(c)
+			}
+			return -1
+		}
+		// waitsAgain: a turn of a thread (even id) waits while its core
+		// is busy.
+		again := func(id int32, now int64) (int64, bool) {
+			c := &cores[int(id)%len(cores)]
+			return c.free, id%2 == 0 && c.free > now
+		}
+		var hopped, plain eventQueue
+		hops := 0
+		hopped.hop = func(id int32, now int64) (int64, bool) {
+			at, w := again(id, now)
+			if w {
+				hops++
+			}
+			return at, w
+		}
+		type out struct {
+			at int64
+			id int32
+		}
+		var got []out
+		got0 := func(o []out) int64 {
+			if len(o) == 0 {
+				return 0
+			}
+			return o[len(o)-1].at
+		}
+		pushes := rand.New(rand.NewSource(seed + 100))
+		pushesB := rand.New(rand.NewSource(seed + 100))
+		script := func(q *eventQueue, r *rand.Rand, now int64) {
+			n := r.Intn(3) // the queue holds 10 to 50 events
+			if q.len() < 10 {
+				n = 2
+			} else if q.len() > 50 {
+				n = 0
+			}
+			for range n {
+				id := int32(r.Intn(4 * len(cores)))
+				at := now + int64(r.Intn(50))
+				if r.Intn(10) == 0 {
+					at += farNs
+				}
+				if id%2 == 0 {
+					// A thread that waits for its core, busy or not.
+					q.pushWait(max(at, cores[int(id)%len(cores)].free), id, laneOf(id))
+				} else {
+					q.push(at, evRxPoll, id)
+				}
+			}
+		}
+		script(&hopped, pushes, 0)
+		script(&plain, pushesB, 0)
+		// next is the next event a queue hands the loop that does not
+		// only wait again; the loop queues those again itself.
+		next := func(q *eventQueue) (event, bool) {
+			for {
+				e, ok := q.pop()
+				if !ok {
+					return e, false
+				}
+				if at, w := again(e.id, e.at); e.kind == evAppRun && w {
+					q.pushWait(at, e.id, laneOf(e.id))
+					continue
+				}
+				return e, true
+			}
+		}
+		for step := 0; step < 20000; step++ {
+			// The cores get busier now and then (the same for both).
+			for i := range cores {
+				if rng.Intn(3) == 0 {
+					cores[i].free = max(cores[i].free, got0(got)) + int64(rng.Intn(200))
+				}
+			}
+			ev, ok := next(&hopped)
+			e, ok2 := next(&plain)
+			if ok != ok2 || ev != e {
+				t.Fatalf("seed %d step %d: hop queue gave %+v (%v), the loop's %+v (%v)", seed, step, ev, ok, e, ok2)
+			}
+			if !ok {
+				break
+			}
+			got = append(got, out{ev.at, ev.id})
+			script(&hopped, pushes, ev.at)
+			script(&plain, pushesB, ev.at)
+		}
+		if len(got) < 1000 || hops < 200 {
+			t.Fatalf("seed %d: only %d events, %d hops", seed, len(got), hops)
+		}
 	}
 }

@@ -217,8 +217,37 @@ func (ep *endpoint) waitCore(now int64, c *core) bool {
 		at = min(at, a.waitFrom+s)
 	}
 	a.ev = true
-	ep.w.q.push(at, evAppRun, ep.idx)
+	ep.w.q.pushWait(at, ep.idx, c.lane)
 	return true
+}
+
+// waitsAgain is the event queue's hop: whether the turn of endpoint id at
+// now, the least event, from a wait lane, would do nothing but wait again
+// (runApp to waitCore: its core busy, the wait begun and not past the
+// slice), and for when. Then the queue queues it again without the loop
+// running it, which changes nothing the run computes: not beyond the
+// limit or where a progress report is due (the loop would stop or report
+// there), nor under checks (they see every event). The clock moves to
+// now, as the loop would have moved it.
+func (w *world) waitsAgain(id int32, now int64) (int64, bool) {
+	if now > w.limit || now >= w.progressAt || w.checks != nil {
+		return 0, false
+	}
+	ep := w.eps[id]
+	a := &ep.app
+	c := &ep.host.cores[ep.core]
+	if c.free <= now || now < a.runUntil || !a.waiting || !a.ev || a.held {
+		return 0, false
+	}
+	at := c.free
+	if s := ep.host.slice; s > 0 {
+		if now >= a.waitFrom+s {
+			return 0, false
+		}
+		at = min(at, a.waitFrom+s)
+	}
+	w.now = now
+	return at, true
 }
 
 // The kernels' slices. A historical profile's slice has not bound in any
