@@ -306,3 +306,18 @@ func BenchmarkSoftirqMeter(b *testing.B) {
 		b.ReportMetric(float64(s.Runtime.Nanoseconds())/float64(max(s.RunCount, 1)), unit)
 	}
 }
+
+// Without the meter the notes say why and what the figures count
+// instead; with it, its note and the program runs the kernel skipped.
+func TestSoftirqNotes(t *testing.T) {
+	r := &run{sirqErr: errors.New("load the softirq_exit program: operation not permitted")}
+	got := r.softirqNotes("")
+	if len(got) != 1 || !strings.Contains(got[0], "operation not permitted") || !strings.Contains(got[0], "softirq time no thread ran") {
+		t.Errorf("notes without the meter = %q, want one naming why and what is counted instead", got)
+	}
+	r = &run{sirqMissed: 3}
+	got = r.softirqNotes("softirq time timed by eBPF ...")
+	if len(got) != 2 || got[0] != "softirq time timed by eBPF ..." || !strings.Contains(got[1], "skipped its programs 3 times") {
+		t.Errorf("notes with the meter = %q, want its note and the 3 skipped runs", got)
+	}
+}
