@@ -48,10 +48,14 @@
 // Small Queues' tasklet run where they are raised, and ksoftirqd takes
 // what is deferred. Two raw tracepoint programs, on irq:softirq_entry and
 // irq:softirq_exit, time every softirq on every CPU by vector and by what
-// it interrupted: a thread of this process (the workers' threads, which
-// never leave the process's namespace, and the Go runtime's), the idle
-// task, or any other task. The NET_TX, NET_RX and TASKLET time on the
-// idle task and other tasks is the lab's softirq time outside its
+// it interrupted: a worker's thread while its CPU is metered (cpuMeter
+// names the thread, PR_SET_NAME, "tsl" and 12 hex digits of a hash of
+// what every Worker of the run shares, and gives it its name back after;
+// an agent's workers on the same kernel take the same name), the idle
+// task, or any other task, this process's other threads included. The
+// time of the lab's vectors (NET_TX, NET_RX, TASKLET, and TIMER and
+// HRTIMER, where TCP's timers and a paced socket's pacing timer send)
+// on the idle task and other tasks is the lab's softirq time outside its
 // workers, times the lab's share of the packets the machine's CPUs
 // received over the run (the rx_packets of every link in the lab's
 // namespaces over the sum of /proc/net/softnet_stat's first column;

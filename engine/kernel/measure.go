@@ -81,9 +81,8 @@ type measurement struct {
 	Process time.Duration
 	Agents  int
 	// Outside is the lab's softirq time outside the workers' threads:
-	// with the softirq meter (softirq.go), the NET_TX, NET_RX and
-	// TASKLET softirqs that ran on idle CPUs and other processes'
-	// threads, times the lab's share of the machine's received packets,
+	// with the softirq meter (softirq.go), the softirqs of the lab's
+	// vectors (labVecs) that ran on idle CPUs and other tasks' threads, times the lab's share of the machine's received packets,
 	// and Softirqd is 0; without it, CPU time no thread ran (interrupts
 	// and softirqs on idle CPUs) and Softirqd the runtime of the
 	// ksoftirqd threads. Both are split between the sides by the

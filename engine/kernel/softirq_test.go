@@ -56,10 +56,9 @@ func metered(spans map[softirqVec]map[softirqClass]time.Duration) (a, b cpuSnaps
 }
 
 // With the meter, the lab's softirq time outside its workers is that of
-// NET_TX, NET_RX and TASKLET on idle CPUs and other tasks, times the
-// lab's share of the machine's packets; softirqs on this process's
-// threads (the workers' are in their thread time), and other vectors,
-// are not counted.
+// the lab's vectors on idle CPUs and other tasks, times the lab's share
+// of the machine's packets; softirqs on the workers' threads (in their
+// thread time already), and other vectors, are not counted.
 func TestOutsideWorkers(t *testing.T) {
 	ms := time.Millisecond
 	spans := map[softirqVec]map[softirqClass]time.Duration{
@@ -67,9 +66,11 @@ func TestOutsideWorkers(t *testing.T) {
 		vecNetRx:   {classWorker: 2 * ms, classIdle: 30 * ms, classOther: 40 * ms},
 		vecTasklet: {classOther: 5 * ms},
 		vecTimer:   {classIdle: 50 * ms, classOther: 60 * ms},
+		vecHRTimer: {classWorker: 3 * ms, classOther: 4 * ms},
 		vecRCU:     {classOther: 70 * ms},
+		vecSched:   {classIdle: 80 * ms},
 	}
-	const lab = 105 * time.Millisecond
+	const lab = 219 * time.Millisecond
 	tests := []struct {
 		name              string
 		labRx             [2]uint64
@@ -91,7 +92,7 @@ func TestOutsideWorkers(t *testing.T) {
 			if d := outside - tt.want; d < -time.Microsecond || d > time.Microsecond || softirqd != 0 {
 				t.Errorf("outsideWorkers = %v, %v; want %v, 0", outside, softirqd, tt.want)
 			}
-			for _, want := range []string{"NET_TX 0.1/1.0/2.0, NET_RX 0.2/3.0/4.0, TASKLET 0.0/0.0/0.5", "it timed 30 of the 30 softirqs", tt.note} {
+			for _, want := range []string{"NET_TX 0.1/1.0/2.0, NET_RX 0.2/3.0/4.0, TASKLET 0.0/0.0/0.5, TIMER 0.0/5.0/6.0, HRTIMER 0.3/0.0/0.4", "it timed 30 of the 30 softirqs", tt.note} {
 				if !strings.Contains(note, want) {
 					t.Errorf("note %q\nlacks %q", note, want)
 				}
