@@ -26,6 +26,12 @@ type Run struct {
 	// Sysctls holds, per host, the TCP sysctls that shape a result, as
 	// read inside the host's namespace (kernel engine only).
 	Sysctls map[string]map[string]string `json:"sysctls,omitempty"`
+	// TCPMetricsDeleted holds, per host, the lab's addresses whose TCP
+	// metrics (RTT, reordering, cwnd, ssthresh: net/ipv4/tcp_metrics.c)
+	// an earlier connection had left cached in the host's namespace, and
+	// the kernel engine deleted before the run, so that every run starts
+	// from the kernel's defaults (kernel engine only).
+	TCPMetricsDeleted map[string][]string `json:"tcp_metrics_deleted,omitempty"`
 	// Model is what the model ran with (sim engine only).
 	Model *Model `json:"model,omitempty"`
 }
@@ -161,6 +167,9 @@ func (r *Run) Properties(prefix string) []Property {
 		for _, s := range slices.Sorted(maps.Keys(r.Sysctls[h])) {
 			out = append(out, Property{prefix + "host." + h + "." + s, r.Sysctls[h][s]})
 		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(r.TCPMetricsDeleted)) {
+		out = append(out, Property{prefix + "host." + h + ".tcp_metrics_deleted", strings.Join(r.TCPMetricsDeleted[h], ",")})
 	}
 	if r.Model != nil {
 		out = append(out,

@@ -240,9 +240,10 @@ func resolve(req engine.RunRequest) ([]Endpoint, error) {
 				key = n.Name
 			}
 			m := hostMachine(req, s)
+			lo := netip.MustParseAddr("127.0.0.1")
 			eps = append(eps, Endpoint{
 				Server: s, ServerNS: ns, ClientNS: ns, ClientMachine: m, ServerMachine: m,
-				Addr:      netip.MustParseAddr("127.0.0.1"),
+				Addr: lo, ServerHost: s, ClientAddr: lo,
 				CaptureNS: ns, CaptureIf: "lo", SenderNIC: key,
 			})
 			continue
@@ -262,7 +263,8 @@ func resolve(req engine.RunRequest) ([]Endpoint, error) {
 		eps = append(eps, Endpoint{
 			Server: s, ServerNS: hostNS(req, nic.Host), ClientNS: hostNS(req, w.Client),
 			ServerMachine: hostMachine(req, nic.Host), ClientMachine: hostMachine(req, w.Client),
-			Addr: addr, CaptureNS: hostNS(req, w.Client), CaptureIf: ifName(snd), SenderNIC: snd.Name,
+			Addr: addr, ServerHost: nic.Host, ClientAddr: snd.Address.Addr(),
+			CaptureNS: hostNS(req, w.Client), CaptureIf: ifName(snd), SenderNIC: snd.Name,
 			RecvIf: ifName(nic),
 		})
 	}

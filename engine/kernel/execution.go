@@ -469,6 +469,12 @@ func (x *execution) result(dur time.Duration, reports map[string]Report, series 
 		for k, v := range rep.Sysctls {
 			prov.Sysctls[k] = v
 		}
+		for k, v := range rep.TCPMetricsDeleted {
+			if prov.TCPMetricsDeleted == nil {
+				prov.TCPMetricsDeleted = map[string][]string{}
+			}
+			prov.TCPMetricsDeleted[k] = append(prov.TCPMetricsDeleted[k], v...)
+		}
 		for _, n := range rep.Notes {
 			if name != "" {
 				n = "machine " + name + ": " + n

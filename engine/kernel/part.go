@@ -45,6 +45,9 @@ func (l *LocalWorker) Listen(_ context.Context, ep int) (uint16, error) {
 	r := l.r
 	e := &r.eps[ep]
 	o := r.options()
+	if err := r.forgetPeers(e.ServerHost, e.ServerNS, e.ClientAddr); err != nil {
+		return 0, fmt.Errorf("server %s: %w", e.Server, err)
+	}
 	var lfd int
 	var port uint16
 	err := inNamespace(e.ServerNS, func() error {
@@ -66,6 +69,9 @@ func (l *LocalWorker) Dial(_ context.Context, ep int, port uint16, n int) (int, 
 	e := &r.eps[ep]
 	ap := netip.AddrPortFrom(e.Addr, port)
 	o := r.options()
+	if err := r.forgetPeers(r.w.Client, e.ClientNS, e.Addr); err != nil {
+		return 0, fmt.Errorf("client %s to server %s: %w", r.w.Client, e.Server, err)
+	}
 	for range n {
 		c := &conn{ep: e, client: -1, server: -1}
 		r.conns = append(r.conns, c)
@@ -296,6 +302,7 @@ func (l *LocalWorker) Finish(_ context.Context, req FinishRequest) (Report, erro
 	}
 	r.mu.Lock()
 	rep.CPU, rep.Latencies = r.cpu, r.lat
+	rep.TCPMetricsDeleted = r.forgot
 	r.mu.Unlock()
 	rep.BPFErr, rep.RecvBPFErr = errString(r.bpfErr), errString(r.recvBPFErr)
 	rep.readBack(req)

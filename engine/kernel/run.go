@@ -150,6 +150,9 @@ type run struct {
 	lastEnd time.Time
 	lat     []time.Duration
 	werr    error
+	// forgot holds, by host, the addresses whose cached TCP metrics
+	// forgetPeers deleted before the run.
+	forgot map[string][]string
 }
 
 // result is what a stopped tap measured.

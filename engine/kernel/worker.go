@@ -91,6 +91,13 @@ type Endpoint struct {
 	// ClientMachine and ServerMachine are the machine blocks the client
 	// and server hosts live on; "" = this machine.
 	ClientMachine, ServerMachine string
+	// ServerHost is the server NIC's host; ClientAddr the address of the
+	// client's NIC on the route to Addr (127.0.0.1 on loopback). The
+	// engine deletes the cached TCP metrics of ClientAddr in the
+	// server's namespace and of Addr in the client's before connecting
+	// (forgetPeers).
+	ServerHost string
+	ClientAddr netip.Addr
 }
 
 // TapSpec is one NIC whose packets a Worker counts or captures.
@@ -179,4 +186,8 @@ type Report struct {
 	NICs                       []result.NIC
 	Sysctls                    map[string]map[string]string
 	Notes                      []string
+	// TCPMetricsDeleted holds, by host, the addresses whose cached TCP
+	// metrics the Worker deleted before connecting (an earlier
+	// connection had left them).
+	TCPMetricsDeleted map[string][]string
 }
