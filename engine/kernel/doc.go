@@ -104,22 +104,18 @@
 // between the two sides in proportion to the segments each side sent
 // and received (TCP_INFO tcpi_segs_out + tcpi_segs_in), since softirq
 // work is per segment: a transmit on one side, a receive on the other.
-// A busy loop on every CPU then leaves the shaped cells' figures where
-// they were: examples/kernel-calibration's TSO-off MTU 1500 cell behind
-// the 2 Gb/s tbf gave cpu_tx_pct + cpu_rx_pct 0.57× and cpu_tx_pct 0.49×
-// of the quiet runs' medians before the meter, and 1.05× and 1.08× with
-// it (bench/softirq-load; TestShapedCPUUnderBusyLoop holds the same
-// figures per Gb/s to 0.75-1.5× and 0.67-1.67×: beside busy loops the
-// lab's work costs more, 1.05-1.28× in the runs logged). Those figures
-// were measured when the meter told the workers by this process's PID
-// (which counted an agent's workers on the same kernel twice); with the
-// workers told by name, `ROUNDS=3 bench/softirq-load/run.sh
+// A busy loop on every CPU then leaves the shaped cells' figures near
+// where they were: `ROUNDS=3 bench/softirq-load/run.sh
 // examples/kernel-calibration tso=false,mtu=1500,rate=2gbit BEFORE
-// AFTER` at load 21-26, beside another job's traffic (the lab's share of
-// the machine's packets 10-38% in 11 of 12 runs), gave cpu_per_gbit
-// medians of 10.3 quiet and 7.7 busy before (0.74×; runs 7.8-12.8 and
-// 6.6-53.4) and 12.6 and 12.1 after (0.96×; runs 11.8-13.6 and
-// 11.8-14.2). Softirq work of other traffic that interrupts a worker's
+// AFTER` (6 runs a mode, quiet and busy alternating, load 5-6) gave
+// cpu_tx_pct + cpu_rx_pct medians of 19.8 quiet and 12.6 busy before
+// the meter (0.64×; cpu_tx_pct 5.7 and 2.6, 0.45×) and 25.1 and 22.9
+// with it (0.91×; cpu_tx_pct 9.3 and 7.7, 0.83×: beside the busy loops
+// the sender batches more), at 1.9 Gb/s in every run. Batches at load
+// 8-26, beside other jobs' traffic, gave 0.57-0.74× before and
+// 0.96-1.05× with it. TestShapedCPUUnderBusyLoop holds cpu_per_gbit and
+// cpu_tx_per_gbit beside busy loops to 0.75-1.5× and 0.67-1.67× of the
+// quiet runs'. Softirq work of other traffic that interrupts a worker's
 // thread stays in that thread's time.
 //
 // Without the meter (no CAP_BPF or CAP_PERFMON; a Note says why) the
