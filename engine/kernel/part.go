@@ -303,6 +303,9 @@ func (l *LocalWorker) Finish(_ context.Context, req FinishRequest) (Report, erro
 	r.mu.Lock()
 	rep.CPU, rep.Latencies = r.cpu, r.lat
 	rep.TCPMetricsDeleted = r.forgot
+	if r.forgetNote != "" {
+		rep.Notes = append(rep.Notes, r.forgetNote)
+	}
 	r.mu.Unlock()
 	rep.BPFErr, rep.RecvBPFErr = errString(r.bpfErr), errString(r.recvBPFErr)
 	rep.readBack(req)

@@ -153,6 +153,8 @@ type run struct {
 	// forgot holds, by host, the addresses whose cached TCP metrics
 	// forgetPeers deleted before the run.
 	forgot map[string][]string
+	// forgetNote says why forgetPeers could not delete them ("" = it could).
+	forgetNote string
 }
 
 // result is what a stopped tap measured.

@@ -57,7 +57,9 @@ func forgetPeer(addr netip.Addr) (found bool, err error) {
 // (peers) in namespace ns before a run opens its connections there, and
 // records what it deleted in r.forgot, keyed by host. In the process's
 // namespace (ns == "", a host of kind "local") a loopback address is
-// the machine's, not the lab's, and is left alone.
+// the machine's, not the lab's, and is left alone. Without
+// CAP_NET_ADMIN (a local host's run as another user) the kernel refuses
+// the deletion: the run goes on and r.forgetNote says so.
 func (r *run) forgetPeers(host, ns string, peers ...netip.Addr) error {
 	var keep []netip.Addr
 	for _, a := range peers {
@@ -72,6 +74,12 @@ func (r *run) forgetPeers(host, ns string, peers ...netip.Addr) error {
 	return inNamespace(ns, func() error {
 		for _, a := range keep {
 			found, err := forgetPeer(a)
+			if errors.Is(err, unix.EPERM) {
+				r.mu.Lock()
+				r.forgetNote = fmt.Sprintf("host %s: %v: not allowed without CAP_NET_ADMIN, so this run's connections may start from what an earlier connection to it left cached (RTT, reordering, cwnd)", host, err)
+				r.mu.Unlock()
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("host %s: %w", host, err)
 			}
