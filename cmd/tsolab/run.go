@@ -153,7 +153,7 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 	results.Observations = outcome.Observe(lab, results)
 
 	if test && kind == config.EngineKernel {
-		c.cleanUpTest(ir, dir, f, &runErr)
+		c.cleanUpTest(ir, dir, stateName(lab.Name), f, &runErr)
 	}
 	f.view.results(results)
 	if f.jsonFile != "" && f.jsonFile != "-" {
@@ -187,8 +187,10 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 // cleanUpTest destroys the lab test applied, unless -keep, under the
 // cleanup context (a second interrupt stops it, nothing else), and
 // after an interruption says on stderr what is left. A destroy that
-// fails becomes runErr when the runs had none.
-func (c *cli) cleanUpTest(ir *interrupts, dir string, f *runFlags, runErr *error) {
+// fails becomes runErr when the runs had none. It destroys only a state
+// of the lab's name (name): a state another -name applied in dir was
+// refused by the plan, and is not test's to remove.
+func (c *cli) cleanUpTest(ir *interrupts, dir string, name stateName, f *runFlags, runErr *error) {
 	cause := context.Cause(ir.work)
 	if !f.keep {
 		if cause != nil {
@@ -196,7 +198,7 @@ func (c *cli) cleanUpTest(ir *interrupts, dir string, f *runFlags, runErr *error
 		}
 		f.view.destroying()
 		o := outputFlags{json: f.out.json, noColor: f.out.noColor, brief: !f.verbose}
-		code, res := c.destroyDir(ir.cleanup, dir, "", o, nil, true)
+		code, res := c.destroyDir(ir.cleanup, dir, name, o, nil, true)
 		if code != exitOK && *runErr == nil {
 			*runErr = fmt.Errorf("destroy failed: run tsolab destroy %s", dir)
 		}
