@@ -77,7 +77,7 @@ func TestRunForgetsCachedTCPMetrics(t *testing.T) {
 	// While the second run goes, its connections open (they store
 	// metrics only as they close): the first run's entry must be gone.
 	timed := *w
-	timed.Bytes, timed.Duration = 0, 1500*time.Millisecond // Progress comes once a second
+	timed.Bytes, timed.Duration = 0, 2500*time.Millisecond // Progress comes once a second: two, with room under load
 	var looked int
 	second := runWorkloadWatching(t, p, &timed, kernel.Options{}, func() {
 		looked++
