@@ -74,6 +74,12 @@ func ServeStdio(version string, providers map[provider.Kind]provider.Interface) 
 	if err != nil {
 		return err
 	}
+	// An agent killed before it could remove its capture directory left
+	// it behind (capturedir.go): the next agent to start removes it. A
+	// directory that will not go is no reason to refuse the command.
+	if _, err := removeOrphanedCaptureDirs(os.TempDir()); err != nil {
+		fmt.Fprintf(os.Stderr, "tsolab agent: %v\n", err)
+	}
 	return a.Serve(stdio{})
 }
 
