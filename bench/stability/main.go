@@ -16,6 +16,13 @@
 // 0..9 on the model for all nine examples. examples/two-machines is a
 // sim lab here: on the kernel it needs a second machine over SSH.
 //
+// With -lock FILE it takes an exclusive flock on FILE for each run and
+// lets it go between runs (the machine's namespace lock: no hold lasts
+// longer than one run of one lab), and it prints the load average before
+// and after each run beside its wall time.
+//
+//	go run ./bench/stability -n 5 -lock /work/.netns.lock -args "-name stabtso" examples/tso-basics
+//
 // With -seeds, run i (from 0) passes -seed i: the sim engine is
 // deterministic for one seed, so there a flip is a verdict that depends
 // on the model's random source (the wake-up latencies of hosts that run
@@ -36,6 +43,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -44,6 +52,7 @@ func main() {
 	bin := flag.String("tsolab", "", "the tsolab binary (default: built from this tree)")
 	extra := flag.String("args", "", "more arguments for tsolab test, e.g. \"-engine sim\"")
 	seeds := flag.Bool("seeds", false, "run i (from 0) passes -seed i: a flip is a sim verdict that depends on the seed")
+	lock := flag.String("lock", "", "hold an exclusive flock on this file during each run (e.g. /work/.netns.lock), so one hold lasts one run")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: stability [-n RUNS] [-seeds] [-tsolab BIN] [-args ARGS] LAB...")
@@ -65,13 +74,16 @@ func main() {
 		tally := map[key]map[string]int{}
 		var times []time.Duration
 		for i := range *n {
-			start := time.Now()
 			args := strings.Fields(*extra)
 			if *seeds {
 				args = append(args, "-seed", fmt.Sprint(i))
 			}
+			unlock := hold(*lock)
+			start, before := time.Now(), loadavg()
 			verdicts, err := runOnce(*bin, lab, args)
 			times = append(times, time.Since(start))
+			after := loadavg()
+			unlock()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "%s run %d: %v\n", lab, i+1, err)
 			}
@@ -83,7 +95,7 @@ func main() {
 				tally[k][v.Status]++
 				fmt.Fprintf(os.Stderr, "%s run %d: %s\n", lab, i+1, v)
 			}
-			fmt.Fprintf(os.Stderr, "%s: run %d of %d in %s\n", lab, i+1, *n, times[i].Round(time.Second))
+			fmt.Fprintf(os.Stderr, "%s: run %d of %d in %s, load %s before, %s after\n", lab, i+1, *n, times[i].Round(time.Second), before, after)
 		}
 		for _, k := range sortedKeys(tally) {
 			counts, flips := summarize(tally[k], *n)
@@ -177,6 +189,30 @@ func summarize(counts map[string]int, runs int) (string, int) {
 		most = max(most, counts[s])
 	}
 	return strings.Join(parts, ", "), runs - most
+}
+
+// hold takes an exclusive flock on path (none when path is empty) and
+// returns what releases it: the machine's namespace tests share one lock,
+// taken per run so that no hold outlasts a run of one lab.
+func hold(path string) (release func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
+	check(err)
+	check(syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	return func() { f.Close() }
+}
+
+// loadavg is the first three fields of /proc/loadavg ("7.12 5.40 3.01"),
+// or "?" where it cannot be read: every figure is reported with the load
+// it was measured under.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
 }
 
 func check(err error) {

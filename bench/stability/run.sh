@@ -4,7 +4,10 @@
 # With -s, run every example on the sim engine instead, run i with seed i
 # (0..N-1): a flip there is a verdict that depends on the model's seed.
 #
-#   bench/stability/run.sh [-n RUNS] [-s]
+#   bench/stability/run.sh [-n RUNS] [-s] [-l LOCKFILE]
+#
+# -l takes an exclusive flock on LOCKFILE for each kernel run (a shared
+# machine's namespace lock, e.g. /work/.netns.lock: one hold, one run).
 #
 # Target (issue 12): 0 flips in 10 runs of each kernel example on the
 # 2-core development machine, and none at seeds 0..9 on the model. The
@@ -13,11 +16,13 @@
 set -euo pipefail
 N=10
 SIM=
-while getopts "n:s" o; do
+LOCK=
+while getopts "n:sl:" o; do
 	case $o in
 	n) N=$OPTARG ;;
 	s) SIM=1 ;;
-	*) echo "usage: $0 [-n runs] [-s]" >&2; exit 2 ;;
+	l) LOCK=$OPTARG ;;
+	*) echo "usage: $0 [-n runs] [-s] [-l lockfile]" >&2; exit 2 ;;
 	esac
 done
 cd "$(dirname "$0")/../.."
@@ -33,6 +38,6 @@ status=0
 for d in examples/*/; do
 	grep -q 'engine *= *"sim"' "$d"*.tsolab.hcl && continue
 	lab=$(basename "$d")
-	go run ./bench/stability -n "$N" -args "-name stab${lab:0:6}" "${d%/}" || status=1
+	go run ./bench/stability -n "$N" -lock "$LOCK" -args "-name stab${lab:0:6}" "${d%/}" || status=1
 done
 exit $status
