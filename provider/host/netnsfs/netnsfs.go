@@ -361,14 +361,28 @@ func onThread(fn func() error) error {
 			}()
 			ferr = fn()
 		}()
-		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-			send(errors.Join(ferr, fmt.Errorf("restore thread namespace: %w", err)))
-			return // still locked: the thread is discarded
+		if !threadIn(orig) {
+			if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
+				send(errors.Join(ferr, fmt.Errorf("restore thread namespace: %w", err)))
+				return // still locked: the thread is discarded
+			}
 		}
 		runtime.UnlockOSThread()
 		send(ferr)
 	}()
 	return <-errc
+}
+
+// threadIn reports whether the calling thread is in the namespace fd
+// holds: then there is nothing to restore. A user the kernel refused
+// the move (unshare or setns: EPERM) may not setns back either, even
+// into its own namespace, and that second refusal told nothing new.
+func threadIn(fd int) bool {
+	var at, held unix.Stat_t
+	if unix.Stat(threadNS, &at) != nil || unix.Fstat(fd, &held) != nil {
+		return false // unknown: restore
+	}
+	return at.Dev == held.Dev && at.Ino == held.Ino
 }
 
 // Scratch runs fn on a thread in a new anonymous network namespace that
