@@ -101,8 +101,9 @@ func (r *nonRootRig) run(args ...string) (stdout, stderr string, code int) {
 
 // TestWithoutRoot runs what the README promises needs no root as a user
 // without it (nobody, when the tests run as root): validate and the sim
-// engine's test of examples/neterion-2005 pass, and a kernel-engine test
-// fails first, before any plan, saying it needs root and what does not.
+// engine's test of examples/neterion-2005 pass, and a kernel-engine test,
+// a plan and an apply fail first, before any plan, saying once that they
+// need root and what does not.
 func TestWithoutRoot(t *testing.T) {
 	r := newNonRootRig(t)
 	lab := r.lab("neterion-2005")
@@ -120,11 +121,23 @@ func TestWithoutRoot(t *testing.T) {
 				t.Skipf("this user (uid %d) may make a network namespace (%v): the kernel engine needs no root here", os.Geteuid(), err)
 			}
 		}
-		out, errs, code := r.run("test", "-no-color", r.lab("tso-basics"))
-		want := "Error: tsolab test on the kernel engine makes network namespaces on this machine, which the kernel refuses this user (operation not permitted)\n\n"
-		if code != exitError || out != "" || !strings.HasPrefix(errs, want) || !strings.Contains(strings.Join(strings.Fields(errs), " "), nic.NeedsRoot) {
-			t.Errorf("tsolab test of a kernel lab as uid %d: exit %d, want 1, nothing on stdout (no plan), and on stderr first %q, then %q\nstdout:\n%s\nstderr:\n%s",
-				r.uid(), code, want, nic.NeedsRoot, out, errs)
+		lab := r.lab("tso-basics")
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"test", "-no-color", lab}, "Error: tsolab test on the kernel engine makes network namespaces on this machine, which the kernel refuses this user (operation not permitted)\n\n"},
+			// plan and apply once showed the whole plan, then the refusal
+			// once per NIC, each with "restore thread namespace: operation
+			// not permitted" that told nothing new.
+			{[]string{"plan", "-no-color", lab}, "Error: tsolab plan probes the kernel in a scratch network namespace on this machine, which the kernel refuses this user (operation not permitted)\n\n"},
+			{[]string{"apply", "-no-color", lab}, "Error: tsolab apply probes the kernel in a scratch network namespace on this machine, which the kernel refuses this user (operation not permitted)\n\n"},
+		} {
+			out, errs, code := r.run(c.args...)
+			if code != exitError || out != "" || !strings.HasPrefix(errs, c.want) || strings.Count(strings.Join(strings.Fields(errs), " "), nic.NeedsRoot) != 1 || strings.Contains(errs, "restore") {
+				t.Errorf("tsolab %s of a kernel lab as uid %d: exit %d, want 1, nothing on stdout (no plan), and on stderr first %q, then %q once\nstdout:\n%s\nstderr:\n%s",
+					c.args[0], r.uid(), code, c.want, nic.NeedsRoot, out, errs)
+			}
 		}
 	})
 }

@@ -212,15 +212,17 @@ func (c *cli) newPlanner(dir string, lab *config.Lab, sc *config.Scenario, v vie
 	return planner.New(opts)
 }
 
-// planLab loads, plans and renders; it returns nil after printing the
-// reason when planning failed.
-func (c *cli) planLab(ctx context.Context, dir string, vf *varFlags, scenario string, targets targetFlags, o outputFlags) (*config.Lab, *planner.Plan, view.View) {
+// planLab loads, plans and renders for the command cmd (plan, apply); it
+// returns nil after printing the reason when planning failed. Planning a
+// host on this machine probes its kernel in a scratch namespace: a user
+// the kernel refuses one is told so once, before any plan is shown.
+func (c *cli) planLab(ctx context.Context, cmd, dir string, vf *varFlags, scenario string, targets targetFlags, o outputFlags) (*config.Lab, *planner.Plan, view.View) {
 	lab := c.loadLab(dir, vf)
 	if lab == nil {
 		return nil, nil, nil
 	}
 	sc := c.pickScenario(lab, scenario)
-	if sc == nil {
+	if sc == nil || !c.mayMakeNamespaces("tsolab "+cmd+" probes the kernel in a scratch network namespace", []*config.Scenario{sc}) {
 		return nil, nil, nil
 	}
 	v := c.view(o, lab.Sources)
@@ -269,7 +271,7 @@ func (c *cli) plan(args []string) int {
 	}
 	ctx, cancel := c.signalContext()
 	defer cancel()
-	_, plan, _ := c.planLab(ctx, dir, &vf, *scenario, targets, o)
+	_, plan, _ := c.planLab(ctx, "plan", dir, &vf, *scenario, targets, o)
 	if plan == nil {
 		return exitError
 	}
@@ -357,7 +359,7 @@ func (c *cli) apply(args []string) int {
 		return c.finishApply(ctx, v, plan.Dir, res, err)
 	}
 	var lab *config.Lab
-	lab, plan, v = c.planLab(ctx, target, &vf, *scenario, targets, o)
+	lab, plan, v = c.planLab(ctx, "apply", target, &vf, *scenario, targets, o)
 	if plan == nil {
 		return exitError
 	}

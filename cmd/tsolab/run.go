@@ -141,7 +141,7 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 	if scenarios == nil {
 		return nil, nil, code
 	}
-	if kind == config.EngineKernel && !c.mayMakeNamespaces(name, scenarios) {
+	if kind == config.EngineKernel && !c.mayMakeNamespaces("tsolab "+name+" on the kernel engine makes network namespaces", scenarios) {
 		return nil, nil, exitError
 	}
 
@@ -217,10 +217,11 @@ func (c *cli) cleanUpTest(ir *interrupts, dir string, name stateName, f *runFlag
 }
 
 // mayMakeNamespaces tells, before anything is planned or shown, that
-// run or test of the kernel engine needs root when a host of scenarios
-// lives on this machine and the kernel refuses this process a network
-// namespace; false after saying so.
-func (c *cli) mayMakeNamespaces(name string, scenarios []*config.Scenario) bool {
+// the command needs root when a host of scenarios lives on this machine
+// and the kernel refuses this process a network namespace; false after
+// saying so. need is what the command needs the namespace for, e.g.
+// "tsolab test on the kernel engine makes network namespaces".
+func (c *cli) mayMakeNamespaces(need string, scenarios []*config.Scenario) bool {
 	local := false
 	for _, sc := range scenarios {
 		for _, h := range sc.Hosts {
@@ -234,9 +235,7 @@ func (c *cli) mayMakeNamespaces(name string, scenarios []*config.Scenario) bool 
 	if !errors.Is(err, unix.EPERM) {
 		return true // anything else is the plan's to report, with its place in the lab
 	}
-	// err also says the thread's namespace could not be restored, which
-	// is the same refusal: the summary names the refusal once.
-	c.errorf("tsolab %s on the kernel engine makes network namespaces on this machine, which the kernel refuses this user (%v)\n\n%s", name, unix.EPERM, nic.NeedsRoot)
+	c.errorf("%s on this machine, which the kernel refuses this user (%v)\n\n%s", need, unix.EPERM, nic.NeedsRoot)
 	return false
 }
 
