@@ -272,6 +272,7 @@ nic "b0" {
 		// reported as missing, nor are the checks that would need it.
 		{name: "misspelt server address", src: "nic \"a0\" {\n  host = host.a\n  connect = switch.sw\n  address = \"10.0.0.1/24\"\n}\nnic \"b0\" {\n  host = host.b\n  connect = switch.sw\n  »adress = \"10.0.0.2/24\"\n}\n" + bulk, want: []string{"Error: Unknown attribute"}},
 		{name: "misspelt peer", src: "nic \"a0\" {\n  host = host.a\n  »peeer = nic.b0\n  address = \"10.0.0.1/24\"\n}\nnic \"b0\" {\n  host = host.b\n  address = \"10.0.0.2/24\"\n}\n" + bulk, want: []string{"Error: Unknown attribute"}},
+		{name: "client's NIC on an undeclared host", src: "nic \"a0\" {\n  host = »host.aa\n  connect = switch.sw\n  address = \"10.0.0.1/24\"\n}\nnic \"b0\" {\n  host = host.b\n  connect = switch.sw\n  address = \"10.0.0.2/24\"\n}\n" + bulk, want: []string{"Error: Reference to undeclared host"}},
 		{name: "misspelt required host", src: "nic \"n0\" {\n  »hots = host.a\n}", want: []string{"Error: Unknown attribute"}},
 		{name: "misspelt duration", src: twoNICs + "workload \"w\" {\n  client = host.a\n  servers = [nic.b0]\n  »duraton = \"1s\"\n}", want: []string{"Error: Unknown attribute"}},
 		{name: "misspelt workload of an expect", src: twoNICs + bulk + "workload \"w2\" {\n  client = host.a\n  servers = [nic.b0]\n  duration = \"1s\"\n}\nexpect \"e\" {\n  »wrokload = workload.w2\n  condition = result.throughput_bps > 0\n}", want: []string{"Error: Unknown attribute"}},

@@ -413,13 +413,20 @@ func rangeOf(b *block, attr string) hclv2.Range {
 }
 
 // linksMisspelt reports whether a NIC writes an attribute that links it
-// or addresses it under a wrong name, or a host, switch or NIC block is
-// written under a misspelt type: what reaches what is then unknown, and
-// the unknown attribute or block type is the one diagnostic.
+// or addresses it under a wrong name or with a mistake already reported
+// there (host = host.txx), or a host, switch or NIC block is written
+// under a misspelt type: what reaches what is then unknown, and the
+// unknown attribute, reference or block type is the one diagnostic.
 func (l *loader) linksMisspelt() bool {
+	links := []string{"host", "connect", "peer", "device", "address"}
 	for _, b := range l.blocks[kindNIC] {
-		if b.isMisspelt("host", "connect", "peer", "device", "address") {
+		if b.isMisspelt(links...) {
 			return true
+		}
+		for _, name := range links {
+			if a := b.attrs[name]; a != nil && (b.skip[name] || l.diags.errorWithin(a.Range())) {
+				return true
+			}
 		}
 	}
 	return l.misspelt(kindNIC) || l.misspelt(kindHost) || l.misspelt(kindSwitch) || l.misspelt(kindMachine)
