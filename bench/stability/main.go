@@ -192,8 +192,9 @@ func summarize(counts map[string]int, runs int) (string, int) {
 }
 
 // hold takes an exclusive flock on path (none when path is empty) and
-// returns what releases it: the machine's namespace tests share one lock,
-// taken per run so that no hold outlasts a run of one lab.
+// returns what releases it and gives the other waiters their turn: the
+// machine's namespace tests share one lock, taken per run so that no hold
+// outlasts a run of one lab.
 func hold(path string) (release func()) {
 	if path == "" {
 		return func() {}
@@ -201,7 +202,12 @@ func hold(path string) (release func()) {
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
 	check(err)
 	check(syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
-	return func() { f.Close() }
+	return func() {
+		f.Close()
+		// A waiter woken by the release needs a moment to run; taking
+		// the lock again at once would keep it from every other user.
+		time.Sleep(2 * time.Second)
+	}
 }
 
 // loadavg is the first three fields of /proc/loadavg ("7.12 5.40 3.01"),
