@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
@@ -221,13 +222,18 @@ func NewLineage() string {
 func BackupPath(dir string) string { return StatePath(dir) + ".backup" }
 
 // StateError says a state file cannot be used: it is not JSON, was cut
-// short, was edited into something tsolab did not write, or was written
-// by a newer tsolab. Error says what is wrong and what to do.
+// short, was edited into something tsolab did not write, was written by a
+// newer tsolab, or this user may not read it. Error says what is wrong
+// and what to do.
 type StateError struct {
 	Path    string
 	Problem string
 	// Newer: format_version is newer than this tsolab reads.
 	Newer bool
+	// Denied: this user may not read it (EACCES: an apply under sudo
+	// wrote it as root, mode 0600); Owner is the file's uid (-1: unknown).
+	Denied bool
+	Owner  int
 	// Backup is the backup state file, when one exists and reads well;
 	// BackupSerial is its serial.
 	Backup       string
@@ -237,6 +243,12 @@ type StateError struct {
 func (e *StateError) Error() string {
 	msg := fmt.Sprintf("%s cannot be read: %s.", e.Path, e.Problem)
 	switch {
+	case e.Denied && e.Owner == 0:
+		return msg + " root owns it (tsolab apply ran under sudo): run this command with sudo too."
+	case e.Denied && e.Owner > 0:
+		return msg + fmt.Sprintf(" User %d owns it: run this command as that user.", e.Owner)
+	case e.Denied:
+		return msg + " Run this command as the user that applied the lab."
 	case e.Newer:
 		return msg + " Run a tsolab as new as the one that wrote it: this one would lose what it does not know."
 	case e.Backup != "":
@@ -253,12 +265,24 @@ func ReadState(dir string) (*State, error) {
 	path := StatePath(dir)
 	s, err := readStateFile(path)
 	var se *StateError
-	if errors.As(err, &se) && !se.Newer {
+	if errors.As(err, &se) && !se.Newer && !se.Denied {
 		if b, berr := readStateFile(BackupPath(dir)); berr == nil && b != nil {
 			se.Backup, se.BackupSerial = BackupPath(dir), b.Serial
 		}
 	}
 	return s, err
+}
+
+// ownerOf is the uid that owns path (-1 when it cannot be told).
+func ownerOf(path string) int {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid)
+	}
+	return -1
 }
 
 // readStateFile reads and checks one state file; (nil, nil) when it does
@@ -267,6 +291,9 @@ func readStateFile(path string) (*State, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, &StateError{Path: path, Problem: "permission denied", Denied: true, Owner: ownerOf(path)}
 	}
 	if err != nil {
 		return nil, err

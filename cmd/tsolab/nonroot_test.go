@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 	"github.com/tsolab/tsolab/provider/nic"
 )
@@ -148,4 +149,29 @@ func (r *nonRootRig) uid() int {
 		return int(r.cred.Uid)
 	}
 	return os.Geteuid()
+}
+
+// TestStateOfRoot: after sudo tsolab apply, the state is root's (0600),
+// and the same user without sudo runs tsolab show or destroy: the error
+// names the file and the fix (sudo), not only "permission denied".
+func TestStateOfRoot(t *testing.T) {
+	r := newNonRootRig(t)
+	if r.cred == nil {
+		t.Skip("needs root: a state file the user running the tests cannot read is made by root")
+	}
+	lab := r.lab("tso-basics")
+	path := planner.StatePath(lab)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"show", "destroy"} {
+		_, errs, code := r.run(cmd, "-no-color", lab)
+		want := path + " cannot be read: permission denied. root owns it (tsolab apply ran under sudo): run this command with sudo too."
+		if code != exitError || !strings.Contains(strings.Join(strings.Fields(errs), " "), want) {
+			t.Errorf("tsolab %s of a root-owned state as uid %d: exit %d, want 1 and %q\nstderr:\n%s", cmd, r.uid(), code, want, errs)
+		}
+	}
 }
