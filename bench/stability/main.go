@@ -133,20 +133,28 @@ func sortedKeys[V any](m map[key]V) []key {
 // log: which side moved, and by how much against the other.
 type verdict struct {
 	Expect, Scenario, Status, Op, Detail string
-	Sides                                []struct {
+	// Measured is the condition with its figures in place, for a
+	// condition that is not one comparison (a && b: no Sides).
+	Measured string
+	Sides    []struct {
 		Expr  string
 		Value float64
 		Runs  int
 	}
 }
 
-// String is "EXPECT SCENARIO STATUS: 6.9 (8 runs) < 12.9 (8 runs); DETAIL".
+// String is "EXPECT SCENARIO STATUS: 6.9 (8 runs) < 12.9 (8 runs); DETAIL",
+// or with the measured condition where it has no two sides.
 func (v verdict) String() string {
 	var sides []string
 	for _, s := range v.Sides {
 		sides = append(sides, fmt.Sprintf("%.4g (%d runs)", s.Value, s.Runs))
 	}
-	return fmt.Sprintf("%s %s %s: %s; %s", v.Expect, v.Scenario, v.Status, strings.Join(sides, " "+v.Op+" "), v.Detail)
+	figures := strings.Join(sides, " "+v.Op+" ")
+	if len(sides) == 0 {
+		figures = v.Measured
+	}
+	return fmt.Sprintf("%s %s %s: %s; %s", v.Expect, v.Scenario, v.Status, figures, v.Detail)
 }
 
 // runOnce runs the lab once and returns its verdicts; a run that ends in
