@@ -172,39 +172,21 @@ func (w *world) loop(ctx context.Context, req engine.RunRequest) (int64, error) 
 		w.progressAt = nextProgress
 	}
 	for !w.finished {
-		ev, ok := w.q.pop()
-		if !ok {
-			break
+		// Between two checks of ctx (every 65536 events), one event at a
+		// time under checks.
+		batch := ctxEvery - events%ctxEvery
+		if w.checks != nil {
+			batch = 1
 		}
-		if ev.at > limit {
+		n, end := w.run(batch)
+		events += n
+		if end {
 			break
-		}
-		w.now = ev.at
-		switch ev.kind {
-		case evRxPoll:
-			w.poll(ev.id, ev.at)
-		case evAppRun:
-			w.eps[ev.id].runApp(ev.at)
-		case evDelAck:
-			w.eps[ev.id].onDelAck(ev.at)
-		case evRTO:
-			w.eps[ev.id].onRTO(ev.at)
-		case evPace:
-			ep := w.eps[ev.id]
-			ep.snd.paceEv = false
-			ep.afterPace(ev.at)
-		case evTSQ:
-			w.eps[ev.id].onTSQ(ev.at)
-		case evStop:
-			w.stopping = true
-			w.finished = true
-			w.finishAt = ev.at
 		}
 		if w.checks != nil {
 			w.checks.step(w)
 		}
-		events++
-		if events&0xffff == 0 {
+		if events%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
@@ -231,6 +213,52 @@ func (w *world) loop(ctx context.Context, req engine.RunRequest) (int64, error) 
 		}
 	}
 	return w.finishAt, nil
+}
+
+// ctxEvery is how many events the loop runs between two looks at its
+// context.
+const ctxEvery = 1 << 16
+
+// run runs at most max events, and fewer when the workload finishes or
+// an event reaches w.progressAt (a progress report is due after it), and
+// returns how many it ran; end says the queue has no event left up to
+// w.limit (the one past it is dropped, as the loop ends). It keeps the
+// loop's bookkeeping out of the way of each event: Go's calls save no
+// register, so every value the loop holds across a handler is reloaded
+// after it.
+func (w *world) run(max uint64) (n uint64, end bool) {
+	for n < max {
+		ev, ok := w.q.pop()
+		if !ok || ev.at > w.limit {
+			return n, true
+		}
+		w.now = ev.at
+		switch ev.kind {
+		case evRxPoll:
+			w.poll(ev.id, ev.at)
+		case evAppRun:
+			w.eps[ev.id].runApp(ev.at)
+		case evDelAck:
+			w.eps[ev.id].onDelAck(ev.at)
+		case evRTO:
+			w.eps[ev.id].onRTO(ev.at)
+		case evPace:
+			ep := w.eps[ev.id]
+			ep.snd.paceEv = false
+			ep.afterPace(ev.at)
+		case evTSQ:
+			w.eps[ev.id].onTSQ(ev.at)
+		case evStop:
+			w.stopping = true
+			w.finished = true
+			w.finishAt = ev.at
+		}
+		n++
+		if w.finished || ev.at >= w.progressAt {
+			break
+		}
+	}
+	return n, false
 }
 
 // afterPace sends what pacing held back.
