@@ -34,6 +34,31 @@ type Run struct {
 	TCPMetricsDeleted map[string][]string `json:"tcp_metrics_deleted,omitempty"`
 	// Model is what the model ran with (sim engine only).
 	Model *Model `json:"model,omitempty"`
+	// Load is how busy each machine the run ran on was around it
+	// (kernel engine only), one entry per kernel: a run's CPU figures
+	// are only comparable with another's at like load.
+	Load []Load `json:"load,omitempty"`
+}
+
+// Load is how busy one machine was around a run, from the workers'
+// start to the last one's end.
+type Load struct {
+	// Machine is the machine's name in the lab ("" for the one tsolab
+	// ran on).
+	Machine string `json:"machine,omitempty"`
+	// LoadStart and LoadEnd are the 1-minute load average (/proc/loadavg).
+	LoadStart float64 `json:"load_start"`
+	LoadEnd   float64 `json:"load_end"`
+	// CPUPressureStart and CPUPressureEnd are the share of the last 10 s
+	// in which some runnable task waited for a CPU (/proc/pressure/cpu,
+	// "some avg10"), in %; absent on a kernel without pressure stall
+	// information.
+	CPUPressureStart *float64 `json:"cpu_pressure_start,omitempty"`
+	CPUPressureEnd   *float64 `json:"cpu_pressure_end,omitempty"`
+	// OtherCPUPct is the CPU time every other process used over the run
+	// (/proc/PID/stat utime + stime + cutime + cstime, 10 ms units; the
+	// softirq work that ran in their threads included), in % of one core.
+	OtherCPUPct float64 `json:"other_cpu_pct"`
 }
 
 // Tool identifies the tsolab binary.
@@ -93,6 +118,16 @@ type NIC struct {
 	Features []string `json:"features"`
 }
 
+// String is the load in one human line: "load 9.80 -> 9.70, CPU
+// pressure 92.5% -> 95.4%, other processes 150.0% of one core".
+func (l Load) String() string {
+	s := fmt.Sprintf("load %.2f -> %.2f", l.LoadStart, l.LoadEnd)
+	if l.CPUPressureStart != nil && l.CPUPressureEnd != nil {
+		s += fmt.Sprintf(", CPU pressure %.1f%% -> %.1f%%", *l.CPUPressureStart, *l.CPUPressureEnd)
+	}
+	return s + fmt.Sprintf(", other processes %.1f%% of one core", l.OtherCPUPct)
+}
+
 // Model is what the TSO model ran with.
 type Model struct {
 	// Stacks and CPUs name the stack and CPU profiles the lab's hosts
@@ -150,7 +185,8 @@ func (p *Provenance) Properties() []Property {
 
 // Properties flattens what one run ran on, each name prefixed with
 // prefix: NICs' driver, version, firmware, bus and features; hosts'
-// sysctls; the model's profiles and hash, and its seed when it drew.
+// sysctls; each machine's load; the model's profiles and hash, and its
+// seed when it drew.
 func (r *Run) Properties(prefix string) []Property {
 	if r == nil {
 		return nil
@@ -170,6 +206,13 @@ func (r *Run) Properties(prefix string) []Property {
 	}
 	for _, h := range slices.Sorted(maps.Keys(r.TCPMetricsDeleted)) {
 		out = append(out, Property{prefix + "host." + h + ".tcp_metrics_deleted", strings.Join(r.TCPMetricsDeleted[h], ",")})
+	}
+	for _, l := range r.Load {
+		m := l.Machine
+		if m == "" {
+			m = "local"
+		}
+		out = append(out, Property{prefix + "machine." + m + ".load", l.String()})
 	}
 	if r.Model != nil {
 		out = append(out,

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/result"
 )
 
 // threadCPU returns the CPU time the calling OS thread has used
@@ -66,6 +68,13 @@ type cpuSnapshot struct {
 	Processed []uint32 // by CPU; the kernel's counters wrap at 2^32
 	LabRx     uint64
 	LabRxOK   bool
+	// LoadAvg is the 1-minute load average (/proc/loadavg). CPUPressure
+	// is the share of the last 10 s in which some runnable task waited
+	// for a CPU (/proc/pressure/cpu "some avg10", in %); PressureOK says
+	// the kernel has pressure stall information.
+	LoadAvg     float64
+	CPUPressure float64
+	PressureOK  bool
 }
 
 // takeCPUSnapshot reads /proc/stat, /proc/softirqs, every /proc/PID/stat
@@ -101,6 +110,9 @@ func takeCPUSnapshot(m *softirqMeter, labNS []string) (cpuSnapshot, error) {
 	}
 	s.Kstat = parseProcSoftirqs(string(softirqs))
 	s.CPUs, s.Idle = parseProcStat(string(stat))
+	if err := s.readLoad(); err != nil {
+		return s, err
+	}
 	pids, err := os.ReadDir("/proc")
 	if err != nil {
 		return s, err
@@ -127,6 +139,66 @@ func takeCPUSnapshot(m *softirqMeter, labNS []string) (cpuSnapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// readLoad reads the load average and, where the kernel has it, the CPU
+// pressure.
+func (s *cpuSnapshot) readLoad() error {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return err
+	}
+	s.LoadAvg = parseLoadAvg(string(b))
+	if b, err = os.ReadFile("/proc/pressure/cpu"); err == nil {
+		s.CPUPressure, s.PressureOK = parseCPUPressure(string(b))
+	}
+	return nil
+}
+
+// parseLoadAvg reads the 1-minute load average, the first field of
+// /proc/loadavg ("9.80 15.58 13.30 8/177 4345").
+func parseLoadAvg(s string) float64 {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// parseCPUPressure reads avg10 of the "some" line of /proc/pressure/cpu
+// ("some avg10=92.49 avg60=91.08 avg300=88.93 total=1149338237").
+func parseCPUPressure(s string) (avg10 float64, ok bool) {
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "some" {
+			continue
+		}
+		v, found := strings.CutPrefix(f[1], "avg10=")
+		if !found {
+			return 0, false
+		}
+		avg10, err := strconv.ParseFloat(v, 64)
+		return avg10, err == nil
+	}
+	return 0, false
+}
+
+// machineLoad is how busy the machine was around a run between two
+// snapshots: the load average and CPU pressure at each end, and the CPU
+// time of every process but this one (own), in % of one core over the
+// span.
+func machineLoad(a, b cpuSnapshot, own time.Duration) result.Load {
+	l := result.Load{LoadStart: a.LoadAvg, LoadEnd: b.LoadAvg}
+	if a.PressureOK && b.PressureOK {
+		start, end := a.CPUPressure, b.CPUPressure
+		l.CPUPressureStart, l.CPUPressureEnd = &start, &end
+	}
+	if span := b.Wall.Sub(a.Wall); span > 0 {
+		others := b.Processes - a.Processes - own
+		l.OtherCPUPct = max(0, others.Seconds()/span.Seconds()*100)
+	}
+	return l
 }
 
 // parsePidStat returns the command name and utime+stime+cutime+cstime (in

@@ -453,6 +453,9 @@ func (x *execution) result(dur time.Duration, reports map[string]Report, series 
 			m.Shares = append(m.Shares, softShare{Time: rep.Outside + rep.Softirqd})
 			m.Outside += rep.Outside
 			m.Softirqd += rep.Softirqd
+			load := rep.Load
+			load.Machine = name
+			prov.Load = append(prov.Load, load)
 		}
 		for s := range m.Shares[i].Segs {
 			m.Shares[i].Segs[s] += rep.TCP[s].SegsIn + rep.TCP[s].SegsOut

@@ -399,4 +399,18 @@ func checkProvenance(t *testing.T, res *result.WorkloadResult) {
 			t.Errorf("host %s sysctls %v, want the congestion control and three tcp_wmem values", h, s)
 		}
 	}
+	checkLoad(t, p.Load)
+}
+
+// checkLoad checks the machine's load around a run on this machine: one
+// entry, unnamed, with the pressure where the kernel has it.
+func checkLoad(t *testing.T, load []result.Load) {
+	t.Helper()
+	if len(load) != 1 || load[0].Machine != "" || load[0].LoadStart < 0 || load[0].LoadEnd < 0 || load[0].OtherCPUPct < 0 {
+		t.Fatalf("load = %+v, want one entry for this machine", load)
+	}
+	_, err := os.Stat("/proc/pressure/cpu")
+	if got := load[0].CPUPressureStart != nil && load[0].CPUPressureEnd != nil; got != (err == nil) {
+		t.Errorf("load has CPU pressure %v, /proc/pressure/cpu: %v", got, err)
+	}
 }

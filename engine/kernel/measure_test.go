@@ -331,6 +331,38 @@ func TestParseProc(t *testing.T) {
 	}
 }
 
+func TestParseLoad(t *testing.T) {
+	if got := parseLoadAvg("9.80 15.58 13.30 8/177 4345\n"); got != 9.8 {
+		t.Errorf("parseLoadAvg = %v; want 9.8", got)
+	}
+	psi := "some avg10=92.49 avg60=91.08 avg300=88.93 total=1149338237\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+	if got, ok := parseCPUPressure(psi); !ok || got != 92.49 {
+		t.Errorf("parseCPUPressure = %v, %v; want 92.49, true", got, ok)
+	}
+	if _, ok := parseCPUPressure("full avg10=1.00\n"); ok {
+		t.Error("parseCPUPressure read a file without a some line")
+	}
+}
+
+// TestMachineLoad: the load and pressure at each end, and the other
+// processes' CPU time (every process's less this one's) in % of one
+// core; no pressure when either end lacks it, never below zero.
+func TestMachineLoad(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	a := cpuSnapshot{Wall: t0, Processes: 50 * time.Second, LoadAvg: 5.5, CPUPressure: 40, PressureOK: true}
+	b := cpuSnapshot{Wall: t0.Add(2 * time.Second), Processes: 53 * time.Second, LoadAvg: 6.25, CPUPressure: 60, PressureOK: true}
+	start, end := 40.0, 60.0
+	want := result.Load{LoadStart: 5.5, LoadEnd: 6.25, CPUPressureStart: &start, CPUPressureEnd: &end, OtherCPUPct: 100}
+	if diff := cmp.Diff(want, machineLoad(a, b, time.Second)); diff != "" {
+		t.Errorf("machineLoad (-want +got):\n%s", diff)
+	}
+	b.PressureOK = false
+	got := machineLoad(a, b, 4*time.Second)
+	if got.CPUPressureStart != nil || got.CPUPressureEnd != nil || got.OtherCPUPct != 0 {
+		t.Errorf("machineLoad without pressure at the end, own time above the sum = %+v; want no pressure, other_cpu_pct 0", got)
+	}
+}
+
 func TestPercentile(t *testing.T) {
 	d := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	for _, tt := range []struct {

@@ -298,6 +298,7 @@ func (l *LocalWorker) Finish(_ context.Context, req FinishRequest) (Report, erro
 		rep.Process = r.proc1 - r.proc0
 		var note string
 		rep.Outside, rep.Softirqd, note = outsideWorkers(r.cpu0, r.cpu1, rep.Process)
+		rep.Load = machineLoad(r.cpu0, r.cpu1, rep.Process)
 		rep.Notes = append(rep.Notes, r.softirqNotes(note)...)
 	}
 	r.mu.Lock()

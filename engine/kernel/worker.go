@@ -190,4 +190,6 @@ type Report struct {
 	// metrics the Worker deleted before connecting (an earlier
 	// connection had left them).
 	TCPMetricsDeleted map[string][]string
+	// Load is how busy the machine was over the run (Machine unset).
+	Load result.Load
 }
