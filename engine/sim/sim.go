@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/tsolab/tsolab/config"
@@ -551,8 +551,8 @@ func (w *world) result(req engine.RunRequest, end int64) *result.WorkloadResult 
 	if wl.Kind == config.RR {
 		counts.Transactions = st.txns
 		if len(st.lat) > 0 {
-			lat := append([]int64(nil), st.lat...)
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			lat := slices.Clone(st.lat)
+			slices.Sort(lat)
 			m[result.MetricLatencyP50us] = float64(lat[(len(lat)-1)*50/100]) / 1e3
 			m[result.MetricLatencyP99us] = float64(lat[(len(lat)-1)*99/100]) / 1e3
 		}
