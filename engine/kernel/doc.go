@@ -203,9 +203,11 @@
 // share of the machine's packets at 100% in every run no other flow
 // was there to pace; when other traffic runs, the packet share scales
 // other tasks' softirq time. Against
-// kernel.json (recorded before the meter, load not recorded) the quiet
-// medians differ by −23% to +15% (cpu_tx_pct 11.8 against 10.8 and 6.8
-// against 8.8), not with the load.
+// kernel.json (session 11, with the meter, load 5.3-6.4, where the lab's
+// softirq ran on idle CPUs more than on other tasks) the quiet medians
+// differ by −23% to +15% (cpu_tx_pct 11.8 against 10.8 with TSO off,
+// 6.8 against 8.8 with TSO on; cpu_rx_pct 18.9 against 16.4, 10.6
+// against 12.2), and not in the direction of the load.
 //
 // Without the meter (no CAP_BPF or CAP_PERFMON; a Note says why) the
 // engine falls back to CPU time that no thread ran: interrupt and
