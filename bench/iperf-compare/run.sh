@@ -34,7 +34,7 @@
 # before a change) and run in every round beside the other two (the
 # order rotates by round), so that a change's effect is measured in
 # pairs: the table adds that tree's throughput and new/old, the medians
-# of the per-round ratios of throughput, of sender CPU per Gbit/s and of
+# of the per-round ratios of throughput, of sender, of receiver and of
 # sender + receiver CPU per Gbit/s. With several revisions (-B "main
 # REV2"), each is built and run in every round, the table's columns are
 # the first's, and a second table gives the same for each.
@@ -204,9 +204,9 @@ check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what miss
 }
 echo "medians of $ROUNDS paired rounds of ${DUR} s; Gb/s received; CPU in % of one core per Gb/s (tx: sender, rx: receiver)"
 echo "at the start: $load_start; at the end: $(load)"
-printf "%-5s %-4s %7s %7s %7s %8s  %7s %7s %7s %7s  %7s %7s  %7s" P tso iperf3 tsolab ratio range ip_tx ts_tx tx_cpu ts_oth ip_rx ts_rx all_cpu
+printf "%-5s %-4s %7s %7s %7s %8s  %7s %7s %7s %7s  %7s %7s %7s  %7s" P tso iperf3 tsolab ratio range ip_tx ts_tx tx_cpu ts_oth ip_rx ts_rx rx_cpu all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss
-[ -n "$OLD" ] && printf "  %7s %7s %7s %7s" old new/old tx_n/o all_n/o
+[ -n "$OLD" ] && printf "  %7s %7s %7s %7s %7s" old new/old tx_n/o rx_n/o all_n/o
 $CLOOP && printf "  %7s %7s %7s %7s" cloop c/ip3 ts/c tx_ts/c
 echo
 for p in $CONNS; do
@@ -219,7 +219,7 @@ for p in $CONNS; do
 		printf " %7.2f %7.2f %6.1f%%" "$(col "$f" '$2/($1/1e9)')" "$(col "$f" '$5/($4/1e9)')" "$txr"
 		check "$txr" 'v <= 100' "sender CPU per Gbit/s, tsolab/iperf3, P=$p TSO $tso, want <= 100%"
 		printf " %7.2f" "$(col "$f" '$NF/($4/1e9)')"
-		printf " %7.2f %7.2f  %6.1f%%" "$(col "$f" '$3/($1/1e9)')" "$(col "$f" '$6/($4/1e9)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
+		printf " %7.2f %7.2f %6.1f%%  %6.1f%%" "$(col "$f" '$3/($1/1e9)')" "$(col "$f" '$6/($4/1e9)')" "$(col "$f" '100*($6/$4)/($3/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
 		if $COUNTERS; then
 			cc=$(col "$f" '100*(1-$7/$4)')
 			printf "  %7.2f %7.2f %7.1f%%" "$(col "$f" '$7/1e9')" "$(col "$f" '$10/1e9')" "$cc"
@@ -231,7 +231,7 @@ for p in $CONNS; do
 		fi
 		if [ -n "$OLD" ]; then
 			f=$work/old.$p.$tso.$OLD1
-			printf "  %7.2f %6.1f%% %6.1f%% %6.1f%%" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
+			printf "  %7.2f %6.1f%% %6.1f%% %6.1f%% %6.1f%%" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*($6/$4)/($3/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
 		fi
 		f=$work/c.$p.$tso
 		if [ -s "$f" ]; then
@@ -244,12 +244,12 @@ echo "ratio = tsolab/iperf3 throughput (target >= 95%), range = its lowest and h
 echo "ip_tx, ts_tx = sender CPU per Gb/s of iperf3 and tsolab; tx_cpu = tsolab/iperf3 of it"
 echo "(target <= 100%); ts_oth = the part of ts_tx that is tsolab's other threads (Go runtime:"
 echo "sysmon, the threads its workers' scheduler passes wake; the sampler), which iperf3's"
-echo "processes do not have; ip_rx, ts_rx = the receivers';"
+echo "processes do not have; ip_rx, ts_rx = the receivers'; rx_cpu = tsolab/iperf3 of it (no target);"
 echo "all_cpu = tsolab/iperf3 of sender + receiver CPU per Gb/s (which side pays for a"
 echo "transmit varies from run to run on veth: an ACK the receiver processes sends the next"
 echo "segments from its context when the sender sleeps on a full buffer)"
-[ -n "$OLD" ] && echo "old = tsolab built from $OLD1; new/old, tx_n/o, all_n/o = this tree's throughput, sender CPU
-per Gb/s and sender + receiver CPU per Gb/s over that tree's, medians of the per-round ratios (no
+[ -n "$OLD" ] && echo "old = tsolab built from $OLD1; new/old, tx_n/o, rx_n/o, all_n/o = this tree's throughput, sender,
+receiver and sender + receiver CPU per Gb/s over that tree's, medians of the per-round ratios (no
 target: they show a change's effect; all_n/o does not move with which side paid for a transmit)"
 $CLOOP && echo "cloop = tsolab's loops in C (cloop/cloop.c, one connection); c/ip3 = its throughput over iperf3's
 (what the loops do), ts/c = tsolab's over it (what the Go runtime and the engine add), tx_ts/c =
@@ -257,12 +257,12 @@ tsolab's sender CPU per Gb/s over cloop's; medians of the per-round ratios (no t
 if [ "$OLD" != "$OLD1" ]; then
 	echo
 	echo "each -B tree against this one, medians of the per-round ratios:"
-	printf "%-5s %-4s %-24s %7s %7s %7s %7s\n" P tso tree old new/old tx_n/o all_n/o
+	printf "%-5s %-4s %-24s %7s %7s %7s %7s %7s\n" P tso tree old new/old tx_n/o rx_n/o all_n/o
 	for p in $CONNS; do
 		for tso in on off; do
 			for rev in $OLD; do
 				f=$work/old.$p.$tso.$rev
-				printf "%-5s %-4s %-24s %7.2f %6.1f%% %6.1f%% %6.1f%%\n" "$p" $tso "$rev" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
+				printf "%-5s %-4s %-24s %7.2f %6.1f%% %6.1f%% %6.1f%% %6.1f%%\n" "$p" $tso "$rev" "$(col "$f" '$1/1e9')" "$(col "$f" '100*$4/$1')" "$(col "$f" '100*($5/$4)/($2/$1)')" "$(col "$f" '100*($6/$4)/($3/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
 			done
 		done
 	done
