@@ -2,7 +2,9 @@ package sim
 
 import (
 	"testing"
+	"time"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/engine"
 )
 
@@ -21,19 +23,22 @@ func pureAcks(w *world) int64 {
 // than one full segment is unacknowledged and its window has not shrunk
 // since the last ACK (__tcp_ack_snd_check); data that finds unread data
 // behind it waits for the reader, whose read sends the ACK
-// (tcp_cleanup_rbuf). So on FIFO cores, where the reader reads each
-// segment as it comes, it ACKs every second segment from its reads, and
-// with vm-halt's wake-up latency, where a woken reader gathers several
-// segments a read, it ACKs about once a read: fewer ACKs, each from a
-// read, none from the input path past quickack mode. (The kernel, in
-// examples/kernel-calibration's cell: one pure ACK per 21 segments, its
-// readers gathering about 49 KB a read; docs/engine.md.)
+// (tcp_cleanup_rbuf). So where segments come one at a time (a 2 Gb/s
+// wire between hosts with cores of their own, GRO off, TSO off) and on
+// FIFO cores, where the reader reads each segment as it comes, it ACKs
+// every second segment (from its reads, or from the input path when
+// the reader emptied the queue before the next came), and with vm-halt's wake-up
+// latency, where a woken reader gathers several segments a read, it ACKs
+// about once a read: fewer ACKs, each from a read, none from the input
+// path past quickack mode. (Behind a tbf on one machine a unit's segments
+// come together: TestShapedVethUnitArrivesWhole.)
 func TestLinuxAcksFollowReads(t *testing.T) {
 	run := func(scheduler string) *world {
-		sc := oneMachine(false, 2e9)
-		for i := range sc.Hosts {
-			sc.Hosts[i].Scheduler = scheduler
-		}
+		p := pair{stack: "linux-6", mtu: 1500, cores: 2, rxCores: 2, rate: 2e9, scheduler: scheduler,
+			offTx: offloads(map[config.Offload]bool{config.TSO: false}),
+			offRx: offloads(map[config.Offload]bool{config.GRO: false}),
+			wl:    config.Workload{Duration: 200 * time.Millisecond, WriteSize: 65536, Connections: 4}}
+		sc := p.scenario()
 		return runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
 	}
 	fifo, halt := run("none"), run("vm-halt")
@@ -46,9 +51,11 @@ func TestLinuxAcksFollowReads(t *testing.T) {
 		if s.acks[ackWindow] > s.reads {
 			t.Errorf("%s: %d ACKs after a read, %d reads: want at most one a read", c.name, s.acks[ackWindow], s.reads)
 		}
-		if got, max := s.acks[ackDelayed], s.wireSegs/100; got > max {
-			t.Errorf("%s: the input path ACKed %d times (acks_delayed) in %d segments: want at most %d (its reader keeps data unread behind each segment)", c.name, got, s.wireSegs, max)
-		}
+	}
+	// A woken reader runs a wake-up latency late: each segment but the
+	// first of a read finds unread data behind it.
+	if s := &halt.stats; s.acks[ackDelayed] > s.wireSegs/100 {
+		t.Errorf("vm-halt: the input path ACKed %d times (acks_delayed) in %d segments: want at most %d (its reader keeps data unread behind each segment)", s.acks[ackDelayed], s.wireSegs, s.wireSegs/100)
 	}
 	if a, b := pureAcks(fifo), fifo.stats.wireSegs; a*2 < b*9/10 || a*2 > b*11/10 {
 		t.Errorf("FIFO cores: %d pure ACKs for %d segments: want one per two segments (±10%%)", a, b)

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"math"
 	"testing"
 	"time"
 
 	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
 )
 
 // oneMachine is a linux-6 pair whose receiver runs on the sender's two
@@ -107,5 +109,53 @@ func TestVethNoInterruptNoRing(t *testing.T) {
 	}
 	if stx <= tx || srx <= rx {
 		t.Errorf("RxPerSkb doubled: cpu %.3f/%.3f%%, was %.3f/%.3f%%: the receive path should cost both sides more", stx, srx, tx, rx)
+	}
+}
+
+// TestShapedVethUnitArrivesWhole: a tbf takes a software GSO unit whole
+// and lets it go whole (tbf_dequeue charges its qdisc_pkt_len at once),
+// and only then does validate_xmit_skb cut it, so on a veth of one
+// machine its segments reach the peer's backlog together, one unit time
+// at the rate after the last unit, not one per segment time. A reader
+// woken by the first so finds the others queued: behind a 2 Gb/s tbf
+// with TSO off the kernel's readers read about once per 64 KB unit and
+// its receiver sends 1-1.7 pure ACKs a unit (examples/kernel-calibration,
+// docs/engine.md: The receiver's reads).
+func TestShapedVethUnitArrivesWhole(t *testing.T) {
+	sc := oneMachine(false, 2e9)
+	w, err := New(Options{}).build(sc, sc.Workloads[0], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := w.eps[0]
+	const pc = 45
+	n := pc * ep.mss
+	unitTime := float64(n+pc*(hdrLen+ep.nic.l2)) * 8 / 2 // ns at 2 Gb/s
+	w.sendFrames(ep, 0, 0, n, pc, false)
+	w.sendFrames(ep, 0, n, n, pc, false)
+	q := &w.rxqs[ep.host.machine.soft.ctxQueues[ep.core]]
+	if len(q.ring) != 2*pc {
+		t.Fatalf("%d frames queued for two units of %d segments: want %d", len(q.ring), pc, 2*pc)
+	}
+	for i, f := range q.ring {
+		unit := i / pc
+		want := int64(math.Ceil(float64(unit+1) * unitTime))
+		if f.at != want || f.seq != int64(i)*ep.mss || int64(f.n) != ep.mss {
+			t.Fatalf("frame %d: at %d ns, seq %d, %d bytes: want at %d ns (unit %d leaves the tbf whole), seq %d, %d bytes",
+				i, f.at, f.seq, f.n, want, unit, int64(i)*ep.mss, ep.mss)
+		}
+	}
+
+	// The run: a read and an ACK per unit or two, where segments spread
+	// at the rate gave one pure ACK per 3.8 segments here (8.9 k for
+	// 33.5 k).
+	for i := range sc.Hosts {
+		sc.Hosts[i].Scheduler = "vm-halt"
+	}
+	r := runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+	s := &r.stats
+	t.Logf("vm-halt: %d units, %d segments, %d reads, %d pure ACKs (%v)", s.units, s.wireSegs, s.reads, pureAcks(r), s.acks)
+	if a := pureAcks(r); a*6 > s.wireSegs {
+		t.Errorf("%d pure ACKs for %d segments in %d units: want at least 6 segments an ACK", a, s.wireSegs, s.units)
 	}
 }

@@ -271,8 +271,9 @@ func (w *world) path(a, b *nicState, t, wire int64) (left, arr int64, ok bool) {
 // Over a veth on one machine the frames go to the receive queue of ep's
 // core in ep's host's context (the sending thread's; one queue per
 // direction of a connection, as the kernel's socket lock keeps one
-// connection's frames in order), and a TSO unit crosses whole, as one
-// skb.
+// connection's frames in order), and a unit leaves its qdisc whole: a
+// TSO unit crosses as one skb, a software GSO unit's segments arrive
+// together (vethUnit).
 func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) int64 {
 	dst := ep.peer
 	ack := ep.rcv.nxt
@@ -291,12 +292,8 @@ func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) int6
 		}
 		return left
 	}
-	if ep.nic.onMachine && ep.snd.tso && pcount > 1 {
-		left, arr, ok := w.path(ep.nic, dst.nic, t, n+pcount*(hdrLen+ep.nic.l2))
-		if ok {
-			w.pushFrame(qi, arr, seq, ack, wnd, dst.idx, int32(n), fin)
-		}
-		return left
+	if ep.nic.onMachine && pcount > 1 {
+		return w.vethUnit(ep, qi, t, seq, ack, wnd, n, pcount, fin)
 	}
 	off, last := int64(0), t
 	for k := int64(0); k < pcount; k++ {
@@ -312,6 +309,39 @@ func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) int6
 		off += plen
 	}
 	return last
+}
+
+// vethUnit puts a send unit of n bytes in pcount > 1 segments from ep,
+// carrying ack and wnd, on a veth to a host of the same machine, into
+// receive queue qi, as sendFrames does, and returns when it left.
+// The qdisc (a tbf: the lab's rate) takes the skb whole and lets it go
+// whole: tbf_dequeue charges qdisc_pkt_len, the unit's bytes with every
+// segment's headers (qdisc_pkt_len_init), against its tokens at once,
+// and provider/nic sizes the bucket so that tbf_enqueue never cuts a unit
+// (tbf_segment). Only after the dequeue does software GSO cut it
+// (sch_direct_xmit, validate_xmit_skb, skb_gso_segment), and
+// dev_hard_start_xmit hands the segments to veth_xmit one after another
+// at CPU speed: they reach the peer's backlog back to back, not one per
+// segment time at the rate. A TSO unit crosses the veth as one skb; a
+// software GSO unit as its segments, all arriving when the unit leaves
+// the qdisc. (Behind a tbf a reader woken by the first segment so finds
+// the unit's others queued when it runs, as the kernel's, which reads
+// about once per unit: docs/engine.md, The receiver's reads.)
+func (w *world) vethUnit(ep *endpoint, qi int32, t, seq, ack, wnd, n, pcount int64, fin bool) int64 {
+	dst := ep.peer
+	left, arr, ok := w.path(ep.nic, dst.nic, t, n+pcount*(hdrLen+ep.nic.l2))
+	switch {
+	case !ok:
+		w.stats.drops += pcount - 1 // path counted one: the unit's frames are lost
+	case ep.snd.tso:
+		w.pushFrame(qi, arr, seq, ack, wnd, dst.idx, int32(n), fin)
+	default:
+		for off := int64(0); off < n; off += ep.mss {
+			plen := min(ep.mss, n-off)
+			w.pushFrame(qi, arr, seq+off, ack, wnd, dst.idx, int32(plen), fin && off+plen == n)
+		}
+	}
+	return left
 }
 
 // poll runs one step of a receive queue's NAPI context (the driver's poll
