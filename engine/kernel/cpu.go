@@ -243,10 +243,13 @@ func parseProcStat(stat string) (cpus int, idle time.Duration) {
 // outsideWorkers is the lab's softirq time between two snapshots that
 // ran outside the workers' threads, and a note that says where it comes
 // from. With the softirq meter in both snapshots it is the time of the
-// lab's vectors (labVecs) that interrupted a task other than the
-// workers' threads or the idle task (softirqd is then 0: ksoftirqd is such a task), times
-// the lab's share of the packets the machine received (labShare);
-// without it, what outsideTasks estimates from /proc.
+// lab's vectors (labVecs) on the idle task or a task other than the
+// workers' threads (softirqd is then 0: ksoftirqd is such a task): of
+// the softirqs that handled only the lab's packets or network timers,
+// whole (classLab); of those the owner programs could not tell, times
+// the lab's share of the packets the machine received (labShare); of
+// those that handled only other namespaces', none (classForeign).
+// Without the meter, what outsideTasks estimates from /proc.
 func outsideWorkers(a, b cpuSnapshot, own time.Duration) (outside, softirqd time.Duration, note string) {
 	if !a.Metered || !b.Metered {
 		outside, softirqd = outsideTasks(a, b, own)
@@ -254,7 +257,7 @@ func outsideWorkers(a, b cpuSnapshot, own time.Duration) (outside, softirqd time
 	}
 	d := b.Softirq.sub(a.Softirq)
 	share, shareNote := labShare(a, b)
-	outside = time.Duration(float64(d.outside(labVecs)) * share)
+	outside = time.Duration(float64(d.outside(labVecs))*share) + d.sum(labVecs, classLab)
 	return outside, 0, softirqNote(d, b.Kstat, a.Kstat, b.Wall.Sub(a.Wall)) + "; " + shareNote
 }
 
@@ -294,8 +297,17 @@ func softirqNote(d softirqTimes, kb, ka [nrSoftirqs]uint64, span time.Duration) 
 		seen += d.count(v)
 		counted += kb[v] - ka[v]
 	}
-	return fmt.Sprintf("softirq time timed by eBPF at irq:softirq_entry/exit, in %% of one core on the workers' threads/idle CPUs/other tasks: %s (the last two go to cpu_tx_pct and cpu_rx_pct); it timed %d of the %d softirqs /proc/softirqs counted",
-		strings.Join(parts, ", "), seen, counted)
+	var owned []string
+	for _, v := range labVecs {
+		if lab, foreign := d[v][classLab].Time, d[v][classForeign].Time; lab+foreign > 0 {
+			owned = append(owned, fmt.Sprintf("%v %.1f/%.1f", v, pct(lab), pct(foreign)))
+		}
+	}
+	note := fmt.Sprintf("softirq time timed by eBPF at irq:softirq_entry/exit, in %% of one core on the workers' threads/idle CPUs/other tasks: %s (the last two go to cpu_tx_pct and cpu_rx_pct scaled by the lab's share of the packets)", strings.Join(parts, ", "))
+	if len(owned) > 0 {
+		note += fmt.Sprintf("; outside the workers' threads, softirqs that handled only the lab's/only other namespaces' packets or network timers: %s (the first counted whole, the second not at all)", strings.Join(owned, ", "))
+	}
+	return note + fmt.Sprintf("; it timed %d of the %d softirqs /proc/softirqs counted", seen, counted)
 }
 
 // outsideTasks is CPU time between two snapshots that no thread ran:

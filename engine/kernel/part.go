@@ -146,7 +146,7 @@ func (l *LocalWorker) Start(_ context.Context, req StartRequest) error {
 	t0 := time.Now()
 	err := r.startCaptures(t0, req.MSS)
 	if err == nil {
-		r.sirq, r.sirqErr = openSoftirqMeter(r.worker)
+		r.openSoftirqMeter()
 		r.cpu0, err = takeCPUSnapshot(r.sirq, r.labNamespaces())
 		if err != nil {
 			err = fmt.Errorf("CPU accounting: %w", err)

@@ -137,13 +137,15 @@ type run struct {
 	proc0, proc1 time.Duration
 	// sirq times the softirqs over the run, from before cpu0 to cpu1
 	// (nil after, or when it did not load: sirqErr says why);
-	// sirqMissed is the program runs the kernel skipped.
+	// sirqMissed is the program runs the kernel skipped, sirqOwnerErr
+	// why its owner programs did not run (nil: they did).
 	// worker is the name the workers' threads take (workerName).
-	worker     threadName
-	sirq       *softirqMeter
-	sirqErr    error
-	sirqMissed uint64
-	done       chan struct{}
+	worker       threadName
+	sirq         *softirqMeter
+	sirqErr      error
+	sirqMissed   uint64
+	sirqOwnerErr error
+	done         chan struct{}
 
 	mu      sync.Mutex // guards the fields below, written by worker threads
 	cpu     [2]time.Duration

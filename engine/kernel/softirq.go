@@ -74,6 +74,15 @@ const (
 	// kworker, this process's other threads (the Go runtime's, the
 	// sampler's).
 	classOther
+	// classLab is a softirq on the idle task or another task that
+	// received only the lab's packets or expired only the lab's network
+	// timers (the owner programs: softirqowner.go): the lab's, whatever
+	// the share of the machine's packets.
+	classLab
+	// classForeign is a softirq on the idle task or another task that
+	// received only other namespaces' packets or expired only other
+	// namespaces' network timers: another job's, never counted.
+	classForeign
 	nrClasses
 )
 
@@ -85,6 +94,10 @@ func (c softirqClass) String() string {
 		return "idle"
 	case classOther:
 		return "other tasks"
+	case classLab:
+		return "the lab's only"
+	case classForeign:
+		return "others' only"
 	}
 	return fmt.Sprintf("softirqClass(%d)", int(c))
 }
@@ -110,11 +123,20 @@ func (t softirqTimes) sub(a softirqTimes) softirqTimes {
 	return t
 }
 
-// outside is the time of vecs that ran outside this process's threads.
+// outside is the time of vecs that ran outside the workers' threads
+// in softirqs whose owner the meter could not tell: to be scaled by the
+// lab's share of the packets.
 func (t softirqTimes) outside(vecs []softirqVec) time.Duration {
+	return t.sum(vecs, classIdle, classOther)
+}
+
+// sum is the time of vecs in the classes cs.
+func (t softirqTimes) sum(vecs []softirqVec, cs ...softirqClass) time.Duration {
 	var d time.Duration
 	for _, v := range vecs {
-		d += t[v][classIdle].Time + t[v][classOther].Time
+		for _, c := range cs {
+			d += t[v][c].Time
+		}
 	}
 	return d
 }
@@ -129,12 +151,19 @@ func (t softirqTimes) count(v softirqVec) uint64 {
 }
 
 // The meter's map value, one per CPU, in 64-bit words: the open
-// softirq's entry time (0 = none) and vector, then a time (ns) and a
-// count for every vector and class.
+// softirq's entry time (0 = none) and vector, the lab's and others'
+// packets and timers the owner programs saw in it, the device of the
+// last packet they looked at and the class of the task it interrupted
+// (classWorker, classIdle or classOther), then a time (ns) and a count
+// for every vector and class.
 const (
 	sirqEntry     = 0
 	sirqEntryVec  = 1
-	sirqSpans     = 2
+	sirqLab       = 2
+	sirqForeign   = 3
+	sirqLastDev   = 4
+	sirqClass     = 5
+	sirqSpans     = 6
 	sirqValueWord = sirqSpans + int(nrSoftirqs)*int(nrClasses)*2
 )
 
@@ -147,16 +176,22 @@ const (
 // the 2-core VM at load 11-20): 0.5-2% of a core at the 30-90 k softirqs
 // a second the kernel-calibration and tso-basics runs logged.
 type softirqMeter struct {
-	m     *ebpf.Map
-	progs []*ebpf.Program
-	links []link.Link
+	m      *ebpf.Map
+	labMap *ebpf.Map // the lab's namespaces, for the owner programs
+	progs  []*ebpf.Program
+	links  []link.Link
+	// ownerErr says why the owner programs did not run (nil: they did).
+	ownerErr error
 }
 
 // openSoftirqMeter loads and attaches the meter, which tells the
-// workers' threads by their name, worker (see workerName). It needs
-// CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); raw tracepoints need no
-// tracefs.
-func openSoftirqMeter(worker threadName) (*softirqMeter, error) {
+// workers' threads by their name, worker (see workerName), and, with
+// the owner programs, the lab's packets and timers by their namespace,
+// one of labNS (inode numbers; none: the owner programs do not run). It
+// needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); raw tracepoints
+// need no tracefs. The owner programs failing leaves the meter running
+// without them (ownerErr).
+func openSoftirqMeter(worker threadName, labNS []uint64) (*softirqMeter, error) {
 	m, err := ebpf.NewMap(&ebpf.MapSpec{
 		Name:       "tsl_softirq",
 		Type:       ebpf.PerCPUArray,
@@ -168,44 +203,80 @@ func openSoftirqMeter(worker threadName) (*softirqMeter, error) {
 		return nil, fmt.Errorf("softirq meter: create the map: %w", err)
 	}
 	s := &softirqMeter{m: m}
+	if len(labNS) == 0 {
+		s.ownerErr = errors.New("the lab's namespaces are not known (a socket in the process's own namespace)")
+	} else if s.ownerErr = s.attachOwners(labNS); s.ownerErr != nil {
+		s.closeOwners()
+	}
 	for _, tp := range []struct {
 		name  string
 		insns asm.Instructions
 	}{
-		{"softirq_entry", softirqEntryProgram(m.FD())},
-		{"softirq_exit", softirqExitProgram(m.FD(), worker)},
+		{"softirq_entry", softirqEntryProgram(m.FD(), worker)},
+		{"softirq_exit", softirqExitProgram(m.FD())},
 	} {
-		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-			Name:         "tsl_" + tp.name,
-			Type:         ebpf.RawTracepoint,
-			Instructions: tp.insns,
-			License:      "Dual MIT/GPL",
-		})
-		if err != nil {
+		if err := s.attach(tp.name, tp.insns); err != nil {
 			s.close()
-			return nil, fmt.Errorf("softirq meter: load the %s program: %w", tp.name, err)
+			return nil, fmt.Errorf("softirq meter: %w", err)
 		}
-		s.progs = append(s.progs, p)
-		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp.name, Program: p})
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("softirq meter: attach to %s: %w", tp.name, err)
-		}
-		s.links = append(s.links, l)
 	}
 	return s, nil
 }
 
+// closeOwners detaches and frees what attachOwners made, after it
+// failed.
+func (s *softirqMeter) closeOwners() {
+	for _, l := range s.links {
+		l.Close()
+	}
+	for _, p := range s.progs {
+		p.Close()
+	}
+	if s.labMap != nil {
+		s.labMap.Close()
+	}
+	s.links, s.progs, s.labMap = nil, nil, nil
+}
+
 // softirqEntryProgram notes the time and vector a softirq started on
-// this CPU. Registers: R6 the vector, R7 this CPU's value.
-func softirqEntryProgram(mapFD int) asm.Instructions {
+// this CPU, and what it interrupted: classIdle for pid 0, classWorker
+// for a thread named worker, classOther for any other. Registers: R6
+// the vector, R7 this CPU's value. The comm is read on the stack at -24.
+func softirqEntryProgram(mapFD int, worker threadName) asm.Instructions {
 	insns := asm.Instructions{
 		asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord), // args[0]: vec_nr
 		asm.JGE.Imm(asm.R6, int32(nrSoftirqs), "exit"),
 	}
 	insns = append(insns, sirqValue(mapFD)...)
 	return append(insns,
-		asm.FnKtimeGetNs.Call(),
+		asm.Mov.Imm(asm.R1, 0),
+		asm.StoreMem(asm.R7, sirqLab*8, asm.R1, asm.DWord),
+		asm.StoreMem(asm.R7, sirqForeign*8, asm.R1, asm.DWord),
+		asm.StoreMem(asm.R7, sirqLastDev*8, asm.R1, asm.DWord),
+		// The idle task: pid (the low half) 0.
+		asm.Mov.Imm(asm.R1, int32(classIdle)),
+		asm.StoreMem(asm.R7, sirqClass*8, asm.R1, asm.DWord),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.LSh.Imm(asm.R0, 32),
+		asm.JEq.Imm(asm.R0, 0, "time"),
+		// A worker's thread: its comm is worker's 16 bytes.
+		asm.Mov.Imm(asm.R1, int32(classOther)),
+		asm.StoreMem(asm.R7, sirqClass*8, asm.R1, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, -24),
+		asm.Mov.Imm(asm.R2, int32(len(worker))),
+		asm.FnGetCurrentComm.Call(),
+		asm.JNE.Imm(asm.R0, 0, "time"),
+		asm.LoadMem(asm.R1, asm.R10, -24, asm.DWord),
+		asm.LoadImm(asm.R2, int64(binary.NativeEndian.Uint64(worker[:8])), asm.DWord),
+		asm.JNE.Reg(asm.R1, asm.R2, "time"),
+		asm.LoadMem(asm.R1, asm.R10, -16, asm.DWord),
+		asm.LoadImm(asm.R2, int64(binary.NativeEndian.Uint64(worker[8:])), asm.DWord),
+		asm.JNE.Reg(asm.R1, asm.R2, "time"),
+		asm.Mov.Imm(asm.R1, int32(classWorker)),
+		asm.StoreMem(asm.R7, sirqClass*8, asm.R1, asm.DWord),
+		// The time last: what the programs above take is not timed.
+		asm.FnKtimeGetNs.Call().WithSymbol("time"),
 		asm.StoreMem(asm.R7, sirqEntry*8, asm.R0, asm.DWord),
 		asm.StoreMem(asm.R7, sirqEntryVec*8, asm.R6, asm.DWord),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
@@ -214,13 +285,13 @@ func softirqEntryProgram(mapFD int) asm.Instructions {
 }
 
 // softirqExitProgram adds the time since this CPU's softirq_entry of the
-// same vector to the vector's span of the class of the current task:
-// classIdle for pid 0, classWorker for a thread named worker, classOther
-// for any other. An exit without its entry (the meter attached in
-// between) adds nothing. Registers: R6 the vector, R7 this CPU's value,
-// R8 the time spent, R9 the span's index, vec*nrClasses + class. The
-// comm is read on the stack at -24.
-func softirqExitProgram(mapFD int, worker threadName) asm.Instructions {
+// same vector to the vector's span of the class softirq_entry noted, or,
+// outside the workers' threads, of classLab or classForeign where the
+// owner programs saw packets or timers of the lab alone or of others
+// alone. An exit without its entry (the meter attached in between) adds
+// nothing. Registers: R6 the vector, then the class, R7 this CPU's
+// value, R8 the time spent, R9 the span's index, vec*nrClasses + class.
+func softirqExitProgram(mapFD int) asm.Instructions {
 	insns := asm.Instructions{
 		asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord), // args[0]: vec_nr
 		asm.JGE.Imm(asm.R6, int32(nrSoftirqs), "exit"),
@@ -238,27 +309,22 @@ func softirqExitProgram(mapFD int, worker threadName) asm.Instructions {
 		asm.Mov.Reg(asm.R8, asm.R0),
 		asm.Mov.Reg(asm.R9, asm.R6),
 		asm.Mul.Imm(asm.R9, int32(nrClasses)),
-		// The idle task: pid (the low half) 0.
-		asm.FnGetCurrentPidTgid.Call(),
-		asm.LSh.Imm(asm.R0, 32),
-		asm.JEq.Imm(asm.R0, 0, "idle"),
-		// A worker's thread: its comm is worker's 16 bytes.
-		asm.Mov.Reg(asm.R1, asm.R10),
-		asm.Add.Imm(asm.R1, -24),
-		asm.Mov.Imm(asm.R2, int32(len(worker))),
-		asm.FnGetCurrentComm.Call(),
-		asm.JNE.Imm(asm.R0, 0, "other"),
-		asm.LoadMem(asm.R1, asm.R10, -24, asm.DWord),
-		asm.LoadImm(asm.R2, int64(binary.NativeEndian.Uint64(worker[:8])), asm.DWord),
-		asm.JNE.Reg(asm.R1, asm.R2, "other"),
-		asm.LoadMem(asm.R1, asm.R10, -16, asm.DWord),
-		asm.LoadImm(asm.R2, int64(binary.NativeEndian.Uint64(worker[8:])), asm.DWord),
-		asm.JEq.Reg(asm.R1, asm.R2, "span"), // classWorker = 0
-		asm.Add.Imm(asm.R9, int32(classOther)).WithSymbol("other"),
+		asm.LoadMem(asm.R6, asm.R7, sirqClass*8, asm.DWord),
+		asm.JGE.Imm(asm.R6, int32(nrClasses), "exit"),
+		asm.JEq.Imm(asm.R6, int32(classWorker), "span"),
+		// Outside the workers: the lab's only or others' only, where
+		// the owner programs saw packets or timers of one side alone.
+		asm.LoadMem(asm.R1, asm.R7, sirqLab*8, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R7, sirqForeign*8, asm.DWord),
+		asm.JNE.Imm(asm.R1, 0, "haslab"),
+		asm.JEq.Imm(asm.R2, 0, "span"),
+		asm.Mov.Imm(asm.R6, int32(classForeign)),
 		asm.Ja.Label("span"),
-		asm.Add.Imm(asm.R9, int32(classIdle)).WithSymbol("idle"),
+		asm.JNE.Imm(asm.R2, 0, "span").WithSymbol("haslab"),
+		asm.Mov.Imm(asm.R6, int32(classLab)),
 		// The span's two words: time, count.
-		asm.LSh.Imm(asm.R9, 4).WithSymbol("span"),
+		asm.Add.Reg(asm.R9, asm.R6).WithSymbol("span"),
+		asm.LSh.Imm(asm.R9, 4),
 		asm.Add.Reg(asm.R9, asm.R7),
 		asm.LoadMem(asm.R3, asm.R9, sirqSpans*8, asm.DWord),
 		asm.Add.Reg(asm.R3, asm.R8),
@@ -317,6 +383,9 @@ func (s *softirqMeter) close() (missed uint64) {
 		}
 		errs = append(errs, p.Close())
 	}
+	if s.labMap != nil {
+		errs = append(errs, s.labMap.Close())
+	}
 	errs = append(errs, s.m.Close())
 	if err := errors.Join(errs...); err != nil {
 		// Closing file descriptors the meter owns does not fail.
@@ -348,9 +417,23 @@ func parseProcSoftirqs(s string) (counts [nrSoftirqs]uint64) {
 	return counts
 }
 
+// openSoftirqMeter starts the run's softirq meter, with the owner
+// programs for the lab's namespaces when it knows them.
+func (r *run) openSoftirqMeter() {
+	inodes, err := nsInodes(r.labNamespaces())
+	if err != nil {
+		inodes = nil
+	}
+	r.sirq, r.sirqErr = openSoftirqMeter(r.worker, inodes)
+	if r.sirq != nil && err != nil {
+		r.sirq.ownerErr = err
+	}
+}
+
 // closeSoftirqMeter stops the run's softirq meter, if it runs.
 func (r *run) closeSoftirqMeter() {
 	if r.sirq != nil {
+		r.sirqOwnerErr = r.sirq.ownerErr
 		r.sirqMissed = r.sirq.close()
 		r.sirq = nil
 	}
@@ -368,6 +451,9 @@ func (r *run) softirqNotes(note string) []string {
 	}
 	if r.sirqMissed > 0 {
 		notes = append(notes, fmt.Sprintf("softirq meter: the kernel skipped its programs %d times (recursion)", r.sirqMissed))
+	}
+	if r.sirqOwnerErr != nil {
+		notes = append(notes, fmt.Sprintf("softirq meter: whose packets and timers a softirq handled was not read (%v): all of its time outside the workers' threads is scaled by the lab's share of the packets", r.sirqOwnerErr))
 	}
 	return notes
 }

@@ -149,3 +149,12 @@ func findMember(t btf.Type, name string) (btf.Member, uint32, bool) {
 	}
 	return btf.Member{}, 0, false
 }
+
+// MemberOffset is the byte offset of the member at path in the kernel
+// struct typ, found as the counter finds its own (anonymous structs and
+// unions searched through): the softirq meter reads kernel structs by
+// the same rule.
+func MemberOffset(spec *btf.Spec, typ string, path ...string) (uint32, error) {
+	m, err := memberOf(spec, typ, path...)
+	return m.Off, err
+}
