@@ -120,7 +120,34 @@
 // examples/kernel-calibration's TSO-off MTU 1500 cell behind the tbf,
 // beside other sessions' labs, whose share ranged from 14% to 100%, the
 // CPU per Gb/s had medians 14.7 (share at least 95%, 5 runs), 15.5
-// (60-95%, 6) and 13.8 (below 60%, 13). A Note gives the share, the
+// (60-95%, 6) and 13.8 (below 60%, 13). Since session 12 two more
+// programs (softirqowner.go) tell whose work a softirq outside the
+// workers did, by network namespace (the lab's, from its sockets'
+// namespaces, in a map): one on net:netif_receive_skb reads the
+// namespace of each packet's device (skb->dev->nd_net, once per run of
+// one device's packets), one on timer:hrtimer_expire_entry that of each
+// network timer an HRTIMER softirq expires (tcp_pace_kick and
+// tcp_compressed_ack_kick: the socket's; qdisc_watchdog: the qdisc's
+// device's; offsets from the kernel's BTF, the functions' addresses
+// from /proc/kallsyms). A softirq that handled only the lab's packets or
+// timers counts whole, one that handled only other namespaces' not at
+// all, and the rest (NET_TX, TASKLET, TIMER, mixed) times the share; a
+// Note says when the programs could not run (no BTF, kallsyms hidden,
+// a socket in the process's own namespace) and the meter falls back to
+// the share alone. Beside another lab's one paced stream (TSO on, BBR:
+// 25-36% of a core of HRTIMER and 11-12% of NET_RX in that lab's own
+// threads, other tasks to this lab's meter) the share alone (84-87%)
+// let that work in: examples/kernel-calibration's TSO-off MTU 1500
+// cell behind the tbf (`tsolab test -engine kernel -repeat 1 -scenario
+// tso=false,mtu=1500,rate=2gbit`), 3 runs alone and 3 started 2 s into
+// an 8 s one-connection run of a second lab (another veth pair, TSO on,
+// `-name` of its own), alternating, load 8-10, had cpu_tx_pct
+// + cpu_rx_pct 25.6-27.2 alone and 52.9-56.9 beside it (2.0×) at 1.9
+// Gb/s in all six; TestShapedCPUBesideAnotherLab holds cpu_per_gbit
+// beside another lab to 0.7-1.4× of alone's. The skb program costs a
+// packet received outside the workers' threads 50-110 ns
+// (BenchmarkSoftirqMeter, load 9), and one in a worker's thread its
+// call and a lookup. A Note gives the share, the
 // time by vector and class, and how many of the softirqs /proc/softirqs
 // counted the meter timed (within 0.5% in every run logged). That time is split
 // between the two sides in proportion to the segments each side sent
