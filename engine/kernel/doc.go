@@ -145,8 +145,8 @@
 // + cpu_rx_pct 25.6-27.2 alone and 52.9-56.9 beside it (2.0×) at 1.9
 // Gb/s in all six; TestShapedCPUBesideAnotherLab holds cpu_per_gbit
 // beside another lab to 0.7-1.4× of alone's. The skb program costs a
-// packet received outside the workers' threads 50-110 ns
-// (BenchmarkSoftirqMeter, load 9), and one in a worker's thread its
+// packet received outside the workers' threads 55-107 ns
+// (BenchmarkSoftirqMeter, load 9-23), and one in a worker's thread its
 // call and a lookup. A Note gives the share, the
 // time by vector and class, and how many of the softirqs /proc/softirqs
 // counted the meter timed (within 0.5% in every run logged). That time is split

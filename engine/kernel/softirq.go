@@ -171,10 +171,14 @@ const (
 // programs, on irq:softirq_entry and irq:softirq_exit, into a per-CPU
 // array (no atomics: softirqs do not nest on a CPU), by vector and by
 // what they interrupted (softirqClass, from the current task's pid and
-// its comm, bpf_get_current_comm, against the workers' thread name). Its programs took 80-105 ns at a
-// softirq's entry and 95-115 ns at its exit (BenchmarkSoftirqMeter on
-// the 2-core VM at load 11-20): 0.5-2% of a core at the 30-90 k softirqs
-// a second the kernel-calibration and tso-basics runs logged.
+// its comm, bpf_get_current_comm, against the workers' thread name,
+// noted at the entry). Its programs took 80-105 ns at a softirq's
+// entry and 95-115 ns at its exit (BenchmarkSoftirqMeter on the 2-core
+// VM at load 11-20; 109-112 and 98-105 ns since the entry reads the
+// comm, at load 9-23): 0.5-2% of a core at the 30-90 k softirqs a
+// second the kernel-calibration and tso-basics runs logged. The owner
+// programs (softirqowner.go) took 55-107 ns a packet (skb) and 74-81
+// ns a timer (hrtimer) outside the workers' threads.
 type softirqMeter struct {
 	m      *ebpf.Map
 	labMap *ebpf.Map // the lab's namespaces, for the owner programs
