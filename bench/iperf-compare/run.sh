@@ -55,6 +55,20 @@
 # ratios variant/cloop (throughput, sender and receiver CPU per Gbit/s) and
 # tsolab/variant (throughput).
 #
+# The receiving side (session 12; engine/kernel's doc.go "The receiving
+# side against iperf3's server" has the figures): tsolab's receivers make
+# fewer system calls a GB than iperf3's server and no more context
+# switches (receivers.sh counts both tools' receiving threads), set no
+# socket option, and sample no more a GB in unpaired runs; fewer
+# receiving threads reading several connections from one epoll set, as
+# iperf3 3.12's server does, lost throughput and paid more a byte (-B
+# main, four connections: one thread 62-68% of main's throughput, sender
+# + receiver CPU per Gbit/s 103-106%, load 6-13; two threads 72-87% and
+# 104-118%, load 10). A driver without the softirq meter had sender +
+# receiver CPU per Gbit/s 93-100.5% of main's (load 9-13): the meter
+# runs only in tsolab's runs. rx_cpu below has no target: which side
+# pays for a transmit moves cost between ts_tx and ts_rx.
+#
 # Targets (issues 16 and 14), checked; the script exits 1 when one is
 # missed:
 #   ratio   tsolab/iperf3 throughput >= 95% in every case

@@ -485,6 +485,68 @@
 // retransmits a GB, the others 5-83 zero windows a GB beside 444-1417.
 // Not resolved.
 //
+// The receiving side against iperf3's server (session 12, issue 14's
+// CPU target). The lead's quiet run (main 435ac4e, `run.sh -d 3 -r 7`,
+// load 2.7-4.0) had tsolab's receivers at 111% and 109% of the server's
+// CPU per Gbit/s with one connection (TSO on, off), 150% and 142% with
+// four, its senders at 96%, 102%, 87% and 70%. What the receiving
+// threads do a GB (bench/iperf-compare/receivers.sh: perf stat
+// --per-thread of each tool's receiving threads, 1 s into 5 s runs, the
+// two runs back to back): with four connections and TSO on (load 25)
+// iperf3's one thread made 12941 reads (77 KB each), 4653 pselect6,
+// 17596 system calls and 2455 context switches (171 involuntary),
+// tsolab's four together 8151 reads (123 KB), 690 ppoll, 310 futex (the
+// passes), 260 clock_gettime and 388 prctl (the cpuMeter's thread clock
+// and name at each pass), 9794 calls and 989 switches (280
+// involuntary); one connection, TSO off (load 12): 8712 reads and 8302
+// pselect6 against 6949 reads and 654 ppoll, 1154 switches against
+// 1130; TSO on 6896 and 6773 against 6819 and 541, 715 switches
+// against 885. Neither sets an option on its data sockets (no
+// setsockopt counted; the listener's SO_REUSEADDR is both tools'). So
+// tsolab's receivers make fewer system calls than iperf3's server and
+// about as many sleeps a GB (voluntary switches 564 against 487 with TSO
+// on, 708 against 836 off, one connection; 709 against 2284 with four),
+// and their loop holds nothing iperf3's does not that costs a share
+// worth removing: the passes' futex, clock_gettime and prctl calls are
+// 8-10% of the calls, at about a microsecond each (estimated, not
+// measured) under 1 ms of the receivers' 210-340 ms a GB, and the pass
+// itself is outside the meter. What they spend beyond the server is in
+// the kernel's receive path. Sampled (perf record
+// -g -F 1999 of each tool's process, unpaired runs at load 7), the
+// receivers took 486, 1284 and 992 samples a GB (four connections TSO
+// on, off; one, off) against iperf3's 570, 1678 and 1598, 4-5% (TSO
+// on) and 16-25% (off) of either's in sending what an ACK they sent
+// released (tcp_write_xmit under their own ACK's receive; tsolab 22,
+// 246, 164 a GB, iperf3 28, 415, 316), and tsolab's more in the
+// backlog at release_sock (92, 98, 95 against 54, 15, 42: segments that
+// arrived while the receiver held its socket, which the sender's softirq
+// would otherwise have taken): the kernel's work is shared between the
+// sides differently, not added to. iperf3's own
+// figure is what its process used: perf stat's task-clock of the whole
+// server process gave 0.95-1.02 times the CPU per Gbit/s iperf3 reported
+// (eight runs, one and four connections, TSO on and off, load 8-10).
+// Under load the comparison turns over: in the runs below tsolab's
+// receivers were at 54-87% of iperf3's (run.sh's rx_cpu), its more
+// threads winning the CPU and its throughput 146-335% of iperf3's.
+// Tried and not kept: fewer receiving threads, each reading several
+// connections from one epoll set (level-triggered, one read per ready
+// socket a turn, as iperf3 3.12's server does after each select). One
+// thread for the four against main in the same rounds (`run.sh -d 3 -r 4
+// -P 4 -B main`, load 5.8-13.3, CPU pressure 43-82%): throughput 67.6%
+// (TSO on) and 62.0% (off), sender + receiver CPU per Gbit/s 106.3% and
+// 103.2%; two threads of two (`-r 5`, load 10, pressure 62-86%):
+// throughput 86.6% and 71.9%, receiver CPU per Gbit/s 107.5% and
+// 145.3%, sender + receiver 103.9% and 118.2%. A receiver that reads
+// several connections reads less and pays more a byte; one thread per
+// connection stays. Not a change but a cost of measuring: the softirq
+// meter's two programs run on every softirq of every CPU during
+// tsolab's runs and not during iperf3's; a driver without the meter
+// against main (`run.sh -d 3 -r 4 -B main`, load 9.1-12.7, pressure
+// 87-98%) had receiver CPU per Gbit/s 95.2%, 76.8%, 97.9% and 95.0% of
+// main's, sender + receiver 96.5%, 93.1%, 97.3% and 100.5% (one and
+// four connections, TSO on and off): a few % of what tsolab is charged
+// may be the meter's, not resolved at that load.
+//
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
 // attaches a program at TCX egress of the sender's NIC (sch_handle_egress,
