@@ -144,7 +144,13 @@
 // `-name` of its own), alternating, load 8-10, had cpu_tx_pct
 // + cpu_rx_pct 25.6-27.2 alone and 52.9-56.9 beside it (2.0×) at 1.9
 // Gb/s in all six; TestShapedCPUBesideAnotherLab holds cpu_per_gbit
-// beside another lab to 0.7-1.4× of alone's. The skb program costs a
+// beside another lab to 0.7-1.4× of alone's: 1.23× and 1.18× in two
+// passes (load 13-25), 1.84× built without the owner programs. What is
+// left beside another lab is partly that lab's softirqs that interrupt
+// this lab's workers (the kernel charges them to the thread, and the
+// owner programs leave the workers' softirqs alone), partly contention
+// (in one pair the receiver's threads went from 11.0 to 18.4% of a
+// core). The skb program costs a
 // packet received outside the workers' threads 55-107 ns
 // (BenchmarkSoftirqMeter, load 9-23), and one in a worker's thread its
 // call and a lookup. A Note gives the share, the
