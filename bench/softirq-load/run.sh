@@ -4,7 +4,7 @@
 # machine and one with a shell busy loop pinned to every CPU, for each
 # tsolab binary given, in the same rounds.
 #
-#   [ROUNDS=3] [REPEAT=2] [OUT=DIR] bench/softirq-load/run.sh LAB CELL BIN...
+#   [ROUNDS=3] [REPEAT=2] [OUT=DIR] [BESIDE="LAB2 CELL2"] bench/softirq-load/run.sh LAB CELL BIN...
 #
 # e.g. bench/softirq-load/run.sh examples/kernel-calibration \
 #        tso=false,mtu=1500,rate=2gbit /tmp/tsolab-before /tmp/tsolab-after
@@ -18,6 +18,13 @@
 # lab's share of the machine's packets). The load average at each run's
 # start is in OUT/log: other jobs' traffic on the machine shows as a
 # lab share below 100% in the notes.
+#
+# With BESIDE, the loaded mode is "beside" instead of "busy": each run
+# starts 2 s into a run of CELL2 of another lab LAB2 (`BIN test -engine
+# kernel -name sirqbeside -no-capture -scenario CELL2 LAB2`; give its
+# workload a duration that covers the run, e.g. 8s), another job's
+# traffic in namespaces of its own (engine/kernel doc.go, CPU: the
+# softirq meter's owner programs).
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n '2,20p' "$0"; exit 2; }
 LAB=$1 CELL=$2
@@ -32,8 +39,10 @@ stop() {
 	loops=()
 }
 trap stop EXIT
+loaded=busy
+[ -z "${BESIDE:-}" ] || loaded=beside
 for i in $(seq 1 "$ROUNDS"); do
-	for mode in quiet busy; do
+	for mode in quiet $loaded; do
 		if [ $mode = busy ]; then
 			for cpu in $(seq 0 $(($(nproc) - 1))); do
 				taskset -c "$cpu" sh -c 'while :; do :; done' &
@@ -42,9 +51,18 @@ for i in $(seq 1 "$ROUNDS"); do
 		fi
 		for bin in "$@"; do
 			name=$(basename "$bin")
+			other=
+			if [ $mode = beside ]; then
+				read -r lab2 cell2 <<<"$BESIDE"
+				"$bin" test -engine kernel -name sirqbeside -no-capture -scenario "$cell2" "$lab2" \
+					>"$OUT/$mode-$i-$name.other.out" 2>&1 &
+				other=$!
+				sleep 2
+			fi
 			echo "$mode $name $i load=$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/log"
 			"$bin" test -engine kernel -name sirqload -no-capture -repeat "$REPEAT" -scenario "$CELL" \
 				-json "$OUT/$mode-$i-$name.json" "$LAB" >"$OUT/$mode-$i-$name.out" 2>&1 || true
+			[ -z "$other" ] || wait "$other" || true
 		done
 		stop
 	done

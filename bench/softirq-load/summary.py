@@ -24,5 +24,6 @@ for name, modes in sorted(rows.items()):
             for r in rs:
                 for n in r[4]:
                     print('   ', n)
-    if 'quiet' in med and 'busy' in med:
-        print(f'{name} busy/quiet ' + ' '.join(f'{c} {b / q:.2f}x' for c, q, b in zip(cols, med['quiet'], med['busy']) if q))
+    for loaded in ('busy', 'beside'):
+        if 'quiet' in med and loaded in med:
+            print(f'{name} {loaded}/quiet ' + ' '.join(f'{c} {b / q:.2f}x' for c, q, b in zip(cols, med['quiet'], med[loaded]) if q))
