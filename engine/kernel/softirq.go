@@ -177,8 +177,11 @@ const (
 // VM at load 11-20; 109-112 and 98-105 ns since the entry reads the
 // comm, at load 9-23): 0.5-2% of a core at the 30-90 k softirqs a
 // second the kernel-calibration and tso-basics runs logged. The owner
-// programs (softirqowner.go) took 55-107 ns a packet (skb) and 74-81
-// ns a timer (hrtimer) outside the workers' threads.
+// programs (softirqowner.go) took 46-107 ns a packet (skb) and 72-81 ns
+// a timer (hrtimer) from a sender outside the workers' threads, and the
+// skb program 51-136 ns a packet from a sender named as the workers are
+// (its loopback ACKs still run in the unnamed receiver's thread; every
+// figure includes the statistics' own clock reads), load 5-23.
 type softirqMeter struct {
 	m      *ebpf.Map
 	labMap *ebpf.Map // the lab's namespaces, for the owner programs
