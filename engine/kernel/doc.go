@@ -156,9 +156,12 @@
 // packets a second of one unshaped TSO-off connection. Against the tree
 // before it (interleaved, 3 rounds of one connection, `cc = "cubic"`,
 // MTU 1500, load 8-13) throughput was 15.3 against 14.7 Gb/s with TSO
-// off and 69.4 against 70.6 with TSO on, and cpu_rx_pct 71.9 against
-// 55.8 and 53.3 against 47.3, within those runs' spread (the sender's
-// 26-96 in one mode). A Note gives the share, the
+// off and 69.4 against 70.6 with TSO on; cpu_rx_pct was 64.9-72.3
+// against 53.1-66.0 with TSO off (48.3-53.5 against 47.0-78.6 with TSO
+// on), higher in that batch but not where the program's cost would land
+// (a veth's data packets are received in the sender's thread: cpu_tx_pct
+// 24.7-40.6 against 27.2-96.1); three rounds do not resolve it. A Note
+// gives the share, the
 // time by vector and class, and how many of the softirqs /proc/softirqs
 // counted the meter timed (within 0.5% in every run logged). That time is split
 // between the two sides in proportion to the segments each side sent
