@@ -296,14 +296,13 @@ func (c *core) begin(now int64) int64 {
 // time it completes.
 func (c *core) charge(now int64, cost float64) int64 {
 	ns := int64(cost + 0.5)
-	if c.free < now { // begin, whose sync the one below makes redundant
-		c.free = now
-	}
-	c.free += ns
+	free := max(c.free, now) + ns // begin's, whose sync the one below makes redundant
+	c.free, c.last = free, free
 	c.busy += ns
-	c.last = c.free
-	c.sync()
-	return c.free
+	if len(c.mates) > 0 {
+		c.sync()
+	}
+	return free
 }
 
 // doneAt is when work of cost queued at now would end: what charge
