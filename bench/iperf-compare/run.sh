@@ -64,7 +64,8 @@
 # iperf3 3.12's server does, lost throughput and paid more a byte (-B
 # main, four connections: one thread 62-68% of main's throughput, sender
 # + receiver CPU per Gbit/s 103-106%, load 6-13; two threads 72-87% and
-# 104-118%, load 10). A driver without the softirq meter had sender +
+# 104-118%, load 10; one thread under prio.sh 55-64% and 92-101%, load
+# 4-10). A driver without the softirq meter had sender +
 # receiver CPU per Gbit/s 93-100.5% of main's (load 9-13): the meter
 # runs only in tsolab's runs. rx_cpu below has no target: which side
 # pays for a transmit moves cost between ts_tx and ts_rx.

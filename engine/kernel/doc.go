@@ -550,9 +550,14 @@
 // (TSO on) and 62.0% (off), sender + receiver CPU per Gbit/s 106.3% and
 // 103.2%; two threads of two (`-r 5`, load 10, pressure 62-86%):
 // throughput 86.6% and 71.9%, receiver CPU per Gbit/s 107.5% and
-// 145.3%, sender + receiver 103.9% and 118.2%. A receiver that reads
-// several connections reads less and pays more a byte; one thread per
-// connection stays. Not a change but a cost of measuring: the softirq
+// 145.3%, sender + receiver 103.9% and 118.2%. With the run's threads
+// at nice -20 (prio.sh, as near a quiet machine as this one gets; load
+// 4.4-9.9, pressure 41-92%) one thread for the four again read 64.2%
+// and 54.6% of main's throughput, its CPU per Gbit/s 148% and 139% of
+// main's receivers' and its senders' 46.5% and 44.5% (the busy receiver
+// sends what its ACKs release), sender + receiver 92.2% and 100.6%. A
+// receiver that reads several connections reads less, and a byte costs
+// the two sides together no less; one thread per connection stays. Not a change but a cost of measuring: the softirq
 // meter's two programs run on every softirq of every CPU during
 // tsolab's runs and not during iperf3's; a driver without the meter
 // against main (`run.sh -d 3 -r 4 -B main`, load 9.1-12.7, pressure
