@@ -24,7 +24,8 @@
 # kernel -name sirqbeside -no-capture -scenario CELL2 LAB2`; give its
 # workload a duration that covers the run, e.g. 8s), another job's
 # traffic in namespaces of its own (engine/kernel doc.go, CPU: the
-# softirq meter's owner programs).
+# softirq meter's owner programs). bench/softirq-load/other is such a
+# lab: BESIDE="bench/softirq-load/other tso=true".
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n '2,20p' "$0"; exit 2; }
 LAB=$1 CELL=$2

@@ -143,9 +143,16 @@
 // an 8 s one-connection run of a second lab (another veth pair, TSO on,
 // `-name` of its own), alternating, load 8-10, had cpu_tx_pct
 // + cpu_rx_pct 25.6-27.2 alone and 52.9-56.9 beside it (2.0×) at 1.9
-// Gb/s in all six; TestShapedCPUBesideAnotherLab holds cpu_per_gbit
-// beside another lab to 0.7-1.4× of alone's: 1.23× and 1.18× in two
-// passes (load 13-25), 1.84× built without the owner programs. What is
+// Gb/s in all six. Before and after the owner programs in the same
+// rounds (`flock /work/.netns.lock env ROUNDS=2 REPEAT=1
+// BESIDE="bench/softirq-load/other tso=true" bench/softirq-load/run.sh
+// LAB tso=false,mtu=1500,rate=2gbit BEFORE AFTER`, LAB that cell's lab
+// without `cc`, load 7-8): cpu_tx_pct + cpu_rx_pct beside the other lab
+// over alone 2.38× before (57.3 against 24.1) and 0.91× after (25.0
+// against 27.5), at 1.86-1.91 Gb/s in every mode.
+// TestShapedCPUBesideAnotherLab holds cpu_per_gbit beside another lab
+// to 0.7-1.4× of alone's: 1.23× and 1.18× in two passes (load 13-25),
+// 1.84× built without the owner programs. What is
 // left beside another lab is partly that lab's softirqs that interrupt
 // this lab's workers (the kernel charges them to the thread, and the
 // owner programs leave the workers' softirqs alone), partly contention
