@@ -28,7 +28,11 @@
 # printed with the table: on a loaded machine both tools wait for the
 # CPU, and the figures measure the scheduler as much as the tools.
 #
-#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B "REV..."] [-C] [-G "VARIANTS"]
+#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B "REV..."] [-C] [-G "VARIANTS"] [-k DIR]
+#
+# With -k DIR the per-round rows (rows.P.TSO and, with -B, -C, -G, the
+# other trees' and loops' files; their columns are described above the
+# rounds' loop below) are copied to DIR, to look at each round's ratios.
 #
 # With -B REV the driver is also built from git revision REV (e.g. main
 # before a change) and run in every round beside the other two (the
@@ -70,6 +74,20 @@
 # runs only in tsolab's runs. rx_cpu below has no target: which side
 # pays for a transmit moves cost between ts_tx and ts_rx.
 #
+# How far the rounds scatter (session 12, 2 December, normal priority,
+# one connection: `run.sh -d 3 -r 9 -P 1 -B main -k DIR` with this tree
+# at 435ac4e and main a few commits on, whose data path differs only in
+# the softirq meter's owner programs (239aa7a-c579e9e); load 7.1 ->
+# 10.2, CPU pressure avg10 54% -> 15%): tsolab/iperf3 throughput 110.8%
+# with TSO off (rounds 68-241%) and 101.3% on (56-141%), sender CPU per
+# Gbit/s 103.7% (rounds 40-448%) and 98.0% (61-173%); new/old
+# throughput 103.5% and 98.8% (rounds 0.33-1.83 and 0.43-2.76), sender
+# CPU per Gbit/s 96.2% and 95.3% (0.39-2.88 and 0.65-1.05), sender +
+# receiver 91.2% and 100.3%. On a loaded machine a round's ratio moves
+# by a factor of 2-4 (which thread pays for a transmit follows where
+# the threads run: engine/kernel/doc.go, "Session 12, the sending
+# side"), so one run of nine rounds resolves only a change of several %.
+#
 # Targets (issues 16 and 14), checked; the script exits 1 when one is
 # missed:
 #   ratio   tsolab/iperf3 throughput >= 95% in every case
@@ -80,11 +98,11 @@
 # throughput, capture_loss < 1% of the packets. Needs root.
 set -euo pipefail
 
-DUR=2 ROUNDS=5 CONNS="1 4" COUNTERS=false OLD= CLOOP=false GOLOOP=
-while getopts "d:r:P:cB:CG:" o; do
+DUR=2 ROUNDS=5 CONNS="1 4" COUNTERS=false OLD= CLOOP=false GOLOOP= KEEP=
+while getopts "d:r:P:cB:CG:k:" o; do
 	case $o in
-	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;; C) CLOOP=true ;; G) GOLOOP=$OPTARG CLOOP=true ;;
-	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-c] [-B git-revision] [-C] [-G \"goloop variants\"]" >&2; exit 2 ;;
+	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;; C) CLOOP=true ;; G) GOLOOP=$OPTARG CLOOP=true ;; k) KEEP=$OPTARG ;;
+	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-c] [-B git-revision] [-C] [-G \"goloop variants\"] [-k dir]" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "run.sh needs root (network namespaces)" >&2; exit 1; }
@@ -98,6 +116,7 @@ work=$(mktemp -d)
 cleanup() {
 	[ -n "${IPERF_PID:-}" ] && kill "$IPERF_PID" 2>/dev/null || true
 	[ -x "$work/iperf-compare" ] && "$work/iperf-compare" -lab "$LAB" -teardown || true
+	[ -n "$KEEP" ] && mkdir -p "$KEEP" && cp "$work"/rows.* "$work"/old.* "$work"/c.* "$work"/g.* "$KEEP" 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -212,6 +231,8 @@ done
 
 # col FILE EXPR: the median over the rounds of an awk expression of a row.
 col() { awk '{ print '"$2"' }' "$1" | median; }
+# span FILE EXPR: the lowest and highest round of an awk expression of a row, "lo-hi".
+span() { awk '{ v = '"$2"'; if (NR == 1 || v < lo) lo = v; if (NR == 1 || v > hi) hi = v } END { printf "%.0f-%.0f", lo, hi }' "$1"; }
 worst() { awk '{ l=$'"$2"'; p=$'"$3"'; v = (l+p > 0) ? 100*l/(l+p) : 0; if (v > m) m = v } END { print m+0 }' "$1"; }
 ok=true
 check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what missed
@@ -219,7 +240,7 @@ check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what miss
 }
 echo "medians of $ROUNDS paired rounds of ${DUR} s; Gb/s received; CPU in % of one core per Gb/s (tx: sender, rx: receiver)"
 echo "at the start: $load_start; at the end: $(load)"
-printf "%-5s %-4s %7s %7s %7s %8s  %7s %7s %7s %7s  %7s %7s %7s  %7s" P tso iperf3 tsolab ratio range ip_tx ts_tx tx_cpu ts_oth ip_rx ts_rx rx_cpu all_cpu
+printf "%-5s %-4s %7s %7s %7s %8s  %7s %7s %7s %8s %7s  %7s %7s %7s  %7s" P tso iperf3 tsolab ratio range ip_tx ts_tx tx_cpu tx_range ts_oth ip_rx ts_rx rx_cpu all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss
 [ -n "$OLD" ] && printf "  %7s %7s %7s %7s %7s" old new/old tx_n/o rx_n/o all_n/o
 $CLOOP && printf "  %7s %7s %7s %7s" cloop c/ip3 ts/c tx_ts/c
@@ -230,9 +251,10 @@ for p in $CONNS; do
 		ratio=$(col "$f" '100*$4/$1') txr=$(col "$f" '100*($5/$4)/($2/$1)')
 		printf "%-5s %-4s %7.2f %7.2f %6.1f%%" "$p" $tso "$(col "$f" '$1/1e9')" "$(col "$f" '$4/1e9')" "$ratio"
 		check "$ratio" 'v >= 95' "throughput ratio, P=$p TSO $tso, want >= 95%"
-		printf "%8s" "$(awk '{ v = 100*$4/$1; if (NR == 1 || v < lo) lo = v; if (NR == 1 || v > hi) hi = v } END { printf "%.0f-%.0f", lo, hi }' "$f")"
+		printf "%8s" "$(span "$f" '100*$4/$1')"
 		printf " %7.2f %7.2f %6.1f%%" "$(col "$f" '$2/($1/1e9)')" "$(col "$f" '$5/($4/1e9)')" "$txr"
 		check "$txr" 'v <= 100' "sender CPU per Gbit/s, tsolab/iperf3, P=$p TSO $tso, want <= 100%"
+		printf "%8s" "$(span "$f" '100*($5/$4)/($2/$1)')"
 		printf " %7.2f" "$(col "$f" '$NF/($4/1e9)')"
 		printf " %7.2f %7.2f %6.1f%%  %6.1f%%" "$(col "$f" '$3/($1/1e9)')" "$(col "$f" '$6/($4/1e9)')" "$(col "$f" '100*($6/$4)/($3/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
 		if $COUNTERS; then
@@ -257,9 +279,10 @@ for p in $CONNS; do
 done
 echo "ratio = tsolab/iperf3 throughput (target >= 95%), range = its lowest and highest round;"
 echo "ip_tx, ts_tx = sender CPU per Gb/s of iperf3 and tsolab; tx_cpu = tsolab/iperf3 of it"
-echo "(target <= 100%); ts_oth = the part of ts_tx that is tsolab's other threads (Go runtime:"
-echo "sysmon, the threads its workers' scheduler passes wake; the sampler), which iperf3's"
-echo "processes do not have; ip_rx, ts_rx = the receivers'; rx_cpu = tsolab/iperf3 of it (no target);"
+echo "(target <= 100%), tx_range = its lowest and highest round; ts_oth = the part of ts_tx"
+echo "that is tsolab's other threads (Go runtime: sysmon, the threads its workers' scheduler"
+echo "passes wake; the sampler), which iperf3's processes do not have; ip_rx, ts_rx = the"
+echo "receivers'; rx_cpu = tsolab/iperf3 of it (no target);"
 echo "all_cpu = tsolab/iperf3 of sender + receiver CPU per Gb/s (which side pays for a"
 echo "transmit varies from run to run on veth: an ACK the receiver processes sends the next"
 echo "segments from its context when the sender sleeps on a full buffer)"

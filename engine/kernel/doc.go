@@ -573,6 +573,45 @@
 // four connections, TSO on and off): a few % of what tsolab is charged
 // may be the meter's, not resolved at that load.
 //
+// Session 12, the sending side (issue 16: one connection, TSO off, the
+// sender's CPU per Gbit/s, 102.9% of iperf3's in the lead's quiet run).
+// Both tools run BBR here, whose pacing timer sends in HRTIMER softirq
+// in whatever thread runs on its CPU ("What HRTIMER is here"): of 7145
+// samples of a 3 s driver run (perf record -F 2999 -g, load 5-11) 488
+// were tcp_pace_kick sending, 439 of them on the receiver's thread. So
+// which tool's thread pays for a transmit follows where the threads
+// happen to run: two trees whose data paths differ only in the owner
+// programs (`run.sh -d 3 -r 9 -P 1 -B main`, normal priority, load
+// 7-10) gave per-round sender CPU ratios of 0.39-2.88 with TSO off
+// (medians 96.2%, and 95.3% with TSO on, for the tree without them:
+// bench/iperf-compare/run.sh's header). What tsolab does beyond
+// iperf3, per GB (bench/iperf-compare/threads.sh on the driver, six 3 s
+// windows, load 9.5-10.5, 6.9-9.7 Gb/s): its other threads 6-15 ms of
+// CPU beside the sender's 304-400 (1.6-3.8%; sysmon 80-422 nanosleeps,
+// 585-884 futex calls that wake for the passes); 10100-12400 writes
+// where iperf3 makes 7630 whole ones; and the softirq meter, whose two
+// softirq programs cost 67-71 and 126-156 ns a run (BenchmarkSoftirqMeter
+// before the owner programs, the kernel's run-time statistics on, load
+// 11) on 33,000-34,400 softirqs a GB (the machine's, /proc/softirqs over
+// four driver runs, TSO on and off, load 8): ~7 ms a GB over both sides,
+// estimated, before the owner programs' per-packet one (above; the A/B
+// without the meter in the paragraph before did not resolve it). Not
+// what the issue suspected: the sender polls only after ten refused
+// writes, never before a write; the receiver reads 128 KiB
+// (config.DefaultReadSize), as iperf3's server; the sampler wakes once
+// a second; the GC ran once a driver run, at 3.02 s, after the 3 s
+// window (GODEBUG=gctrace=1, three runs). GOMAXPROCS 4 against 3 (one
+// more idle P): the other threads 6-15 ms a GB either way (three
+// pairs). Tried and not kept: iperf3's client loop (a poll after every
+// ten write calls whatever they returned, so at most ten writes a
+// wakeup and the buffer seldom full), normal priority, `run.sh -d 3 -r
+// 9 -P 1 -B main` twice (load 4-17, then 7-10; CPU pressure 51-95%):
+// new/old throughput 95.3% and 100.9% with TSO off (95.5% and 97.9%
+// on), sender CPU per Gbit/s 97.2% and 103.0% (107.1% and 98.0%),
+// each against the tree it changed (no owner programs in either): no
+// effect beyond the spread, the two runs' medians on either side of
+// 100%. So the 2.9% is within what nine rounds resolve on this machine.
+//
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
 // attaches a program at TCX egress of the sender's NIC (sch_handle_egress,
