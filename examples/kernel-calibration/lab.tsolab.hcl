@@ -92,12 +92,13 @@ expect "tbf_binds" {
 # 2.5-15 gave 0 flips over its 13 verdicts (1m08s a run); here TSO on
 # gave 6.3-7.2 %/Gbps against 10.9-12.7 off, each run's 4+4 as far apart
 # as 4+4 runs can be (p=0.029).
-# Session 12's main (435ac4e), 5 runs at load 7-27 (bench/stability -n 5
-# -lock): 0 flips over the 13 verdicts, 1m07s a run (1m27s at load 25).
-# tso_no_dearer: on/off 0.20-0.57, p=0.029 each time. The line-rate cells
-# moved with the machine, not the verdicts: TSO on at MTU 1500 gave
-# 19.7-24.8 Gb/s (6.3 %/Gbps) in runs 1-3 and 53.9-93.4 Gb/s (1.6-1.9
-# %/Gbps) in runs 4-5, TSO off 11.2-20.9; kernel.json has 31 and 19. The
+# Session 12, 5 runs at load 7-27 (bench/stability -n 5 -lock; tsolab
+# at 435ac4e): 0 flips over the 13 verdicts, 1m07s a run (1m27s at load
+# 25); tso_no_dearer on/off 0.20-0.57, p=0.029 each time. Runs 1-3 ran
+# this file before it named cc (so BBR, the machine's default), runs 4-5
+# after: TSO on at MTU 1500 gave 19.7-24.8 Gb/s at 6.3 %/Gbps under BBR
+# and 53.9-93.4 Gb/s at 1.6-1.9 %/Gbps under CUBIC (TSO off 11.2-14.3
+# and 14.1-20.9); kernel.json, recorded under BBR, has 31 and 19. The
 # shaped cells gave 1.90-1.99 Gb/s (tbf_binds at 0.90-0.95 of its bound)
 # but 1.34-1.57 in the run at load 25-27, which is 1.34x the floor.
 expect "tso_no_dearer" {

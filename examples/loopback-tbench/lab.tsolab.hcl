@@ -103,8 +103,9 @@ expect "tso_costs_on_loopback" {
 # bench/stability on session 9's main (af91cec), 10 runs of the lab at
 # load 14-26: 0 flips over its 3 verdicts; the medians of 8 gave on/off
 # 0.85-1.21 (the rate itself 39-120 k transactions/s with the load).
-# Session 12's main (435ac4e), 5 runs at load 19-24 (bench/stability -n 5
-# -lock): 0 flips; on/off 0.95-1.05, the rate 109-128 k with TSO off.
+# Session 12's main (435ac4e), before the workloads named cc (so under
+# the machine's BBR), 5 runs at load 19-24 (bench/stability -n 5 -lock):
+# 0 flips; on/off 0.95-1.05, the rate 109-128 k with TSO off.
 expect "tso_costs_little_on_loopback" {
   workload  = workload.tbench
   when      = matrix.tso

@@ -4,9 +4,10 @@ lab "tso-basics" {
   # The comparisons between scenarios use 8 runs a scenario (Mann-Whitney;
   # bench/stability, docs/status.md). On session 9's main (af91cec) 10
   # runs of the lab gave 0 flips over its 10 verdicts at load 6-28 on the
-  # 2-core VM, 1m07s-1m15s a run. On session 12's (435ac4e), 5 runs at
-  # load 14-29 (bench/stability -n 5 -lock): 0 flips, 1m06s-1m08s a run;
-  # the spread of each verdict's margin is beside it below.
+  # 2-core VM, 1m07s-1m15s a run. On session 12's (435ac4e), before the
+  # workload named cc (so under the machine's BBR), 5 runs at load 14-29
+  # (bench/stability -n 5 -lock): 0 flips, 1m06s-1m08s a run; the spread
+  # of each verdict's margin is beside it below.
   repeat = 8
 }
 
@@ -82,7 +83,7 @@ expect "tso_cuts_cpu" {
 # and on noise, and fails only on a significant rise). Session 9's engine
 # (af91cec) gave 7.2-7.7 against 8.4-9.0, significant (p <= 0.0006) in
 # each of the 4 tries it logged, and 6.9-7.3 against 12.9-13.9 at MTU 1500.
-# Session 12 (5 runs, load 14-29): at MTU 9000 6.5-7.0 against 7.8-8.2,
+# Session 12 (5 runs under BBR, load 14-29): at MTU 9000 6.5-7.0 against 7.8-8.2,
 # on/off 0.82-0.86, p=0.00016 each time; at MTU 1500 6.3-6.8 against
 # 11.9-12.6, on/off 0.52-0.55.
 expect "tso_no_dearer_at_9000" {
