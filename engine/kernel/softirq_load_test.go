@@ -36,8 +36,11 @@ import (
 // the busy loops at nice 19, the accounting before the meter passed it
 // too (0.99×, 0.92×), both modes missing the softirqs on other jobs'
 // threads. Seven passes at load 12-20 (3 runs a mode) gave 0.80-1.19×
-// and 0.72-1.28×. In session 12, five passes (4 runs a mode, load 4-18,
-// 1.90-1.92 Gb/s in every run) gave 1.01-1.06× and 0.86-0.92×.
+// and 0.72-1.28×. In session 12 (4 runs a mode, load 4-24), nine passes
+// whose runs carried the tbf's rate gave 0.93-1.06× and 0.80-0.92×
+// (runAtRate says what happened in a tenth); after the meter learnt to
+// leave out other namespaces' softirqs (239aa7a), 0.89× and 0.77× in
+// the first pass.
 //
 // Why the sender's ratio sits below 1 while the whole path's does not:
 // the work moves between the sides, none is lost. The sender's own
@@ -68,9 +71,9 @@ func TestShapedCPUUnderBusyLoop(t *testing.T) {
 		}
 	}
 	for range 4 {
-		add(&quiet, runWorkload(t, p, w, kernel.Options{}))
+		add(&quiet, runAtRate(t, p, w, 2e9, "quiet"))
 		stop := busyLoops(t)
-		add(&busy, runWorkload(t, p, w, kernel.Options{}))
+		add(&busy, runAtRate(t, p, w, 2e9, "busy"))
 		stop()
 	}
 	for i, c := range []struct {
@@ -158,6 +161,29 @@ func runBeside(t *testing.T, p *pair) (running chan struct{}, done chan error) {
 		done <- err
 	}()
 	return running, done
+}
+
+// runAtRate runs w until a run carries at least 85% of the tbf's rate
+// (bits/s), three tries at most, and returns the last run. The figures
+// per Gb/s compare only at one rate: a run that other jobs on the
+// machine starved below it is not this test's comparison. Session 12's
+// only failure in 10 passes (load 10 rising to 24 as it ran) was four
+// quiet runs carrying 0.58-1.66 Gb/s, their softirq time outside the
+// workers 13-40% of a core, at 2.2x the busy runs' cpu_per_gbit (32.2
+// against 17.9); every other run of the 10 passes carried 1.75-1.92 Gb/s.
+// A run still starved after three tries is judged as it is.
+func runAtRate(t *testing.T, p *pair, w *config.Workload, rate float64, mode string) *result.WorkloadResult {
+	t.Helper()
+	var res *result.WorkloadResult
+	for try := 1; try <= 3; try++ {
+		res = runWorkload(t, p, w, kernel.Options{})
+		got := res.Metrics[result.MetricThroughputBps]
+		if got >= 0.85*rate {
+			break
+		}
+		t.Logf("%s run, try %d: %.2f Gb/s, below 85%% of the tbf's %.1f: starved by other jobs, run again", mode, try, got/1e9, rate/1e9)
+	}
+	return res
 }
 
 func median(v []float64) float64 {
