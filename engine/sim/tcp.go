@@ -790,7 +790,7 @@ func (a *linuxAcks) window(ep *endpoint) int64 {
 	if free > ep.mss {
 		free -= free % ep.mss
 	}
-	return free >> r.wscale << r.wscale
+	return r.scaled(free)
 }
 
 // freebsdAcks mirrors tcp_input's DELAY_ACK: a segment of at most one MSS
@@ -839,7 +839,15 @@ func (a *freebsdAcks) window(ep *endpoint) int64 {
 	if free < r.buf/4 && free < ep.mss {
 		free = 0
 	}
-	return free >> r.wscale << r.wscale
+	return r.scaled(free)
+}
+
+// scaled is free, a window, rounded down to what the window scale can
+// say. (wscale is at most 14, windowScale: the mask tells the compiler
+// the shift stays inside the word.)
+func (r *receiver) scaled(free int64) int64 {
+	s := r.wscale & 63
+	return free >> s << s
 }
 
 // advertise returns the window for an outgoing segment and records its
