@@ -69,10 +69,11 @@
 # main, four connections: one thread 62-68% of main's throughput, sender
 # + receiver CPU per Gbit/s 103-106%, load 6-13; two threads 72-87% and
 # 104-118%, load 10; one thread under prio.sh 55-64% and 92-101%, load
-# 4-10). A driver without the softirq meter had sender +
-# receiver CPU per Gbit/s 93-100.5% of main's (load 9-13): the meter
-# runs only in tsolab's runs. rx_cpu below has no target: which side
-# pays for a transmit moves cost between ts_tx and ts_rx.
+# 4-10). A driver without the softirq meter (which runs only in
+# tsolab's runs) had sender + receiver CPU per Gbit/s 93-103% of main's
+# in two runs (load 9-16): no cost resolved. rx_cpu below has no
+# target: which side pays for a transmit moves cost between ts_tx and
+# ts_rx.
 #
 # How far the rounds scatter (session 12, 2 December, normal priority,
 # one connection: `run.sh -d 3 -r 9 -P 1 -B main -k DIR` with this tree

@@ -570,8 +570,9 @@
 // against main (`run.sh -d 3 -r 4 -B main`, load 9.1-12.7, pressure
 // 87-98%) had receiver CPU per Gbit/s 95.2%, 76.8%, 97.9% and 95.0% of
 // main's, sender + receiver 96.5%, 93.1%, 97.3% and 100.5% (one and
-// four connections, TSO on and off): a few % of what tsolab is charged
-// may be the meter's, not resolved at that load.
+// four connections, TSO on and off), and in a second run (load
+// 14.0-16.5, pressure 98%) 98.1%, 101.7%, 100.8% and 102.9%: no cost of
+// the meter is resolved beyond the rounds' spread.
 //
 // Session 12, the sending side (issue 16: one connection, TSO off, the
 // sender's CPU per Gbit/s, 102.9% of iperf3's in the lead's quiet run).
