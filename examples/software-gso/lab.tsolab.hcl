@@ -80,6 +80,12 @@ workload "sendfile" {
 # On session 9's main (af91cec), 10 runs of the lab one at a time at
 # load 5-23 gave 0 flips over its 3 verdicts, 31-33 s a run; one test at
 # load ~7 measured 0.995-1.000 Gb/s in each of its 10 runs (5 a scenario).
+# Session 12 (bench/stability -n 5 -lock, 5 runs under the machine's BBR
+# before the workload named cc, 5 under CUBIC after, load 4-19): 0 flips
+# over the 3 verdicts, 31-32 s a run; under CUBIC the medians were
+# 0.989-1.000 Gb/s, avg_send_bytes 56-64 kB against the 11.6 kB bound,
+# and data_packets + capture_loss equal to bytes / 1448 (a segment
+# carries at most an MSS: the bound is met exactly when every one is full).
 expect "rate_held" {
   workload  = workload.sendfile
   condition = result.throughput_bps <= 1.05e9 && result.throughput_bps >= 0.5e9
