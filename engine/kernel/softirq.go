@@ -427,7 +427,7 @@ func parseProcSoftirqs(s string) (counts [nrSoftirqs]uint64) {
 // openSoftirqMeter starts the run's softirq meter, with the owner
 // programs for the lab's namespaces when it knows them.
 func (r *run) openSoftirqMeter() {
-	inodes, err := nsInodes(r.labNamespaces())
+	inodes, err := nsInodes(r.ownerNamespaces())
 	if err != nil {
 		inodes = nil
 	}
@@ -485,6 +485,21 @@ func (r *run) labNamespaces() []string {
 		if (c.client >= 0 && !add(c.ep.ClientNS)) || (c.server >= 0 && !add(c.ep.ServerNS)) {
 			return nil
 		}
+	}
+	return out
+}
+
+// ownerNamespaces are the namespaces of every endpoint of the job, both
+// ends, held by this Worker or not (a Worker on the same kernel holds
+// the others: its packets and timers are the lab's too), or none when
+// one of them is the process's own.
+func (r *run) ownerNamespaces() []string {
+	var out []string
+	for _, e := range r.eps {
+		if e.ClientNS == "" || e.ServerNS == "" {
+			return nil
+		}
+		out = append(out, e.ClientNS, e.ServerNS)
 	}
 	return out
 }

@@ -149,6 +149,15 @@ func openMeter(t *testing.T, labNS ...uint64) *softirqMeter {
 	return m
 }
 
+// The owner programs' namespaces are those that exist here, each once:
+// another machine's endpoint names none on this one.
+func TestNsInodes(t *testing.T) {
+	got, err := nsInodes([]string{"", "tsolab-no-such-namespace", ""})
+	if err != nil || len(got) != 1 || got[0] == 0 {
+		t.Errorf("nsInodes = %v, %v; want this process's namespace once", got, err)
+	}
+}
+
 // The owner programs tell a softirq's packets by their namespace: a
 // loopback stream in this process's namespace is the lab's when the lab
 // map holds that namespace (its NET_RX softirqs on this unnamed thread

@@ -1,7 +1,9 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -286,10 +288,16 @@ func countOwner(labFD int, o ownerOffsets) asm.Instructions {
 }
 
 // nsInodes are the inode numbers (net.ns.inum) of the named network
-// namespaces.
+// namespaces that exist on this machine (another machine's are not
+// here), each once.
 func nsInodes(names []string) ([]uint64, error) {
 	var out []uint64
+	seen := map[string]bool{}
 	for _, ns := range names {
+		if seen[ns] {
+			continue
+		}
+		seen[ns] = true
 		err := inNamespace(ns, func() error {
 			var st unix.Stat_t
 			if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
@@ -298,6 +306,9 @@ func nsInodes(names []string) ([]uint64, error) {
 			out = append(out, st.Ino)
 			return nil
 		})
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("network namespace %s: %w", ns, err)
 		}
