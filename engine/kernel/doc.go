@@ -122,8 +122,9 @@
 // CPU per Gb/s had medians 14.7 (share at least 95%, 5 runs), 15.5
 // (60-95%, 6) and 13.8 (below 60%, 13). Since session 12 two more
 // programs (softirqowner.go) tell whose work a softirq outside the
-// workers did, by network namespace (the lab's, from its sockets'
-// namespaces, in a map): one on net:netif_receive_skb reads the
+// workers did, by network namespace (the lab's: both ends' of every
+// endpoint of the run that exist on this kernel, whichever Worker holds
+// them, in a map): one on net:netif_receive_skb reads the
 // namespace of each packet's device (skb->dev->nd_net, once per run of
 // one device's packets), one on timer:hrtimer_expire_entry that of each
 // network timer an HRTIMER softirq expires (tcp_pace_kick and
@@ -151,8 +152,8 @@
 // over alone 2.38× before (57.3 against 24.1) and 0.91× after (25.0
 // against 27.5), at 1.86-1.91 Gb/s in every mode.
 // TestShapedCPUBesideAnotherLab holds cpu_per_gbit beside another lab
-// to 0.7-1.4× of alone's: 1.23× and 1.18× in two passes (load 13-25),
-// 1.84× built without the owner programs. What is
+// to 0.7-1.4× of alone's: 1.23×, 1.18× and 1.02× in three passes (load
+// 13-25), 1.84× built without the owner programs. What is
 // left beside another lab is partly that lab's softirqs that interrupt
 // this lab's workers (the kernel charges them to the thread, and the
 // owner programs leave the workers' softirqs alone), partly contention
