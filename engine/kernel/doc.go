@@ -153,12 +153,14 @@
 // against 27.5), at 1.86-1.91 Gb/s in every mode.
 // TestShapedCPUBesideAnotherLab holds cpu_per_gbit beside another lab
 // to 0.7-1.4× of alone's: 1.23×, 1.18× and 1.02× in three passes (load
-// 13-25), 1.84× built without the owner programs. What is
-// left beside another lab is partly that lab's softirqs that interrupt
-// this lab's workers (the kernel charges them to the thread, and the
-// owner programs leave the workers' softirqs alone), partly contention
-// (in one pair the receiver's threads went from 11.0 to 18.4% of a
-// core). The skb program runs for every packet received and costs
+// 13-25), 1.84× built without the owner programs. Little of what is
+// left beside another lab is that lab's softirqs interrupting this
+// lab's workers (the kernel charges them to the thread, and the owner
+// programs leave the workers' softirqs alone): NET_RX on the workers'
+// threads was 1.4-1.7% of a core beside it against 1.0-1.2 alone,
+// HRTIMER 0.4-1.8 against 0.1-0.2; more is the workers' own time under
+// contention (in one pair the receiver's threads went from 11.0 to
+// 18.4% of a core). The skb program runs for every packet received and costs
 // 46-136 ns one (BenchmarkSoftirqMeter, load 5-23; it returns after a
 // lookup in a worker's thread): up to a few % of a core at the 1.3 M
 // packets a second of one unshaped TSO-off connection. Against the tree
