@@ -53,7 +53,11 @@ func (v softirqVec) String() string {
 // TIMER (TCP's delayed ACK, retransmission and probe timers) and
 // HRTIMER (a paced socket's pacing timer, tcp_pace_kick, which sends).
 // TIMER and HRTIMER carry the machine's other timers too: 1 ms of TIMER
-// and no HRTIMER softirq in 3 s of this 2-core VM without a lab.
+// and no HRTIMER softirq in 3 s of this 2-core VM without a lab. An
+// HRTIMER softirq outside the workers that expired network timers of
+// other namespaces only is not counted, one of the lab's only counts
+// whole (softirqowner.go); one that expired no network timer, and every
+// TIMER softirq, goes by the lab's share of the packets.
 var labVecs = []softirqVec{vecNetTx, vecNetRx, vecTasklet, vecTimer, vecHRTimer}
 
 // softirqClass is what a softirq interrupted, which decides whose CPU
