@@ -232,8 +232,9 @@
 // its provenance says how busy the machine was (load, each kernel once:
 // the 1-minute load average and /proc/pressure/cpu's "some avg10" as
 // the workers started and as the last one ended, and every other
-// process's CPU time over the run in % of one core). Beside a known
-// load the shaped cells' figures did not grow: examples/kernel-
+// process's CPU time over the run in % of one core): compare two runs'
+// CPU figures at like load, and with the same congestion control. Beside
+// a known load the shaped cells' figures did not grow: examples/kernel-
 // calibration's tso=false,mtu=1500,rate=2gbit and tso=true,mtu=1500,
 // rate=2gbit (`tsolab test -engine kernel -repeat 1 -scenario CELL`),
 // one run quiet and one beside four busy loops (`sh -c 'while :; do :;
