@@ -594,7 +594,12 @@
 // windows, load 9.5-10.5, 6.9-9.7 Gb/s): its other threads 6-15 ms of
 // CPU beside the sender's 304-400 (1.6-3.8%; sysmon 80-422 nanosleeps,
 // 585-884 futex calls that wake for the passes); 10100-12400 writes
-// where iperf3 makes 7630 whole ones; and the softirq meter, whose two
+// and 820-1410 context switches where iperf3's client (perf stat of its
+// process, three 3 s runs, load 14-15, 12.6-12.8 Gb/s) made 7631-7636
+// whole writes, 787-2154 pselect6 and 77-95 switches, so it seldom
+// slept and took its softirqs itself (26,200-26,700 a GB; 609-619 ms of
+// CPU a GB against tsolab's sender's 67-400 in the runs above); and the
+// softirq meter, whose two
 // softirq programs cost 67-71 and 126-156 ns a run (BenchmarkSoftirqMeter
 // before the owner programs, the kernel's run-time statistics on, load
 // 11) on 33,000-34,400 softirqs a GB (the machine's, /proc/softirqs over
