@@ -594,7 +594,7 @@
 // windows, load 9.5-10.5, 6.9-9.7 Gb/s): its other threads 6-15 ms of
 // CPU beside the sender's 304-400 (1.6-3.8%; sysmon 80-422 nanosleeps,
 // 585-884 futex calls that wake for the passes); 10100-12400 writes
-// and 820-1410 context switches where iperf3's client (perf stat of its
+// and 823-1170 context switches where iperf3's client (perf stat of its
 // process, three 3 s runs, load 14-15, 12.6-12.8 Gb/s) made 7631-7636
 // whole writes, 787-2154 pselect6 and 77-95 switches, so it seldom
 // slept and took its softirqs itself (26,200-26,700 a GB; 609-619 ms of
