@@ -7,7 +7,9 @@ lab "tso-basics" {
   # 2-core VM, 1m07s-1m15s a run. On session 12's (435ac4e), before the
   # workload named cc (so under the machine's BBR), 5 runs at load 14-29
   # (bench/stability -n 5 -lock): 0 flips, 1m06s-1m08s a run; the spread
-  # of each verdict's margin is beside it below.
+  # of each verdict's margin is beside it below. Under CUBIC (this file
+  # at 04723d6), 3 runs at load 6-21: 0 flips, 1m08s-1m11s a run, TSO on
+  # 89-102 Gb/s, TSO off 19-21 (MTU 1500) and 57-69 (MTU 9000).
   repeat = 8
 }
 
@@ -85,7 +87,9 @@ expect "tso_cuts_cpu" {
 # each of the 4 tries it logged, and 6.9-7.3 against 12.9-13.9 at MTU 1500.
 # Session 12 (5 runs under BBR, load 14-29): at MTU 9000 6.5-7.0 against 7.8-8.2,
 # on/off 0.82-0.86, p=0.00016 each time; at MTU 1500 6.3-6.8 against
-# 11.9-12.6, on/off 0.52-0.55.
+# 11.9-12.6, on/off 0.52-0.55. Under CUBIC (3 runs, load 6-21): at MTU
+# 9000 1.65-1.70 against 2.45-2.62 (0.65-0.69), at MTU 1500 1.71-1.77
+# against 7.90-8.26 (0.22).
 expect "tso_no_dearer_at_9000" {
   workload  = workload.bulk
   when      = matrix.tso && matrix.mtu == 9000
