@@ -39,8 +39,8 @@ import (
 // and 0.72-1.28×. In session 12 (4 runs a mode, load 4-24), nine passes
 // whose runs carried the tbf's rate gave 0.93-1.06× and 0.80-0.92×
 // (runAtRate says what happened in a tenth); after the meter learnt to
-// leave out other namespaces' softirqs (239aa7a), 0.89× and 0.77× in
-// the first pass.
+// leave out other namespaces' softirqs (239aa7a), four passes at load
+// 7-16 gave 0.89-1.04× and 0.77-0.91×, no run starved.
 //
 // Why the sender's ratio sits below 1 while the whole path's does not:
 // the work moves between the sides, none is lost. The sender's own
