@@ -14,6 +14,11 @@ type WorkloadResult struct {
 	Kernel string `json:"kernel,omitempty"`
 	Stack  string `json:"stack,omitempty"`
 	MSS    int    `json:"mss"`
+	// CongestionControl is the sender's congestion control: the name
+	// TCP_CONGESTION reads back from the client's sockets (kernel; the
+	// machine's net.ipv4.tcp_congestion_control when the workload sets no
+	// `cc`), or the one the sender's stack profile ran (sim).
+	CongestionControl string `json:"congestion_control,omitempty"`
 
 	// Sides says where each end of the run ran (kernel engine): the
 	// client host, then every server host, each with its machine (the

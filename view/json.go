@@ -16,7 +16,7 @@ import (
 // JSONFormatVersion is the version of the JSON-lines vocabulary, reported
 // in the first line as "tsolab_format_version". Programs should accept
 // any 1.x; a new field or message type bumps the minor version.
-const JSONFormatVersion = "1.11"
+const JSONFormatVersion = "1.12"
 
 // JSONOptions configure the JSON-lines view.
 type JSONOptions struct {

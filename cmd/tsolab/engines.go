@@ -33,8 +33,10 @@ func (c *cli) checkEngines(engines []string, f *runFlags, test bool) bool {
 // testEngines runs the test on the kernel, then on the model, each shown
 // as tsolab test shows it, then puts them side by side: per expectation
 // and scenario, each metric its condition reads on both engines and
-// whether the model's verdict agrees with the kernel's. The exit code is
-// the kernel's when it is not OK, else the model's.
+// whether the model's verdict agrees with the kernel's, and warns per
+// workload where the kernel ran another congestion control than the
+// model (outcome.CongestionMismatch). The exit code is the kernel's when
+// it is not OK, else the model's.
 func (c *cli) testEngines(lab *config.Lab, dir, name string, args []string, f *runFlags) int {
 	var results [2]*result.Results
 	var verdicts [2][]outcome.Verdict
@@ -66,5 +68,9 @@ func (c *cli) testEngines(lab *config.Lab, dir, name string, args []string, f *r
 	fmt.Fprintln(c.stdout, "\n=== the model against the kernel (the medians of each engine's runs; DIFF is the model's)")
 	outcome.WriteComparison(c.stdout, string(config.EngineKernel), string(config.EngineSim),
 		outcome.CompareEngines(results[0], verdicts[0], results[1], verdicts[1]))
+	if diags := outcome.CongestionMismatch(lab, results[0], results[1]); len(diags) > 0 {
+		fmt.Fprintln(c.stdout)
+		c.writeDiags(lab.Sources, diags)
+	}
 	return code
 }

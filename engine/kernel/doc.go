@@ -226,7 +226,12 @@
 // one-connection run went 55.7 Gb/s against BBR's 13.3 with TSO on and
 // 11.5 against 8.1 with TSO off (one run each, load 7). The model's
 // linux-6 profile is CUBIC: a kernel run to compare with it should set
-// `cc = "cubic"`.
+// `cc = "cubic"`. Each run records the congestion control its client
+// sockets ran (`congestion_control`, TCP_CONGESTION read back in Finish,
+// clientCongestion); `tsolab test` warns once per workload without `cc`
+// which one the namespace's default gave it, and `-engine kernel,sim`
+// where it differs from the model's (outcome/congestion.go). Every
+// example lab names its workloads' `cc` since session 12.
 //
 // Load. A run's CPU figures depend on what else the machine runs, and
 // its provenance says how busy the machine was (load, each kernel once:

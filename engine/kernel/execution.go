@@ -492,6 +492,7 @@ func (x *execution) result(dur time.Duration, reports map[string]Report, series 
 	res.Repetition = x.req.Repetition
 	res.Engine = x.eng.Name()
 	res.Kernel = client.Kernel
+	res.CongestionControl = client.CC
 	res.Series = fillSeries(series, m.Taps)
 	res.Offloads = offloads
 	res.Sides = x.sides(reports)

@@ -268,6 +268,9 @@ func (l *LocalWorker) Finish(_ context.Context, req FinishRequest) (Report, erro
 			}
 			err = r.stopCaptures("")
 		}
+		if err == nil {
+			rep.CC, err = clientCongestion(r.conns)
+		}
 		if err != nil {
 			req.Failed = err.Error()
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -145,4 +147,35 @@ func tcpInfo(fd int) (*unix.TCPInfo, error) {
 // again" (EINTR, EAGAIN).
 func retryable(err error) bool {
 	return errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)
+}
+
+// congestionOf is the congestion control fd's connection runs, as
+// TCP_CONGESTION reads back (the kernel pads the name with NULs to
+// TCP_CA_NAME_MAX).
+func congestionOf(fd int) (string, error) {
+	name, err := unix.GetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	if err != nil {
+		return "", fmt.Errorf("TCP_CONGESTION: %w", err)
+	}
+	return strings.TrimRight(name, "\x00"), nil
+}
+
+// clientCongestion names the congestion controls the client sockets of
+// conns run, sorted and joined by "+" (one name when, as a workload's
+// connections do, they all run one); "" when this machine holds no client
+// socket.
+func clientCongestion(conns []*conn) (string, error) {
+	var names []string
+	for _, c := range conns {
+		if c.client < 0 {
+			continue
+		}
+		n, err := congestionOf(c.client)
+		if err != nil {
+			return "", err
+		}
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(slices.Compact(names), "+"), nil
 }

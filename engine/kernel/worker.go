@@ -186,6 +186,9 @@ type Report struct {
 	NICs                       []result.NIC
 	Sysctls                    map[string]map[string]string
 	Notes                      []string
+	// CC is the congestion control the Worker's client sockets ran
+	// (clientCongestion); "" when it holds none.
+	CC string
 	// TCPMetricsDeleted holds, by host, the addresses whose cached TCP
 	// metrics the Worker deleted before connecting (an earlier
 	// connection had left them).

@@ -1035,12 +1035,19 @@ func linuxCongestion(def string, hystart bool) congestionChoice {
 	}}
 }
 
+// named is the congestion control a connection runs: the workload's
+// `cc` (name), or the stack's default when name is "".
+func (c congestionChoice) named(name string) string {
+	if name == "" {
+		return c.def
+	}
+	return name
+}
+
 // connection is the congestion control of a new connection: the
 // workload's `cc` (name), or the stack's default when name is "".
 func (c congestionChoice) connection(stack, name string) (congestion, error) {
-	if name == "" {
-		name = c.def
-	}
+	name = c.named(name)
 	var names []string
 	for _, n := range c.byName {
 		if n.name == name {

@@ -569,6 +569,7 @@ func (w *world) result(req engine.RunRequest, end int64) *result.WorkloadResult 
 		Scenario: req.Scenario.Name, Workload: wl.Name, Kind: string(wl.Kind),
 		Repetition: req.Repetition, Engine: "sim",
 		Stack: w.client.prof.name, MSS: int(w.eps[0].mss),
+		CongestionControl: w.client.prof.cc.named(wl.CC),
 		Offloads:          map[string]map[string]bool{},
 		Metrics:           m,
 		SendUnitHistogram: append([]int64{}, st.hist...),
