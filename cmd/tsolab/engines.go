@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/outcome"
@@ -73,4 +76,30 @@ func (c *cli) testEngines(lab *config.Lab, dir, name string, args []string, f *r
 		c.writeDiags(lab.Sources, diags)
 	}
 	return code
+}
+
+// observedCongestion warns where a kernel results file the lab's observed
+// blocks read (`results = "kernel.json"`) ran another congestion control
+// than the model's runs in sim, per workload: the model is then fitted
+// to, or checked against, a kernel that ran something else. A file that
+// cannot be read was reported when the lab was loaded; runs that record
+// no congestion_control (files before format 1.12) are passed over.
+func observedCongestion(lab *config.Lab, dir string, sim *result.Results) hclv2.Diagnostics {
+	var diags hclv2.Diagnostics
+	seen := map[string]bool{}
+	for _, o := range lab.Observed {
+		if o.Results == "" || seen[o.Results] {
+			continue
+		}
+		seen[o.Results] = true
+		kernel, err := result.ReadFile(filepath.Join(dir, o.Results))
+		if err != nil {
+			continue
+		}
+		for _, d := range outcome.CongestionMismatch(lab, kernel, sim) {
+			d.Detail += fmt.Sprintf(" The kernel's figures here are %s's, which observed blocks read: record it again once the workload names its cc.", o.Results)
+			diags = append(diags, d)
+		}
+	}
+	return diags
 }

@@ -171,6 +171,8 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 	verdicts, diags := outcome.Evaluate(lab, results, baseline)
 	if kind == config.EngineKernel {
 		diags = append(diags, outcome.UnnamedCongestion(lab, results)...)
+	} else {
+		diags = append(diags, observedCongestion(lab, dir, results)...)
 	}
 	j := judgement{lab: lab, results: results, verdicts: verdicts, diags: diags,
 		hint: judgeCommand(name, args, lab, kind, scenarioNames(scenarios), verdicts)}
