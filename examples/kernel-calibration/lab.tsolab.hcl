@@ -98,7 +98,8 @@ expect "tbf_binds" {
 # this file before it named cc (so BBR, the machine's default), runs 4-5
 # after: TSO on at MTU 1500 gave 19.7-24.8 Gb/s at 6.3 %/Gbps under BBR
 # and 53.9-93.4 Gb/s at 1.6-1.9 %/Gbps under CUBIC (TSO off 11.2-14.3
-# and 14.1-20.9); kernel.json, recorded under BBR, has 31 and 19. The
+# and 14.1-20.9); session 11's kernel.json, recorded under BBR, had 31
+# and 19, session 12's, under CUBIC at load 5, has 125.5 and 24.5. The
 # shaped cells gave 1.90-1.99 Gb/s (tbf_binds at 0.90-0.95 of its bound)
 # but 1.34-1.57 in the run at load 25-27, which is 1.34x the floor.
 expect "tso_no_dearer" {
@@ -110,7 +111,9 @@ expect "tso_no_dearer" {
 
 # This machine's kernel, cell by cell, as data: the medians of the runs in
 # kernel.json (tsolab test -engine kernel -json kernel.json, 4 runs a
-# cell, Linux 6.18 on the 2-core VM it was measured on).
+# cell, Linux 6.18 on the 2-core VM it was measured on; recorded again
+# in session 12 with cc = "cubic", at load 5: docs/engine.md, What BBR had
+# done to the recordings).
 observed "off_1500_line" {
   results  = "kernel.json"
   scenario = { tso = false, mtu = 1500, rate = "line" }
