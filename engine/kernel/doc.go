@@ -626,15 +626,20 @@
 // each against the tree it changed (no owner programs in either): no
 // effect beyond the spread, the two runs' medians on either side of
 // 100%. So the 2.9% is within what nine rounds resolve on this machine.
-// What one run did resolve is the owner programs' cost with TSO off:
-// main (137608e) against the tree before them (b3e09f7), `run.sh -d 3
-// -r 9 -P 1 -B b3e09f7` (normal priority, load 11-14, CPU pressure
-// 86-99%), sender + receiver CPU per Gbit/s 103.6% with TSO off, every
-// one of the nine rounds at 1.00-1.14, and 99.1% with TSO on (rounds
-// 0.85-1.04); sender alone 103.6% and 102.0%, throughput 101.4% and
-// 100.4%. With TSO off each segment reaches netif_receive_skb, 1.3 M a
-// second, and the skb program runs for each, in the workers' threads
-// too: a cost iperf3 does not pay, of the size of the sender's 2.9%.
+// The owner programs' cost on this path: main (137608e) against the
+// tree before them (b3e09f7), `run.sh -d 3 -r 9 -P 1 -B b3e09f7`
+// twice (normal priority, load 11-14 then 5.6-10, CPU pressure 86-99%
+// then 67-79%): sender + receiver CPU per Gbit/s 103.6% (every round
+// 1.00-1.14) and then 98.7% (0.89-1.06) with TSO off, 99.1% and 105.0%
+// with TSO on; sender alone 103.6% and 101.1% (off), 102.0% and 109.2%
+// (on); throughput 101.4% and 97.6% (off), 100.4% and 98.3% (on). With
+// the run of 435ac4e against main above (sender 96.2% and 95.3% without
+// them), six of six medians put the sender's CPU per Gbit/s 1-9%
+// higher with the owner programs, none beyond its own rounds' spread.
+// With TSO off each segment reaches netif_receive_skb, 1.3 M a second,
+// and the skb program runs for each, in the workers' threads too
+// (returning early there): a cost iperf3 does not pay, of the size of
+// the sender's 2.9%.
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
