@@ -288,10 +288,11 @@
 // reused buffer, a sendfile sender calls sendfile, a receiver reads into
 // one reused buffer and adds what it read to the run's total once, when
 // it ends. Their sockets are non-blocking (O_NONBLOCK, a file flag, not a
-// socket option; iperf3's are too): a read that empties the socket is
-// followed by a poll(2) that waits until the socket is ready or the
-// worker's next pass through the Go scheduler is due, where a blocking
-// call would have slept; a sender whose write the full send buffer cuts
+// socket option; iperf3's are too): a read that finds the socket empty
+// (EAGAIN; a short read is followed by another read, as iperf3's server
+// reads) is followed by a poll(2) that waits until the socket is ready
+// or the worker's next pass through the Go scheduler is due, where a
+// blocking call would have slept; a sender whose write the full send buffer cuts
 // short writes again at once, and polls so after ten writes in a row
 // refused (EAGAIN), as iperf3's client does (fullTries); a write cut
 // short goes on with the rest of the same buffer, so the byte stream is

@@ -319,8 +319,10 @@ func shutdownWrite(fd int, stopped *atomic.Bool) error {
 // drain reads until the peer half-closes, then adds what it read to c.
 // Each turn of the loop is the read, a local sum and the yielder's clock
 // read: the sampler reads the progress from TCP_INFO instead. A short
-// read found the socket empty: it polls then, as a blocking read would
-// have slept.
+// read is followed by another, and only a read that finds the socket
+// empty (EAGAIN) by a poll, where a blocking read would have slept: as
+// iperf3's server reads until its buffer is full or EAGAIN before it
+// selects again (segments that came in meanwhile are read at once).
 func drain(fd, size int, c *conn, m *cpuMeter) error {
 	buf := make([]byte, size)
 	var got int64
@@ -337,7 +339,7 @@ func drain(fd, size int, c *conn, m *cpuMeter) error {
 		switch {
 		case err == nil && n == 0:
 			return nil
-		case errors.Is(err, unix.EAGAIN) || (err == nil && n < len(buf)):
+		case errors.Is(err, unix.EAGAIN):
 			if err := y.wait(fd, unix.POLLIN); err != nil {
 				return err
 			}
