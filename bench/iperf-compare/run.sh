@@ -63,7 +63,10 @@
 # side against iperf3's server" has the figures): tsolab's receivers make
 # fewer system calls a GB than iperf3's server and no more context
 # switches (receivers.sh counts both tools' receiving threads), set no
-# socket option, and sample no more a GB in unpaired runs; fewer
+# socket option, and sample no more a GB in unpaired runs; reading
+# again after a short read, as iperf3's server does, came out level or
+# ahead of main (-B main -P 1, two runs, load 5-20: throughput
+# 100.1-112.0%, sender + receiver CPU per Gbit/s 97.8-101.5%); fewer
 # receiving threads reading several connections from one epoll set, as
 # iperf3 3.12's server does, lost throughput and paid more a byte (-B
 # main, four connections: one thread 62-68% of main's throughput, sender

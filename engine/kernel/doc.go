@@ -559,6 +559,16 @@
 // Under load the comparison turns over: in the runs below tsolab's
 // receivers were at 54-87% of iperf3's (run.sh's rx_cpu), its more
 // threads winning the CPU and its throughput 146-335% of iperf3's.
+// Kept: a receiver reads again after a short read and polls only when a
+// read finds the socket empty, as iperf3's server does (before, a short
+// read was followed by a poll). Against main in the same rounds
+// (`run.sh -d 3 -r 6 -P 1 -B main`, two runs: load 5.9-8.1, pressure
+// 69-78%; load 19.6 falling to 4.9, pressure 97 to 6), TSO on and off:
+// throughput 100.1% and 112.0%, then 101.4% and 101.2%; receiver CPU per
+// Gbit/s 98.0%, 82.8%, 98.0% and 102.1%; sender + receiver 101.5%,
+// 97.8%, 99.0% and 98.6%: level or ahead in every cell, no CPU gain
+// resolved beyond the rounds' spread (session 9's prio.sh runs of the
+// same found 92.0% of iperf3 against 91.6%).
 // Tried and not kept: fewer receiving threads, each reading several
 // connections from one epoll set (level-triggered, one read per ready
 // socket a turn, as iperf3 3.12's server does after each select). One
