@@ -102,6 +102,10 @@ expect "tbf_binds" {
 # and 19, session 12's, under CUBIC at load 5, has 125.5 and 24.5. The
 # shaped cells gave 1.90-1.99 Gb/s (tbf_binds at 0.90-0.95 of its bound)
 # but 1.34-1.57 in the run at load 25-27, which is 1.34x the floor.
+# Three more under CUBIC (this file at 04723d6, load 4-18): 0 flips,
+# 1m08s-1m10s a run; tso_no_dearer 1.57-1.62 against 7.07-7.71 %/Gbps
+# (on/off 0.21-0.23); TSO on at line rate 102-126 Gb/s; the shaped cells
+# 1.91-1.99 Gb/s.
 expect "tso_no_dearer" {
   workload  = workload.bulk
   when      = matrix.tso && matrix.rate == "line" && matrix.mtu == 1500
