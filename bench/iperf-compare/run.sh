@@ -64,9 +64,10 @@
 # fewer system calls a GB than iperf3's server and no more context
 # switches (receivers.sh counts both tools' receiving threads), set no
 # socket option, and sample no more a GB in unpaired runs; reading
-# again after a short read, as iperf3's server does, came out level or
-# ahead of main (-B main -P 1, two runs, load 5-20: throughput
-# 100.1-112.0%, sender + receiver CPU per Gbit/s 97.8-101.5%); fewer
+# again after a short read, as iperf3's server does, came out level
+# with main (-B main -P 1, three runs, load 4-20: throughput 94.3-112.0%,
+# receiver CPU per Gbit/s 82.8-102.1%, sender + receiver 97.8-101.5%,
+# no gain resolved); fewer
 # receiving threads reading several connections from one epoll set, as
 # iperf3 3.12's server does, lost throughput and paid more a byte (-B
 # main, four connections: one thread 62-68% of main's throughput, sender
