@@ -45,6 +45,7 @@ func main() {
 	conns := flag.Int("connections", 1, "parallel connections (iperf3 -P)")
 	capture := flag.Bool("capture", true, "count send units (false: no counter at all, to measure what counting costs)")
 	counterName := flag.String("counter", "auto", "send-unit counter: auto, bpf, ring or bpf+ring")
+	cc := flag.String("cc", "", "congestion control of the stream's sockets (TCP_CONGESTION; iperf3 -C); empty: the namespace's default")
 	tso := flag.String("tso", "", "set TSO on tx0 first: on, off, or empty to leave it")
 	setTSO := flag.Bool("set-tso", false, "only set TSO on tx0 as -tso says, then exit")
 	setup := flag.Bool("setup", false, "only make the namespaces and the veth pair with the two addresses (MTU 1500), then exit")
@@ -90,7 +91,7 @@ func main() {
 		},
 	}
 	w := &config.Workload{Name: "stream", Kind: config.Stream, Client: "tx", Servers: []string{"rx0"},
-		Connections: *conns, WriteSize: *ws, Duration: *dur}
+		Connections: *conns, WriteSize: *ws, Duration: *dur, CC: *cc}
 	sc.Workloads = []*config.Workload{w}
 	res, err := kernel.New(kernel.Options{DisableCapture: !*capture, Counter: counter}).Run(context.Background(),
 		engine.RunRequest{Scenario: sc, Workload: w, Naming: naming})
@@ -119,10 +120,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "no note gives the threads' CPU (the engine's CPU note changed?): %q\n", res.Notes)
 		os.Exit(1)
 	}
-	fmt.Printf("throughput_bps=%.0f capture_loss=%.0f data_packets=%.0f send_units=%.0f avg_send_bytes=%.0f cpu_tx_pct=%.1f cpu_rx_pct=%.1f retransmits=%.0f tso=%v source=%s task_tx_pct=%.1f task_rx_pct=%.1f task_other_pct=%.1f\n",
+	fmt.Printf("throughput_bps=%.0f capture_loss=%.0f data_packets=%.0f send_units=%.0f avg_send_bytes=%.0f cpu_tx_pct=%.1f cpu_rx_pct=%.1f retransmits=%.0f tso=%v source=%s task_tx_pct=%.1f task_rx_pct=%.1f task_other_pct=%.1f cc=%s\n",
 		m[result.MetricThroughputBps], m[result.MetricCaptureLoss], m[result.MetricDataPackets], m[result.MetricSendUnits],
 		m[result.MetricAvgSendBytes], m[result.MetricCPUTxPct], m[result.MetricCPURxPct], m[result.MetricRetransmits],
-		res.Offloads["tx0"]["tso"], source, taskTx, taskRx, taskOther)
+		res.Offloads["tx0"]["tso"], source, taskTx, taskRx, taskOther, res.CongestionControl)
 	for _, n := range res.Notes {
 		fmt.Fprintln(os.Stderr, "note:", n)
 	}

@@ -28,7 +28,20 @@
 # printed with the table: on a loaded machine both tools wait for the
 # CPU, and the figures measure the scheduler as much as the tools.
 #
-#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-c] [-B "REV..."] [-C] [-G "VARIANTS"] [-k DIR]
+#   bench/iperf-compare/run.sh [-d SECONDS] [-r ROUNDS] [-P "1 4"] [-a CC] [-c] [-B "REV..."] [-C] [-G "VARIANTS"] [-k DIR]
+#
+# -a CC names the congestion control both tools' senders run (default
+# cubic, as the examples and the model; -a bbr for this machine's
+# default; -a default for whatever the namespaces' default is): iperf3
+# -C CC and the driver's -cc CC (TCP_CONGESTION as root, so a congestion
+# control outside net.ipv4.tcp_allowed_congestion_control works too; a
+# namespace's default can only be an allowed one). The script checks
+# what each run's sockets read back (iperf3's sender_tcp_congestion, the
+# driver's cc=) and stops on a mismatch; the table's header names it. A
+# -B tree whose driver has no -cc (before session 13) runs only with
+# -a default. Before session 13 the script named none and both tools ran
+# the machine's default (BBR here), whose pacing timer sends from
+# whatever thread runs.
 #
 # With -k DIR the per-round rows (rows.P.TSO and, with -B, -C, -G, the
 # other trees' and loops' files; their columns are described above the
@@ -103,11 +116,11 @@
 # throughput, capture_loss < 1% of the packets. Needs root.
 set -euo pipefail
 
-DUR=2 ROUNDS=5 CONNS="1 4" COUNTERS=false OLD= CLOOP=false GOLOOP= KEEP=
-while getopts "d:r:P:cB:CG:k:" o; do
+DUR=2 ROUNDS=5 CONNS="1 4" CC=cubic COUNTERS=false OLD= CLOOP=false GOLOOP= KEEP=
+while getopts "d:r:P:a:cB:CG:k:" o; do
 	case $o in
-	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;; C) CLOOP=true ;; G) GOLOOP=$OPTARG CLOOP=true ;; k) KEEP=$OPTARG ;;
-	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-c] [-B git-revision] [-C] [-G \"goloop variants\"] [-k dir]" >&2; exit 2 ;;
+	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; a) CC=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;; C) CLOOP=true ;; G) GOLOOP=$OPTARG CLOOP=true ;; k) KEEP=$OPTARG ;;
+	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-a congestion-control] [-c] [-B git-revision] [-C] [-G \"goloop variants\"] [-k dir]" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "run.sh needs root (network namespaces)" >&2; exit 1; }
@@ -152,6 +165,21 @@ load_start=$(load)
 # The namespaces, lo up in each, and the veth pair tx0 <-> rx0 (MTU 1500)
 # with the two addresses, made through netlink (netnsfs.CreatePair).
 "$work/iperf-compare" -lab "$LAB" -tx-addr $TXA/24 -rx-addr $RXA/24 -setup
+if [ "$CC" = default ]; then
+	CC=$(ip netns exec "$TX" sysctl -n net.ipv4.tcp_congestion_control) CCFLAG=
+else
+	grep -qw -- "$CC" /proc/sys/net/ipv4/tcp_available_congestion_control || modprobe "tcp_$CC" 2>/dev/null || {
+		echo "-a $CC: this kernel has no such congestion control (available: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control))" >&2
+		exit 2
+	}
+	CCFLAG=$CC
+	for rev in $OLD; do
+		"$work/iperf-compare-old.$rev" -h 2>&1 | grep -q -- '-cc' || {
+			echo "-B $rev: that tree's driver has no -cc; run with -a default to compare it (both tools then run the namespaces' default, $(ip netns exec "$TX" sysctl -n net.ipv4.tcp_congestion_control))" >&2
+			exit 2
+		}
+	done
+fi
 ip netns exec "$RX" iperf3 -s -B $RXA >/dev/null 2>&1 &
 IPERF_PID=$!
 # Wait for the iperf3 server's listening socket (an event with a deadline).
@@ -162,8 +190,10 @@ done
 
 iperf() { # $1 = connections; prints "bits/s sender% receiver%" (received, CPU in % of one core)
 	for _ in 1 2; do # a second try when the server was still busy
-		if ip netns exec "$TX" iperf3 -c $RXA -t "$DUR" -l 128K -P "$1" -J >"$work/ip.json" 2>/dev/null; then
-			python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; c=e["cpu_utilization_percent"]; print(int(e["sum_received"]["bits_per_second"]), c["host_total"], c["remote_total"])' "$work/ip.json"
+		if ip netns exec "$TX" iperf3 -c $RXA -t "$DUR" -l 128K -P "$1" ${CCFLAG:+-C "$CCFLAG"} -J >"$work/ip.json" 2>/dev/null; then
+			python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; c=e["cpu_utilization_percent"]; u=e.get("sender_tcp_congestion", sys.argv[2])
+if u != sys.argv[2]: sys.exit("iperf3 ran congestion control %s, not %s" % (u, sys.argv[2]))
+print(int(e["sum_received"]["bits_per_second"]), c["host_total"], c["remote_total"])' "$work/ip.json" "$CC"
 			return
 		fi
 	done
@@ -171,7 +201,9 @@ iperf() { # $1 = connections; prints "bits/s sender% receiver%" (received, CPU i
 	exit 1
 }
 tsolab() { # $1 = connections, $2 = capture true|false, $3 = counter, $4 = driver; prints the driver's line
-	"${4:-$work/iperf-compare}" -lab "$LAB" -duration "${DUR}s" -write-size 131072 -connections "$1" -capture="$2" -counter "${3:-auto}" 2>>"$work/notes"
+	line=$("${4:-$work/iperf-compare}" -lab "$LAB" -duration "${DUR}s" -write-size 131072 -connections "$1" ${CCFLAG:+-cc "$CCFLAG"} -capture="$2" -counter "${3:-auto}" 2>>"$work/notes")
+	case $line in *" cc="*) [ "${line##* cc=}" = "$CC" ] || { echo "tsolab ran congestion control ${line##* cc=}, not $CC" >&2; exit 1; } ;; esac
+	echo "$line"
 }
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -244,6 +276,7 @@ check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what miss
 	if awk -v v="$1" 'BEGIN { exit !('"$2"') }'; then echo -n " "; else echo -n "!"; ok=false; echo "MISSED: $3 ($1)" >>"$work/missed"; fi
 }
 echo "medians of $ROUNDS paired rounds of ${DUR} s; Gb/s received; CPU in % of one core per Gb/s (tx: sender, rx: receiver)"
+echo "congestion control: $CC (-a; both tools' senders, read back from each run's sockets)"
 echo "at the start: $load_start; at the end: $(load)"
 printf "%-5s %-4s %7s %7s %7s %8s  %7s %7s %7s %8s %7s  %7s %7s %7s  %7s" P tso iperf3 tsolab ratio range ip_tx ts_tx tx_cpu tx_range ts_oth ip_rx ts_rx rx_cpu all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss
