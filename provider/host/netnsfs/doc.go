@@ -1,6 +1,12 @@
 // Package netnsfs creates, enters and removes the named network namespaces
 // tsolab works in, the way `ip netns` does: a namespace NAME is a bind
 // mount of an nsfs file at /run/netns/NAME (/var/run/netns/NAME).
+// Before binding its first namespace, a process makes /run/netns a
+// shared mount point, binding it over itself when it is none, as `ip
+// netns add` does: namespaces bound in a plain /run/netns were hidden by
+// the bind a later `ip netns add` makes (on a machine whose / is
+// private), and could no longer be removed. Remove names such a hidden
+// namespace (HiddenError) and what to run.
 //
 // It owns the thread discipline every namespace operation needs: a
 // goroutine locked to its OS thread enters the namespace, does its work

@@ -113,9 +113,10 @@ func CreateSetUp(name, mark string, setup func() error) (created bool, err error
 }
 
 // bindHere binds the calling thread's namespace at Path(name) unless a
-// namespace is bound there already (bound false), under LockClaims. A
-// file left at the name without a namespace (Leftover) is reused; the
-// file is removed again when the binding fails.
+// namespace is bound there already (bound false), under LockClaims,
+// having made Dir a shared mount point first (shareDir). A file left at
+// the name without a namespace (Leftover) is reused; the file is removed
+// again when the binding fails.
 func bindHere(name string) (bound bool, err error) {
 	unlock, err := LockClaims()
 	if err != nil {
@@ -123,6 +124,9 @@ func bindHere(name string) (bound bool, err error) {
 	}
 	defer unlock()
 	if ok, err := Exists(name); err != nil || ok {
+		return false, err
+	}
+	if err := shareDir(); err != nil {
 		return false, err
 	}
 	p := Path(name)
@@ -204,7 +208,9 @@ func Leftover(name string) (bool, error) {
 
 // Remove unbinds and removes the named namespace. The kernel frees it (and
 // the links inside) once nothing else holds it. Removing a namespace that
-// does not exist is not an error.
+// does not exist is not an error. A namespace a later mount over Dir
+// hides cannot be removed: the error is a *HiddenError, which says what
+// to run.
 func Remove(name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -217,6 +223,12 @@ func Remove(name string) error {
 		Between()
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, unix.EBUSY) {
+			var h *HiddenError
+			if errors.As(Hidden(name), &h) {
+				return h
+			}
+		}
 		return fmt.Errorf("remove namespace %s: %w", name, err)
 	}
 	return nil

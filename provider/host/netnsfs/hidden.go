@@ -1,0 +1,76 @@
+package netnsfs
+
+import (
+	"fmt"
+)
+
+// HiddenError says that a namespace is bound at Path(Name) in a
+// directory hidden by a mount made over Dir later: what `ip netns add`
+// does (binds Dir over itself) when Dir is no mount point, on a machine
+// whose / is private, to namespaces bound in Dir before it. The name is
+// still listed, but what is bound there can be neither unmounted nor
+// removed through it (EBUSY), and the namespace lives on.
+type HiddenError struct {
+	Name  string
+	Mount uint64 // mount ID of the hidden nsfs mount (/proc/self/mountinfo)
+	Over  uint64 // mount ID of the mount at Dir that hides it
+}
+
+func (e *HiddenError) Error() string {
+	return fmt.Sprintf("namespace %s is hidden: it is bound on %s (mount %d in /proc/self/mountinfo) in the directory "+
+		"that mount %d, a bind of %s over itself made after it (as `ip netns add` makes one when %s is no mount point), covers; "+
+		"it can be neither unmounted nor removed through its name. "+
+		"Uncover it with `sudo umount %s` (refused while namespaces made since that bind are bound in it: remove them first, "+
+		"or `sudo umount -l %s` unbinds them too), then run this again",
+		e.Name, Path(e.Name), e.Mount, e.Over, Dir, Dir, Dir, Dir)
+}
+
+// Hidden returns a *HiddenError when a namespace is bound at Path(name)
+// where the mount on top at Dir hides it, nil when none is.
+func Hidden(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	top, err := mountID(Dir)
+	if err != nil {
+		return err
+	}
+	all, err := readMounts()
+	if err != nil {
+		return err
+	}
+	var at []mount
+	for _, m := range all {
+		if m.point == Path(name) {
+			at = append(at, m)
+		}
+	}
+	for _, m := range hiddenOf(at, top) {
+		if m.fstype == "nsfs" {
+			return &HiddenError{Name: name, Mount: m.id, Over: top}
+		}
+	}
+	return nil
+}
+
+// hiddenOf returns the mounts of at (all at one mount point in Dir) that
+// are not reached from the mount top, the mount on top at Dir: neither
+// mounted on it nor on one of them that is reached (stacked).
+func hiddenOf(at []mount, top uint64) []mount {
+	reached := map[uint64]bool{top: true}
+	for grew := true; grew; {
+		grew = false
+		for _, m := range at {
+			if !reached[m.id] && reached[m.parent] {
+				reached[m.id], grew = true, true
+			}
+		}
+	}
+	var out []mount
+	for _, m := range at {
+		if !reached[m.id] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
