@@ -80,7 +80,7 @@ func (ep *endpoint) idleTurn(t int64) bool {
 	if a.pending > 0 || r.unread > 0 {
 		return false
 	}
-	return ep.appCore && t <= w.limit && t < w.progressAt && ep.host.cores[ep.core].free <= t
+	return ep.appCore && t <= w.limit && t < w.progressAt && ep.appCPU.free <= t
 }
 
 // tryHold holds ep's next turn at t if it can (idleTurn); app.ev stays
@@ -92,7 +92,7 @@ func (ep *endpoint) tryHold(t int64) bool {
 	a := &ep.app
 	a.held = true
 	a.hold = ep.w.q.reserve(t, evAppRun, ep.idx)
-	if c := &ep.host.cores[ep.core]; c.lastHold.before(a.hold) {
+	if c := ep.appCPU; c.lastHold.before(a.hold) {
 		c.lastHold = a.hold
 	}
 	return true
@@ -143,7 +143,7 @@ func (ep *endpoint) runApp(now int64) {
 	a := &ep.app
 	w := ep.w
 	a.ev = false
-	c := &ep.host.cores[ep.core]
+	c := ep.appCPU
 	if c.free > now && ep.waitCore(now, c) {
 		return
 	}

@@ -128,7 +128,7 @@ const (
 // next wake-up's latency is drawn.
 func (ep *endpoint) waking(now int64) {
 	a := &ep.app
-	c := &ep.host.cores[ep.core]
+	c := ep.appCPU
 	sc := ep.host.sched
 	a.lag = sc.latency()
 	a.woken = wokeNone
@@ -235,7 +235,7 @@ func (w *world) waitsAgain(id int32, now int64) (int64, bool) {
 	}
 	ep := w.eps[id]
 	a := &ep.app
-	c := &ep.host.cores[ep.core]
+	c := ep.appCPU
 	if c.free <= now || now < a.runUntil || !a.waiting || !a.ev || a.held {
 		return 0, false
 	}

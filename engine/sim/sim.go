@@ -263,8 +263,7 @@ func (w *world) run(max uint64) (n uint64, end bool) {
 
 // afterPace sends what pacing held back.
 func (ep *endpoint) afterPace(now int64) {
-	cpu := &ep.host.cores[ep.w.rxqs[ep.rxq].core]
-	ep.output(now, ep.snd.nonagle, cpu)
+	ep.output(now, ep.snd.nonagle, ep.rxCPU)
 }
 
 // connect makes one connection between client NIC cn and server NIC sn.
@@ -291,6 +290,7 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 			ep.core = 1 + h.nEps%(n-1)
 		}
 		h.nEps++
+		ep.appCPU = &h.cores[ep.core]
 		s := &ep.snd
 		w.sockbufs(ep, wl)
 		switch {
@@ -338,6 +338,7 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 				w.machineSoftirq(ep.peer.host)
 			}
 			ep.rxq = ep.host.ctxQueues[ep.core]
+			ep.rxCPU = &ep.host.cores[w.rxqs[ep.rxq].core]
 			continue
 		}
 		qc := ep.host.irqCore
@@ -352,6 +353,7 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 			w.rxqs = append(w.rxqs, rxQueue{host: ep.host, core: qc})
 		}
 		ep.rxq = ep.host.queues[qc]
+		ep.rxCPU = &ep.host.cores[w.rxqs[ep.rxq].core]
 	}
 	return nil
 }

@@ -34,6 +34,10 @@ type endpoint struct {
 	mss    int64     // tcp_sync_mss: path MTU - 40 - 12, bytes
 	core   int       // the core its application runs on
 	rxq    int32     // the receive queue frames for it arrive on
+	// appCPU is &host.cores[core], and rxCPU the core of its receive
+	// queue, where its timers and paced sends run: set once the
+	// connection is made (host.cores never grows).
+	appCPU, rxCPU *core
 	// coalesce: frames for it are merged on receive (GRO in the stack
 	// profile and on the NIC, or hardware LRO).
 	coalesce bool
@@ -546,8 +550,7 @@ func (ep *endpoint) onRTO(now int64) {
 	s.packetsOut = 0
 	s.dupAcks = 0
 	s.rto = min(2*s.rto, 120e9)
-	cpu := &ep.host.cores[ep.w.rxqs[ep.rxq].core]
-	ep.output(now, naglePush, cpu)
+	ep.output(now, naglePush, ep.rxCPU)
 	if s.rtoAt == 0 && s.sndUna < s.sndMax {
 		ep.armRTO(now)
 	}
@@ -564,9 +567,8 @@ func (ep *endpoint) probe(now int64) {
 	if s.wq.q[i].len() > seg {
 		ep.fragment(i, seg)
 	}
-	cpu := &ep.host.cores[ep.w.rxqs[ep.rxq].core]
 	s.finRule = true // a probe is outside the cwnd
-	ep.transmit(now, i, cpu)
+	ep.transmit(now, i, ep.rxCPU)
 	s.rto = min(2*s.rto, 120e9)
 	ep.armRTO(now)
 }
@@ -980,7 +982,7 @@ func (ep *endpoint) onDelAck(now int64) {
 		return
 	}
 	ep.prof.acks.onTimer(ep)
-	ep.sendAck(now, ackTimer, &ep.host.cores[ep.w.rxqs[ep.rxq].core])
+	ep.sendAck(now, ackTimer, ep.rxCPU)
 }
 
 // windowScale is the smallest shift that fits buf in 16 bits.

@@ -123,7 +123,7 @@ func (ep *endpoint) onTSQ(now int64) {
 	case ep.nic.onMachine && ep.nic.shaped:
 		c = &ep.host.machine.soft.cores[ep.core]
 	case ep.nic.onMachine:
-		c = &ep.host.cores[ep.core]
+		c = ep.appCPU
 	}
 	ep.output(now, s.nonagle, c)
 }
