@@ -557,3 +557,44 @@ func TestDeleteAfterSwap(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenNamespace: a lab host's namespace bound in netnsfs.Dir while
+// it was a plain directory (netnsfs leaves Dir so when a namespace is
+// bound in it already: here one bound by hand), then hidden by the bind
+// a later `ip netns add` makes over Dir. Its copy in that bind is read as
+// the host; Delete, which unmounts the copy and then cannot remove the
+// name (EBUSY), says that it is hidden and the umount that uncovers it,
+// and so does a later Read, which would otherwise take the file for a
+// left-over (and a plan bind another namespace over it).
+func TestHiddenNamespace(t *testing.T) {
+	if !netnstest.InPrivateMounts(t) {
+		return
+	}
+	n := netnstest.Lab(t)
+	n.Owner = "state-a"
+	ns, old := n.HostNS("tx"), "tsltest.old"
+	t.Cleanup(func() {
+		unix.Unmount(netnsfs.Dir, unix.MNT_DETACH)
+		netnsfs.Remove(ns)
+		netnsfs.Remove(old)
+	})
+	netnstest.BindByHand(t, old)
+	if _, err := netnsfs.CreateMarked(ns, n.OwnerMark()); err != nil {
+		t.Fatal(err)
+	}
+	netnstest.HideUnderIPNetnsAdd(t, "tsltest.theirs")
+	addr := provider.Addr{Kind: provider.KindHost, Name: "tx"}
+	recorded := provider.Attrs{"kind": "netns", "netns": ns}
+	ctx := context.Background()
+	p := host.New()
+	if r := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: recorded}); r.Gone || len(r.Diagnostics) > 0 {
+		t.Errorf("Read of the copy: Gone %v, %v; want the host", r.Gone, r.Diagnostics)
+	}
+	want := "umount " + netnsfs.Dir
+	if d := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: recorded}); !strings.Contains(d.Diagnostics.Error(), want) {
+		t.Errorf("Delete: %v; want an error naming %q", d.Diagnostics, want)
+	}
+	if r := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: recorded}); r.Gone || !strings.Contains(r.Diagnostics.Error(), want) {
+		t.Errorf("Read after Delete: Gone %v, %v; want an error naming %q", r.Gone, r.Diagnostics, want)
+	}
+}

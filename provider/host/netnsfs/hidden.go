@@ -18,11 +18,11 @@ type HiddenError struct {
 
 func (e *HiddenError) Error() string {
 	return fmt.Sprintf("namespace %s is hidden: it is bound on %s (mount %d in /proc/self/mountinfo) in the directory "+
-		"that mount %d, a bind of %s over itself made after it (as `ip netns add` makes one when %s is no mount point), covers; "+
-		"it can be neither unmounted nor removed through its name. "+
+		"that a later bind of %s over itself (mount %d; `ip netns add` makes one when %s is no mount point) covers, "+
+		"so it can be neither unmounted nor removed through its name. "+
 		"Uncover it with `sudo umount %s` (refused while namespaces made since that bind are bound in it: remove them first, "+
 		"or `sudo umount -l %s` unbinds them too), then run this again",
-		e.Name, Path(e.Name), e.Mount, e.Over, Dir, Dir, Dir, Dir)
+		e.Name, Path(e.Name), e.Mount, Dir, e.Over, Dir, Dir, Dir)
 }
 
 // Hidden returns a *HiddenError when a namespace is bound at Path(name)
