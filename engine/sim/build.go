@@ -13,7 +13,7 @@ import (
 // engine's seed).
 func (e *Engine) build(sc *config.Scenario, wl *config.Workload, rep int) (*world, error) {
 	w := &world{e: e, rep: rep}
-	w.q.hop = w.waitsAgain
+	w.q.hop = w
 	if e.checks {
 		w.checks = &checker{budget: e.eventBudget}
 	}

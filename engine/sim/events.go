@@ -93,9 +93,9 @@ type eventQueue struct {
 	other     qent
 	hasOther  bool
 	// hop says whether the turn of endpoint id at at, the least event,
-	// from a lane, would only wait again, and for when
-	// (world.waitsAgain); nil: never.
-	hop      func(id int32, at int64) (int64, bool)
+	// from a lane, would only wait again, and for when (the world);
+	// nil: never.
+	hop      hopper
 	epoch    int64 // the near heap's times count from it, ns (nearHeap)
 	first    qent  // when hasFirst: an event before every one in near, far and the lanes
 	hasFirst bool
@@ -104,6 +104,13 @@ type eventQueue struct {
 	cur      int64  // time of the event last handed out, ns
 	curKey   uint64 // key of the event last handed out (its place at cur)
 	next     uint64 // insertion order of the next event
+}
+
+// hopper is what the queue asks whether a lane's turn would only wait
+// again (world.waitsAgain). An interface, not a func value: the call
+// goes to the method, not through a method value's wrapper.
+type hopper interface {
+	waitsAgain(id int32, at int64) (int64, bool)
 }
 
 // farNs is how far ahead of the current time an event goes to the far
@@ -367,7 +374,7 @@ func (q *eventQueue) popLater() (event, bool) {
 		l.head++
 		id := int32(e.key >> keyKindBits & maxEventID)
 		if q.hop != nil && q.next <= maxEventSeq {
-			at, again := q.hop(id, e.at)
+			at, again := q.hop.waitsAgain(id, e.at)
 			n := qent{at: at, key: q.next<<keySeqShift | uint64(id)<<keyKindBits | uint64(evAppRun)}
 			if again && at > e.at && at >= l.ev[len(l.ev)-1].at && !(q.hasFirst && n.before(q.first)) {
 				q.popped(e)

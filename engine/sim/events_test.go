@@ -160,13 +160,13 @@ func TestWaitLaneHop(t *testing.T) {
 		}
 		var hopped, plain eventQueue
 		hops := 0
-		hopped.hop = func(id int32, now int64) (int64, bool) {
+		hopped.hop = hopFunc(func(id int32, now int64) (int64, bool) {
 			at, w := again(id, now)
 			if w {
 				hops++
 			}
 			return at, w
-		}
+		})
 		type out struct {
 			at int64
 			id int32
@@ -242,3 +242,8 @@ func TestWaitLaneHop(t *testing.T) {
 		}
 	}
 }
+
+// hopFunc is a hopper made of a function.
+type hopFunc func(id int32, at int64) (int64, bool)
+
+func (f hopFunc) waitsAgain(id int32, at int64) (int64, bool) { return f(id, at) }

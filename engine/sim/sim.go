@@ -350,7 +350,7 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		}
 		if ep.host.queues[qc] < 0 {
 			ep.host.queues[qc] = int32(len(w.rxqs))
-			w.rxqs = append(w.rxqs, rxQueue{host: ep.host, core: qc})
+			w.rxqs = append(w.rxqs, rxQueue{host: ep.host, core: qc, cpu: &ep.host.cores[qc]})
 		}
 		ep.rxq = ep.host.queues[qc]
 		ep.rxCPU = &ep.host.cores[w.rxqs[ep.rxq].core]
@@ -369,7 +369,7 @@ func (w *world) ctxQueues(h *host) {
 	h.ctxQueues = make([]int32, len(h.cores))
 	for i := range h.cores {
 		h.ctxQueues[i] = int32(len(w.rxqs))
-		w.rxqs = append(w.rxqs, rxQueue{host: h, core: i, softirq: true})
+		w.rxqs = append(w.rxqs, rxQueue{host: h, core: i, cpu: &h.cores[i], softirq: true})
 	}
 }
 

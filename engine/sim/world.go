@@ -192,6 +192,7 @@ type frame struct {
 type rxQueue struct {
 	host *host
 	core int
+	cpu  *core   // &host.cores[core] (host.cores never grows)
 	ring []frame // frames pending, from head, in arrival order
 	head int
 	// inRing ends the frames (from head) the receive ring holds, when
@@ -356,7 +357,7 @@ func (w *world) poll(qi int32, now int64) {
 	q := &w.rxqs[qi]
 	q.pollEv = false
 	h := q.host
-	c := &h.cores[q.core]
+	c := q.cpu
 	if c.free > now && !q.softirq {
 		q.pollEv = true
 		w.q.push(c.free, evRxPoll, qi)
