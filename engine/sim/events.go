@@ -400,22 +400,24 @@ func (q *eventQueue) popLater() (event, bool) {
 	return q.popped(e), true
 }
 
-// nextAt returns the time of the earliest event, if any.
+// nextAt returns the time of the earliest event, if any. first comes
+// before every event in the heaps and the lanes (pop takes it before
+// them), and later stands for far and the lanes (setLater).
 func (q *eventQueue) nextAt() (int64, bool) {
-	at := int64(math.MaxInt64)
+	at, ok := int64(math.MaxInt64), false
 	if q.head < len(q.now) {
-		at = q.now[q.head].at
+		at, ok = q.now[q.head].at, true
 	}
 	if q.hasFirst {
-		at = min(at, q.first.at)
+		return min(at, q.first.at), true
 	}
 	if len(q.near) > 0 {
-		at = min(at, q.nearTop().at)
+		at, ok = min(at, q.nearTop().at), true
 	}
 	if q.hasLater {
-		at = min(at, q.later.at)
+		at, ok = min(at, q.later.at), true
 	}
-	return at, q.len() > 0
+	return at, ok
 }
 
 // heapsBefore reports whether e comes before every event in the heaps.
