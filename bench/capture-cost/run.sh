@@ -30,6 +30,8 @@
 # packets source cpu_s bytes position-in-round") in FILE.
 # What each eBPF program costs a run, apart from the throughput:
 # `go run ./bench/capture-cost/progstat -- tsolab run ...` (see its doc).
+# Where a run's cost goes, per packet and by kernel symbol:
+# bench/capture-cost/perf.sh (perf record -a of runs without and with).
 # BASE=REV also builds tsolab at git revision REV and adds its run with
 # `-capture` to each round (the three runs' order rotates by round), so
 # a change to the capture is measured against REV in the same rounds:
