@@ -3,7 +3,9 @@
 // lock, refresh (reading back what exists and reporting drift), the diff
 // between desired and refreshed resources (create, update in place,
 // replace, delete), saved plan files, the dependency-ordered parallel
-// apply and destroy, and the DOT dependency graph.
+// apply and destroy, and the DOT dependency graph. Run as root through
+// sudo in a lab directory the invoking user owns, it gives .tsolab/ and
+// the files it writes there to that user (SUDO_UID, SUDO_GID).
 //
 // The flow the CLI drives is:
 //

@@ -62,12 +62,16 @@ func (e *LockError) Error() string {
 // the lab in the error when another process holds it. The lock file then
 // says who holds it (LockInfo).
 func LockState(dir, lab string) (*Lock, error) {
-	sdir := filepath.Join(dir, StateDir)
-	if err := os.MkdirAll(sdir, 0o755); err != nil {
+	sdir, err := makeStateDir(dir)
+	if err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(sdir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
+		return nil, err
+	}
+	if err := giveToSudoUser(dir, f.Name()); err != nil {
+		f.Close()
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {

@@ -450,10 +450,11 @@ func backupState(dir string) error {
 // writeStateFile writes b to path in the state directory of dir: a
 // temporary file in the same directory, fsync, rename over the old file,
 // fsync of the directory. A reader sees the old file or the new one,
-// never a mix.
+// never a mix. Under sudo, the file is the invoking user's
+// (giveToSudoUser).
 func writeStateFile(dir, path string, b []byte) error {
-	sdir := filepath.Join(dir, StateDir)
-	if err := os.MkdirAll(sdir, 0o755); err != nil {
+	sdir, err := makeStateDir(dir)
+	if err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(sdir, filepath.Base(path)+".tmp*")
@@ -467,6 +468,9 @@ func writeStateFile(dir, path string, b []byte) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = giveToSudoUser(dir, tmp)
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)
