@@ -655,6 +655,51 @@
 // (returning early there): a cost iperf3 does not pay, of the size of
 // the sender's 2.9%.
 //
+// Session 13, against iperf3 under CUBIC (issue 16). With both tools'
+// senders on CUBIC (bench/iperf-compare -a cubic) the lead's quiet run
+// (load 0.6-2.5) had tsolab at 308% of iperf3's throughput with one
+// connection and TSO on (67.9 against 23.0 Gb/s), where under BBR the
+// two were level. The figure is true, and what holds iperf3 back is
+// where its segments are sent from. Independent counts (one pair of
+// namespaces, 3 s runs, load 0.4-0.5): rx0's rx_bytes grew 23,988 MB
+// over a tsolab run whose driver reported 63.85 Gb/s (23.94 GB in 3 s
+// plus the drain), and 15,481 MB over an iperf3 run that reported
+// 15,458 MB received. ss -ti in mid-run: neither flow window-limited
+// (snd_wnd 7.2 MB for iperf3, 26 MB for tsolab, RTT 0.04-0.3 ms). In
+// paired runs at that load iperf3 had 52.0, 16.2, 47.1, 48.9 Gb/s, tsolab
+// 68.9, 49.2, 64.9, 66.5: iperf3 falls into slow rounds, with spurious
+// fast retransmits (13.1 Gb/s with 542, 19.0 with 1489, 16.1 with 293;
+// in a 33.2 Gb/s round all 141 came back as duplicates:
+// TCPDSACKRecvSegs 141, TCPSACKReorder 5, TCPFullUndo 4 in the sender's
+// namespace; cwnd 172 in the 16.1 Gb/s round against 2748-2998
+// otherwise); tsolab's rounds had 0-10. Pinning iperf3's client and server to different CPUs (-A 0,1:
+// a quiet 2-core machine puts them so) made it worse, 2.2-18.6 Gb/s with
+// 185-2025 retransmits, against 9.0-44.5 unpinned and tsolab's 39-68 in
+// the same rounds (load 4.7-6). Who sends (perf record -e
+// net:net_dev_xmit over 1.5 s mid-run, load 5): in an iperf3 -A 0,1 run
+// (5.5 Gb/s) its server's thread put 235 MB of data on tx0 and softirqs
+// in other tasks on that CPU 34 MB, against 407 MB from its client:
+// 36% of the data left from the receiver's CPU; in the tsolab run
+// beside it (39.3 Gb/s, 7 retransmits) its receiving thread sent 0.2 MB
+// of 4,067. The segments an ACK frees are sent by whoever processes
+// the ACK unless the sender's socket is owned (a sender inside write():
+// the ACK waits in the socket's backlog and release_sock sends from the
+// sender's call). tsolab's sender stays in write() until ten in a row
+// are refused (fullTries), iperf3's client selects between batches of
+// ten writes, so its receiver's CPU sends too; on veth each transmit
+// goes to the backlog of the CPU that sends it (netif_rx), so one flow
+// sent from two CPUs arrives out of order, and CUBIC cuts its window
+// at each recovery the reordering starts (BBR does not, and its pacing
+// timer sends from whatever thread runs for both tools: "Session 12,
+// the sending side"). On a loaded machine a tool's two threads often
+// share one CPU (in an unpinned profile at load 5 each tool's sender
+// and receiver sat on one CPU, other jobs on the other; 38.2 and 45.6
+// Gb/s) and the gap closes to 1.2-1.5 (iperf3 33-53, tsolab 46-73 Gb/s,
+// unpinned rounds without retransmits, load 4-6). So against iperf3 on
+// CUBIC the throughput ratio measures iperf3's send loop on veth as
+// much as tsolab's cost, and the CPU ratios move with which thread
+// sends.
+//
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
 // attaches a program at TCX egress of the sender's NIC (sch_handle_egress,
