@@ -676,12 +676,16 @@
 // a quiet 2-core machine puts them so) made it worse, 2.2-18.6 Gb/s with
 // 185-2025 retransmits, against 9.0-44.5 unpinned and tsolab's 39-68 in
 // the same rounds (load 4.7-6). Who sends (perf record -e
-// net:net_dev_xmit over 1.5 s mid-run, load 5): in an iperf3 -A 0,1 run
+// net:net_dev_xmit over 1.5 s mid-run, as bench/iperf-compare/sendctx.sh
+// records it; load 5): in an iperf3 -A 0,1 run
 // (5.5 Gb/s) its server's thread put 235 MB of data on tx0 and softirqs
 // in other tasks on that CPU 34 MB, against 407 MB from its client:
 // 36% of the data left from the receiver's CPU; in the tsolab run
 // beside it (39.3 Gb/s, 7 retransmits) its receiving thread sent 0.2 MB
-// of 4,067. The segments an ACK frees are sent by whoever processes
+// of 4,067; sendctx.sh at load 12-14: iperf3 -A 0,1 33.8% and 23.3%
+// of the data from other threads than its client (656 and 339
+// retransmits), unpinned 0.0% (both its threads on one CPU; 3 and 2),
+// tsolab 0.0%. The segments an ACK frees are sent by whoever processes
 // the ACK unless the sender's socket is owned (a sender inside write():
 // the ACK waits in the socket's backlog and release_sock sends from the
 // sender's call). tsolab's sender stays in write() until ten in a row
