@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Count what each thread of a loop process does, per GB received: run
-# CMD (cloop, goloop or anything that prints throughput_bps= and runs at
-# least SECONDS+2 s), attach `perf stat --per-thread` to it 1 s in for
+# CMD (cloop, goloop, the iperf-compare driver, iperf3 -c ... -J, or
+# anything that prints throughput_bps=; it runs at least SECONDS+2 s), attach `perf stat --per-thread` to it 1 s in for
 # SECONDS, and print per thread its CPU ms, context switches (voluntary,
 # and involuntary: switched out while runnable), migrations, signals delivered, system
 # calls (all, and write, read, poll, ppoll, futex, nanosleep,
@@ -17,6 +17,8 @@
 # e.g., on the namespaces iperf-compare -setup makes (TSO off):
 #   threads.sh ./cloop tsl.L.tx tsl.L.rx 10.203.0.2 5301 5 131072
 #   threads.sh ./goloop -v procs+pass+meter tsl.L.tx tsl.L.rx 10.203.0.2 5302 5 131072
+#   threads.sh ip netns exec tsl.L.tx iperf3 -c 10.203.0.2 -t 5 -l 128K -C cubic -J
+#   (its client only: the server is another process)
 # Needs root (perf) and python3.
 set -euo pipefail
 DUR=2
@@ -48,7 +50,13 @@ cat "$work/out"
 python3 - "$work" "$DUR" <<'PY'
 import collections, re, sys
 work, dur = sys.argv[1], float(sys.argv[2])
-bps = float(re.search(r'throughput_bps=(\d+)', open(work + '/out').read()).group(1))
+out = open(work + '/out').read()
+m = re.search(r'throughput_bps=(\d+)', out)
+if m:
+    bps = float(m.group(1))
+else:  # iperf3 -J: what its server received over the whole test
+    import json
+    bps = float(json.loads(out[out.index('{'):])['end']['sum_received']['bits_per_second'])
 gb = bps * dur / 8 / 1e9
 short = {'task-clock': 'ms', 'context-switches': 'cs', 'cpu-migrations': 'migr', 'signal:signal_deliver': 'sig',
          'raw_syscalls:sys_enter': 'sysc', 'irq:softirq_entry': 'softirq', 'ipi:ipi_send_cpu': 'ipi'}
