@@ -5,6 +5,9 @@ import collections, gzip, json, re, sys
 
 SAMPLE_NS = 250_000.0  # cpu-clock at 4 kHz
 LAB = re.compile(r'10\.77\.21\.')  # examples/kernel-calibration's addresses
+# the kernel engine's workers name their threads "tsl" and 12 hex digits while
+# they run (engine/kernel workerName); its other threads keep tsolab
+WORKER = re.compile(r'^(tsolab|tsl[0-9a-f]{12})$')
 HEAD = re.compile(r'^\s*(.+?)\s+(\d+)\s+([\d.]+):\s+(\S+?):?\s')
 
 STEPS = {
@@ -28,12 +31,18 @@ STEPS = {
            'tcp_rcv_established', 'tcp_data_queue', 'tcp_queue_rcv', '__netif_receive_skb_core', '__netif_receive_skb_one_core',
            '__netif_receive_skb', 'process_backlog', 'net_rx_action', 'ip_protocol_deliver_rcu', 'tcp_add_backlog',
            '__release_sock', 'release_sock', 'tcp_v4_early_demux', 'ip_rcv_finish_core'],
-    'syscall': ['tcp_sendmsg_locked', 'tcp_sendmsg', 'tcp_recvmsg_locked', 'tcp_recvmsg', 'sock_recvmsg', 'sock_sendmsg',
-                'sock_write_iter', 'sock_read_iter', 'vfs_read', 'vfs_write', 'ksys_read', 'ksys_write', 'do_syscall_64',
-                'entry_SYSCALL_64_after_hwframe', 'tcp_rcv_space_adjust', 'tcp_cleanup_rbuf', '__tcp_cleanup_rbuf',
-                'sk_stream_wait_memory', 'sk_wait_data', 'tcp_stream_alloc_skb', 'tcp_skb_entail'],
+    'read': ['tcp_recvmsg_locked', 'tcp_recvmsg', 'sock_recvmsg', 'sock_read_iter', 'vfs_read', 'ksys_read', 'inet_recvmsg',
+             'tcp_rcv_space_adjust', 'tcp_cleanup_rbuf', '__tcp_cleanup_rbuf', 'sk_wait_data'],
+    'write': ['tcp_sendmsg_locked', 'tcp_sendmsg', 'sock_sendmsg', 'sock_write_iter', 'vfs_write', 'ksys_write', 'inet_sendmsg',
+              'sk_stream_wait_memory', 'tcp_stream_alloc_skb', 'tcp_skb_entail'],
+    'poll': ['do_sys_poll', '__x64_sys_ppoll', '__se_sys_ppoll', '__do_sys_ppoll', '__x64_sys_poll', 'do_poll', 'do_poll.constprop.0', 'tcp_poll',
+             'sock_poll', 'poll_freewait', 'poll_schedule_timeout', 'poll_schedule_timeout.constprop.0', '__pollwait'],
 }
 STEP = {f: s for s, fns in STEPS.items() for f in fns}
+# the system call a sample is in: its entry, exit and scheduling (a poll's
+# sleep and wake-up) count to the call's step when no inner step names it
+CALL = {'ksys_read': 'read', '__x64_sys_read': 'read', 'ksys_write': 'write', '__x64_sys_write': 'write',
+        '__x64_sys_ppoll': 'poll', '__se_sys_ppoll': 'poll', '__do_sys_ppoll': 'poll', 'do_sys_poll': 'poll'}
 # a context holding one of these is that step whole, as the model charges it
 WHOLE = [('ack_tx', {'__tcp_send_ack', '__tcp_send_ack.part.0', 'tcp_send_ack'}), ('ack_rx', {'tcp_ack'}),
          ('gso', {'skb_segment', '__skb_gso_segment'})]
@@ -53,9 +62,12 @@ def step(frames):
     for s, fns in WHOLE:
         if names & fns:
             return s
+    call = next((CALL[f] for f in ctx if f in CALL), None)
     for f in ctx:
         if f in STEP:
-            return STEP[f]
+            return call if STEP[f] in CALL.values() and call else STEP[f]
+    if call:
+        return call
     return 'softirq entry' if len(ctx) < len(frames) else 'other'
 
 
@@ -92,7 +104,7 @@ def windows(path):
 def run(d, tag):
     path = f'{d}/{tag}.txt.gz'
     spans = windows(path)
-    steps, acks, foreign, calls = collections.Counter(), 0, 0, 0
+    steps, acks, foreign, calls = collections.Counter(), 0, 0, collections.Counter()
     for head, frames in samples(path):
         m = HEAD.match(head)
         if not m or not any(a <= float(m.group(3)) <= b for a, b in spans):
@@ -103,15 +115,16 @@ def run(d, tag):
                 foreign += 1
             elif re.search(r'data_len=0\b', head):
                 acks += 1
-        elif ev.startswith('syscalls:'):
-            calls += comm == 'tsolab'
+        elif ev.startswith('syscalls:sys_enter_') and WORKER.match(comm):
+            calls[ev[len('syscalls:sys_enter_'):]] += 1
         elif ev.startswith('cpu-clock'):
             s = step(frames)
-            if comm == 'tsolab' or (any(f in SOFTIRQ for f in frames) or comm.startswith('ksoftirqd')) and s not in ('other', 'perf'):
+            if WORKER.match(comm) or (any(f in SOFTIRQ for f in frames) or comm.startswith('ksoftirqd')) and s not in ('other', 'perf'):
                 steps[s] += 1
     r = json.load(open(f'{d}/{tag}.json'))['runs'][0]
     met = r['metrics']
-    return {'tag': tag, 'foreign': foreign, 'steps': steps, 'acks': acks, 'calls': calls, 'segs': met['bytes'] / r['mss'],
+    return {'tag': tag, 'foreign': foreign, 'steps': steps, 'acks': acks, 'reads': calls['read'], 'writes': calls['write'],
+            'polls': calls['ppoll'], 'calls': sum(calls.values()), 'segs': met['bytes'] / r['mss'],
             'units': met['send_units'], 'bytes': met['bytes'], 'secs': met['duration_s'], 'gbps': met['throughput_bps'] / 1e9,
             'cpu': met['cpu_tx_pct'] + met['cpu_rx_pct']}
 
@@ -128,8 +141,11 @@ def figures(rs):
             ('driver_per_unit ns/seg', per('driver', 'segs')), ('qdisc ns/seg (not modelled)', per('qdisc', 'segs')),
             ('tx_completion ns/seg', per('free', 'segs')), ('ack_tx ns/ACK', per('ack_tx', 'acks')),
             ('ack_rx ns/ACK', per('ack_rx', 'acks')), ('rx_per_skb ns/seg', per('rx', 'segs')),
-            ('copy_per_byte ns/B (x2 copies)', st('copy') / (2 * n('bytes'))), ('syscall ns/call', per('syscall', 'calls')),
-            ('segments', n('segs')), ('units', n('units')), ('pure ACKs', n('acks')), ('calls', n('calls'))]
+            ('copy_per_byte ns/B (x2 copies)', st('copy') / (2 * n('bytes'))), ('read ns/read', per('read', 'reads')),
+            ('poll ns/poll', per('poll', 'polls')), ('read cycle ns/poll (reads+polls)', (st('read') + st('poll')) / n('polls') if n('polls') else float('nan')),
+            ('write ns/write', per('write', 'writes')),
+            ('segments', n('segs')), ('units', n('units')), ('pure ACKs', n('acks')), ('reads', n('reads')), ('polls', n('polls')),
+            ('writes', n('writes'))]
 
 
 def main():

@@ -12,7 +12,8 @@
 #   perf record -a -g -e cpu-clock/freq=4000/ (call graphs; a sample is
 #     250 us of CPU), tcp:tcp_probe (every segment TCP receives, without
 #     call graphs: pure ACKs are those with data_len 0 at the senders'
-#     sockets), the workers' read and write calls (comm tsolab),
+#     sockets), the workers' read, write and poll calls (comm tsolab or
+#     tsl and 12 hex digits: engine/kernel names its workers' threads),
 # with its own -name (no lock needed) and the eBPF send-unit counter on.
 # costs.py then puts each CPU sample of tsolab's threads, and each
 # softirq sample of any thread, in the window of the lab's segments into
@@ -20,9 +21,12 @@
 # the innermost kernel function of it that names a step wins (a context
 # inside __tcp_send_ack or tcp_ack is that step whole, as the model
 # charges it). The figures per event use the run's counts: segments =
-# bytes / MSS, units = send_units, ACKs from tcp_probe, calls = reads +
-# writes. A run whose window holds other labs' TCP segments (tcp_probe
-# not from 10.77.21.x) is left out: their softirq work in shared threads
+# bytes / MSS, units = send_units, ACKs from tcp_probe, reads, writes and
+# polls (Go's unix.Poll is ppoll) from their sys_enter tracepoints; a
+# sample in a read, write or poll call that no inner step names (entry,
+# exit, a poll's sleep and wake-up) is that call's. A run whose window
+# holds other labs' TCP segments (tcp_probe not from 10.77.21.x) is left
+# out: their softirq work in shared threads
 # cannot be told from the lab's. The table prints each run and the
 # pooled figures.
 #
@@ -35,6 +39,9 @@ RUNS=${RUNS:-2}
 OUT=${OUT:-$(mktemp -d /tmp/kernel-costs.XXXX)}
 CELLS=("$@")
 [ ${#CELLS[@]} -gt 0 ] || CELLS=(tso=false,mtu=1500,rate=2gbit tso=false,mtu=9000,rate=2gbit)
+# the kernel engine's workers name their threads "tsl" and 12 hex digits
+# while they run (engine/kernel workerName); its other threads keep tsolab
+WORKERS='comm == "tsolab" || comm ~ "tsl*"'
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
 go build -o "$OUT/tsolab" "$ROOT/cmd/tsolab"
@@ -44,8 +51,9 @@ for i in $(seq 1 "$RUNS"); do
 		tag=$(echo "$c" | tr ',=' '_-')_r$i
 		uptime >"$OUT/$tag.load"
 		perf record -q -a -g -m 8M -e cpu-clock/freq=4000/ -e tcp:tcp_probe/call-graph=no/ \
-			-e syscalls:sys_enter_read/call-graph=no/ --filter 'comm == "tsolab"' \
-			-e syscalls:sys_enter_write/call-graph=no/ --filter 'comm == "tsolab"' -o "$OUT/$tag.perf" -- \
+			-e syscalls:sys_enter_read/call-graph=no/ --filter "$WORKERS" \
+			-e syscalls:sys_enter_write/call-graph=no/ --filter "$WORKERS" \
+			-e syscalls:sys_enter_ppoll/call-graph=no/ --filter "$WORKERS" -o "$OUT/$tag.perf" -- \
 			"$OUT/tsolab" test -engine kernel -name kcost$$ -repeat 1 -json "$OUT/$tag.json" -scenario "$c" \
 			"$ROOT/examples/kernel-calibration" >"$OUT/$tag.out" 2>&1 || true
 		uptime >>"$OUT/$tag.load"
