@@ -115,8 +115,9 @@ func CreateSetUp(name, mark string, setup func() error) (created bool, err error
 // bindHere binds the calling thread's namespace at Path(name) unless a
 // namespace is bound there already (bound false), under LockClaims,
 // having made Dir a shared mount point first (shareDir). A file left at
-// the name without a namespace (Leftover) is reused; the file is removed
-// again when the binding fails.
+// the name without a namespace (Leftover) is reused, unless a namespace
+// is bound there under a later mount over Dir (a *HiddenError); the file
+// is removed again when the binding fails.
 func bindHere(name string) (bound bool, err error) {
 	unlock, err := LockClaims()
 	if err != nil {
@@ -130,8 +131,18 @@ func bindHere(name string) (bound bool, err error) {
 		return false, err
 	}
 	p := Path(name)
-	if err := mountPoint(p); err != nil {
+	left, err := mountPoint(p)
+	if err != nil {
 		return false, err
+	}
+	if left {
+		// A file at the name, and no namespace seen on it: a Leftover, or
+		// the name of one a later mount over Dir hides (which a new one
+		// bound over it would leave alive, unreachable).
+		var h *HiddenError
+		if errors.As(Hidden(name), &h) {
+			return false, h
+		}
 	}
 	if Between != nil {
 		Between()
@@ -162,27 +173,27 @@ var mountPoints struct {
 // file, which becomes the anchor, when there is none or the link fails
 // (every name of the anchor removed, its link count at the file
 // system's maximum, no CAP_DAC_READ_SEARCH). A file already at p (a
-// Leftover) is used as it is.
-func mountPoint(p string) error {
+// Leftover) is used as it is, and left says so.
+func mountPoint(p string) (left bool, err error) {
 	mountPoints.mu.Lock()
 	defer mountPoints.mu.Unlock()
 	if a := mountPoints.anchor; a != nil {
 		err := unix.Linkat(int(a.Fd()), "", unix.AT_FDCWD, p, unix.AT_EMPTY_PATH)
 		if err == nil || errors.Is(err, unix.EEXIST) {
-			return nil
+			return err != nil, nil
 		}
 		a.Close()
 		mountPoints.anchor = nil
 	}
 	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if errors.Is(err, os.ErrExist) {
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	mountPoints.anchor = f
-	return nil
+	return false, nil
 }
 
 // Leftover reports whether a file is at Path(name) with no namespace

@@ -86,8 +86,9 @@ func TestDirBecomesASharedMountOnce(t *testing.T) {
 // is a plain directory (one bound by hand, then one by netnsfs, which
 // leaves Dir as it is rather than bind over the first and hide it) are
 // hidden by a later `ip netns add`; Remove then fails with a
-// *HiddenError saying what to run, and once Dir is uncovered (the fix it
-// names) Remove works.
+// *HiddenError saying what to run, Create of the name refuses to bind
+// another over it, and once Dir is uncovered (the fix it names) Remove
+// works.
 func TestHiddenNamespaceIsNamed(t *testing.T) {
 	if !netnstest.InPrivateMounts(t) {
 		return
@@ -120,6 +121,9 @@ func TestHiddenNamespaceIsNamed(t *testing.T) {
 		}
 		if err := netnsfs.Hidden(n); err == nil {
 			t.Errorf("Hidden(%s) under the later bind: nil", n)
+		}
+		if _, err := netnsfs.Create(n); !errors.As(err, &h) {
+			t.Errorf("Create(%s) over the hidden one: %v, want a *HiddenError", n, err)
 		}
 	}
 	if err := unix.Unmount(netnsfs.Dir, unix.MNT_DETACH); err != nil {
