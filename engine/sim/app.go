@@ -152,7 +152,6 @@ func (ep *endpoint) runApp(now int64) {
 		return
 	}
 	a.waiting = false
-	p := &ep.host.cpu
 	did := false
 	r := &ep.rcv
 	if r.unread > 0 {
@@ -170,7 +169,7 @@ func (ep *endpoint) runApp(now int64) {
 			n, msgDone = min(r.unread, need), r.unread >= need
 		}
 		if n > 0 {
-			done := c.charge(now, p.Syscall+p.CopyPerByte*float64(n))
+			done := c.charge(now, ep.readCost(n))
 			oldWin := r.right - r.nxt
 			r.unread -= n
 			r.readBytes += n
@@ -222,6 +221,20 @@ func (ep *endpoint) runApp(now int64) {
 	if !a.ev {
 		ep.sleep()
 	}
+}
+
+// readCost is the CPU of a read of n bytes: the call, the copy, and when
+// it empties the receive queue the empty read and the poll the reader
+// sleeps in until data comes (the kernel engine's reader reads again
+// after a short read and polls after EAGAIN, as a nonblocking reader
+// does).
+func (ep *endpoint) readCost(n int64) float64 {
+	p := &ep.host.cpu
+	cost := p.Syscall + p.CopyPerByte*float64(n)
+	if n == ep.rcv.unread {
+		cost += p.ReadWait
+	}
+	return cost
 }
 
 // sleep is the end of a turn after which the thread sleeps: it gives up

@@ -14,7 +14,12 @@ type CPUProfile struct {
 	Description string
 	Cores       int // cores when the host does not say
 
-	Syscall     float64 // one write/read/sendfile call: entry, socket lock, tcp_sendmsg/tcp_recvmsg bookkeeping
+	Syscall float64 // one write/read/sendfile call: entry, socket lock, tcp_sendmsg/tcp_recvmsg bookkeeping
+	// ReadWait is a read that empties the receive queue, beyond its
+	// Syscall: the reader's next read finds nothing (EAGAIN) and its
+	// poll sleeps until data comes (the calls, the sleep and the
+	// wake-up on the reader's side).
+	ReadWait    float64
 	CopyPerByte float64 // one byte copied between user and kernel (skb_copy_to_page, skb_copy_datagram_iovec)
 	PagePerByte float64 // one byte of sendfile: page reference and frag setup, no copy (do_tcp_sendpages)
 

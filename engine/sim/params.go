@@ -19,6 +19,7 @@ type Param struct {
 // their language names (the CPUProfile fields in snake case).
 var params = []Param{
 	{"syscall", "ns per write/read/sendfile call", func(p *CPUProfile) *float64 { return &p.Syscall }},
+	{"read_wait", "ns per read that empties the receive queue, beyond syscall (the empty read and the poll after it)", func(p *CPUProfile) *float64 { return &p.ReadWait }},
 	{"copy_per_byte", "ns per byte copied", func(p *CPUProfile) *float64 { return &p.CopyPerByte }},
 	{"page_per_byte", "ns per byte of sendfile", func(p *CPUProfile) *float64 { return &p.PagePerByte }},
 	{"stack_per_skb", "ns per skb through tcp_transmit_skb", func(p *CPUProfile) *float64 { return &p.StackPerSkb }},
