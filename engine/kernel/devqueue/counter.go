@@ -75,9 +75,10 @@ const RingBytes = 64 << 20
 // wire segments (48 bytes each with Ethernet, IPv4 and TCP timestamps
 // as short records, 88 as full ones), so that the reader can leave
 // those of a 2 s TSO-off run of examples/tso-basics at MTU 1500
-// (2.1-2.6 M at 12.9-14.7 Gb/s here: 94-114 MB a CPU as full records,
-// 55% of that short) in the rings until the run's measurements are taken (see
-// drainAt). Making them takes ~100 ms (vmalloc'd and zeroed by the
+// (2.1-2.6 M at 12.9-14.7 Gb/s here under BBR: 94-114 MB a CPU as full
+// records, 55% of that short; 2.5-2.9 M at 15-21 Gb/s under CUBIC,
+// session 13: ~70 MB a CPU short) in the rings until the run's
+// measurements are taken (see drainAt). Making them takes ~100 ms (vmalloc'd and zeroed by the
 // kernel), before the run. A receiver whose rings would take the
 // process's rings past ringsMax, or that the kernel refuses the memory,
 // gets RingBytes.

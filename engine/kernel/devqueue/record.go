@@ -261,12 +261,13 @@ const readerNice = -10
 // A ring is drained while a run goes on only once its unread records
 // fill drainAt of it, down to drainTo, oldest first: reading a record
 // costs the reader 27-45 ns of CPU into the spool (BenchmarkReader), so
-// a TSO-off receiver's million records a second cost 1.5-2.5% of this
+// a TSO-off receiver's 1-1.8 M records a second cost 1.4-4% of this
 // 2-core machine while measured; left in the rings they are read after
 // the measurements, at stop. What is left above drainAt is the reader's
-// margin: ~27 MB of a receiver's 256 MB ring a CPU, about a second of
-// a TSO-off receiver's records at MTU 1500 here (short records), twenty
-// of its longest sleeps.
+// margin: ~27 MB of a receiver's 256 MB ring a CPU, 0.3-0.9 s of a
+// TSO-off receiver's records at MTU 1500 here under CUBIC (short
+// records, 31-43 MB a second a CPU, up to 86 on one), six or more of
+// its longest sleeps.
 const (
 	drainAt = 0.9
 	drainTo = 0.5
@@ -282,15 +283,16 @@ const (
 // (examples/tso-basics, TSO off, MTU 1500, 2 s runs, 4 each, loaded
 // machine: the sender's reader 27-41 ms of CPU and 700-890 wake-ups a
 // run for 30-47k records, 7-11 ms and ~50 wake-ups with this rule).
-// A TSO-off receiver at MTU 1500 (~550k records a second a CPU, ~26 MB)
-// is looked at every longestPoll.
+// A TSO-off receiver at MTU 1500 (0.65-0.9 M records a second a CPU
+// under CUBIC, 31-43 MB) is looked at every longestPoll.
 const (
 	pollFill = 8
 	minPoll  = 2 * time.Millisecond
 	// longestPoll bounds the sleep where the rings are large.
 	longestPoll = 50 * time.Millisecond
 	// peakRecordRate is more records a second than one CPU writes
-	// (a TSO-off receiver writes ~1 M a second on two CPUs here): after
+	// (a TSO-off receiver writes 1.3-1.8 M a second on two CPUs here
+	// under CUBIC): after
 	// a quiet spell the reader wakes before a sudden burst at this rate
 	// of the longest records could fill a ring.
 	peakRecordRate = 2_000_000
