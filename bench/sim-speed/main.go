@@ -32,13 +32,17 @@
 // 'neterion-2005/tso=true,mtu=1500') runs that cell once more per tree
 // under valgrind's cachegrind (GOGC=off GOMAXPROCS=1) and prints the
 // instructions per segment the model's code ran (the functions of
-// engine/sim): a count the machine's load does not move, for changes
-// smaller than the noise of the rounds. It needs valgrind.
+// engine/sim), in all and by source file (events.go is the queue, sim.go
+// the loop, world.go the wire and the NAPI poll, tcp.go, app.go, output.go
+// and profile.go the stack, cpu.go the cores): a count the machine's load
+// does not move, for changes smaller than the noise of the rounds. It
+// needs valgrind.
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
@@ -98,7 +102,9 @@ func main() {
 	}
 	if *instr != "" {
 		for _, t := range trees {
-			fmt.Printf("%s: %s: %.0f instructions per segment in engine/sim (cachegrind)\n", t.name, *instr, instructions(work, t, *instr))
+			total, byFile := instructions(work, t, *instr)
+			fmt.Printf("%s: %s: %.0f instructions per segment in engine/sim (cachegrind)\n", t.name, *instr, total)
+			fmt.Printf("%s: by source file:%s\n", t.name, fileShares(byFile))
 		}
 	}
 	if missed > 0 {
@@ -267,8 +273,10 @@ func ratio(cur, base []float64) float64 {
 }
 
 // instructions runs one cell of t under cachegrind and returns the
-// instructions per wire segment spent in engine/sim's functions.
-func instructions(work string, t *tree, cell string) float64 {
+// instructions per wire segment spent in engine/sim's functions, in all
+// and by the source file of their lines (code inlined from another file
+// counts to that file: cg_annotate's file:function pairs).
+func instructions(work string, t *tree, cell string) (float64, map[string]float64) {
 	out := filepath.Join(work, t.name+".cg")
 	cmd := exec.Command("valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file="+out,
 		t.bin, "-test.run", "^$", "-test.bench", "^BenchmarkExamples$/"+cell+"$", "-test.benchtime", "1x")
@@ -286,6 +294,7 @@ func instructions(work string, t *tree, cell string) float64 {
 	ann, err := exec.Command("cg_annotate", out).Output()
 	check(err)
 	var ir float64
+	byFile := map[string]float64{}
 	for _, line := range strings.Split(string(ann), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 || !strings.Contains(f[len(f)-1], "tsolab/engine/sim.") {
@@ -293,9 +302,21 @@ func instructions(work string, t *tree, cell string) float64 {
 		}
 		if v, err := strconv.ParseFloat(strings.ReplaceAll(f[0], ",", ""), 64); err == nil {
 			ir += v
+			file, _, _ := strings.Cut(f[len(f)-1], ":")
+			byFile[filepath.Base(file)] += v / segs
 		}
 	}
-	return ir / segs
+	return ir / segs, byFile
+}
+
+// fileShares lists instructions per segment by source file, most first.
+func fileShares(byFile map[string]float64) string {
+	files := slices.SortedFunc(maps.Keys(byFile), func(a, b string) int { return cmp.Compare(byFile[b], byFile[a]) })
+	var b strings.Builder
+	for _, f := range files {
+		fmt.Fprintf(&b, " %s %.0f", f, byFile[f])
+	}
+	return b.String()
 }
 
 func median(xs []float64) float64 {
