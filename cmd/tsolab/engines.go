@@ -47,6 +47,7 @@ func (c *cli) testEngines(lab *config.Lab, dir, name string, args []string, f *r
 	for i, kind := range []config.EngineKind{config.EngineKernel, config.EngineSim} {
 		fk := *f
 		fk.engine = string(kind)
+		fk.bothEngines = true
 		if kind == config.EngineSim {
 			// Capturing packets is the kernel run's: the model sends none.
 			fk.noCapture, fk.capture, fk.captureMax = false, "", ""

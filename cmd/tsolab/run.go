@@ -52,7 +52,10 @@ type runFlags struct {
 	noCapture  bool
 	capture    string
 	captureMax string
-	seed       *uint64 // -seed: the model's random source; nil = not given (sim.Options.Seed 0)
+	// bothEngines: this is the model's half of -engine kernel,sim, whose
+	// repetitions are the kernel's to make.
+	bothEngines bool
+	seed        *uint64 // -seed: the model's random source; nil = not given (sim.Options.Seed 0)
 	// set holds the flags given on the command line: they win over the
 	// lab's and workloads' repeat, confidence and strict.
 	set map[string]bool
@@ -72,7 +75,7 @@ func (f *runFlags) register(fs *flag.FlagSet, test bool) {
 	fs.BoolVar(&f.out.noColor, "no-color", false, "no ANSI colors")
 	fs.StringVar(&f.engine, "engine", "", "`ENGINE`: \"kernel\" (real namespaces and sockets) or \"sim\" (the model); test: \"kernel,sim\" runs both and shows, per expectation, the metrics it reads on each and whether their verdicts agree; default: the lab's engine")
 	fs.Var(&f.scenarios, "scenario", "run only the matrix cell `NAME`, e.g. tso=false (repeatable; default: all for test, the applied one for run)")
-	fs.IntVar(&f.repeat, "repeat", 1, "`N` runs per scenario and workload; with 2 or more, metrics carry a median and a 95% confidence interval")
+	fs.IntVar(&f.repeat, "repeat", 1, "`N` runs per scenario and workload; with 2 or more, metrics carry a median and a 95% confidence interval (sim engine: repetitions differ only by the draws of hosts that run a scheduler, and where no host runs one, N > 1 is refused: the runs would be copies)")
 	fs.Float64Var(&f.confidence, "confidence", 0, "repeat each workload until the 95% confidence interval of its throughput (transactions/s for rr) is at most `PCT`% of the median wide, like netperf -I 95,PCT: at least 6 runs, at most -repeat (default 30)")
 	fs.StringVar(&f.jsonFile, "json", "", "write every run's results to `FILE` as JSON; - streams JSON lines to stdout instead (docs/json-format.md)")
 	fs.StringVar(&f.junitFile, "junit", "", "write one JUnit test case per expectation and scenario to `FILE`")
@@ -140,6 +143,9 @@ func (c *cli) runEngine(lab *config.Lab, dir, name string, args []string, f *run
 	scenarios, code := c.selectScenarios(lab, dir, f.scenarios, kind, test)
 	if scenarios == nil {
 		return nil, nil, code
+	}
+	if kind == config.EngineSim && !f.bothEngines && !c.checkModelRepeat(lab, scenarios, f) {
+		return nil, nil, exitError
 	}
 	if kind == config.EngineKernel && !c.mayMakeNamespaces("tsolab "+name+" on the kernel engine makes network namespaces", scenarios) {
 		return nil, nil, exitError
