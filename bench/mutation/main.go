@@ -38,6 +38,7 @@ type mutation struct {
 	pkgs  []string
 	run   string
 	netns bool // the tests need namespaces: run under the lock, as root
+	at    int  // generated mutants: 1 + the byte offset of from (0: from occurs once)
 }
 
 var mutations = []mutation{
@@ -238,10 +239,19 @@ func main() {
 	only := flag.String("only", "", "run only the mutations whose name matches this regexp")
 	noNetns := flag.Bool("no-netns", false, "leave out the mutations whose tests need namespaces")
 	check := flag.Bool("check", false, "only check that each mutation's text is found once (stale or not), running no test")
+	auto := flag.String("auto", "", "instead of the list, generate operator mutants in these package directories (comma-separated, e.g. planner,hcl)")
+	max := flag.Int("max", 30, "with -auto: at most this many mutants a package, drawn with -seed (0: all)")
+	seed := flag.Int64("seed", 1, "with -auto: the seed of the draw")
 	flag.Parse()
 	root, err := os.Getwd()
 	if err != nil {
 		fail(err)
+	}
+	list := mutations
+	if *auto != "" {
+		if list, err = generatedAll(root, strings.Split(*auto, ","), *max, *seed); err != nil {
+			fail(err)
+		}
 	}
 	var re *regexp.Regexp
 	if *only != "" {
@@ -264,7 +274,7 @@ func main() {
 	}
 	var missed, stale []string
 	caught := 0
-	for i, m := range mutations {
+	for i, m := range list {
 		if re != nil && !re.MatchString(m.name) || *noNetns && m.netns {
 			continue
 		}
@@ -273,7 +283,8 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		if n := bytes.Count(orig, []byte(m.from)); n != 1 {
+		mutated, n := apply(orig, m)
+		if n != 1 {
 			fmt.Printf("%2d STALE      %s (%s: the text occurs %d times)\n", i+1, m.name, m.file, n)
 			stale = append(stale, m.name)
 			continue
@@ -281,7 +292,7 @@ func main() {
 		if *check {
 			continue
 		}
-		if err := os.WriteFile(path, bytes.Replace(orig, []byte(m.from), []byte(m.to), 1), 0o644); err != nil {
+		if err := os.WriteFile(path, mutated, 0o644); err != nil {
 			fail(err)
 		}
 		start := time.Now()
@@ -298,13 +309,43 @@ func main() {
 		}
 	}
 	if *check {
-		fmt.Printf("%d stale\n", len(stale))
+		fmt.Printf("%d mutations, %d stale\n", len(list), len(stale))
 	} else {
 		fmt.Printf("\n%d caught, %d not caught, %d stale\n", caught, len(missed), len(stale))
 	}
 	if len(missed) > 0 || len(stale) > 0 {
 		os.Exit(1)
 	}
+}
+
+// apply returns src with the mutation made, and how many times its text
+// was found (the change is made only when that is 1).
+func apply(src []byte, m mutation) ([]byte, int) {
+	if m.at == 0 {
+		n := bytes.Count(src, []byte(m.from))
+		return bytes.Replace(src, []byte(m.from), []byte(m.to), 1), n
+	}
+	off := m.at - 1
+	if off+len(m.from) > len(src) || string(src[off:off+len(m.from)]) != m.from {
+		return src, 0
+	}
+	out := append(append(append([]byte{}, src[:off]...), m.to...), src[off+len(m.from):]...)
+	return out, 1
+}
+
+// generatedAll generates the mutants of each directory; those under
+// provider/ need namespaces (their tests run under the lock).
+func generatedAll(root string, dirs []string, max int, seed int64) ([]mutation, error) {
+	var all []mutation
+	for _, d := range dirs {
+		d = strings.Trim(filepath.ToSlash(d), "./")
+		ms, err := generated(root, d, max, seed, strings.HasPrefix(d, "provider/"))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ms...)
+	}
+	return all, nil
 }
 
 // runTests runs the mutation's tests in dir and says whether they failed,
