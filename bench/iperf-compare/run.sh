@@ -109,6 +109,20 @@
 # machine) the gap closes to 1.2-1.5. engine/kernel/doc.go, "Session 13,
 # against iperf3 under CUBIC", has the figures and the commands.
 #
+# Session 13 at the end (2 December 14:36-14:48, this tree at
+# cb99802/b498454, `run.sh -d 3 -r 7 -P 1 -a cubic`, then -P 4, then -a
+# bbr -P 1 and -P 4, each under the lock; load 11-28, CPU pressure
+# 94-99%): tsolab/iperf3 throughput under CUBIC 254.4% (58.4 against
+# 22.1 Gb/s) and 199.6% (10.5 against 5.2) with one connection, TSO on
+# and off, 761.8% and 218.7% with four; sender CPU per Gbit/s 66.5%,
+# 56.2%, 43.5%, 104.8% (missed), sender + receiver 69.5%, 92.0%, 41.1%,
+# 121.6%. Under BBR 186.0%, 272.3%, 616.8%, 471.4%; sender 105.0%
+# (missed), 87.8%, 184.8% (missed), 130.1% (missed); sender + receiver
+# 101.2%, 99.1%, 102.5%, 115.7%. iperf3 ran at 1.2-22 Gb/s there against
+# 12.7-43.7 in the lead's quiet run: at that load the ratios say more
+# about where the scheduler put each tool's threads than about the
+# tools.
+#
 # How far the rounds scatter (session 12, 2 December, normal priority,
 # one connection: `run.sh -d 3 -r 9 -P 1 -B main -k DIR` with this tree
 # at 435ac4e and main a few commits on, whose data path differs only in

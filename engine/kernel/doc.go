@@ -703,6 +703,36 @@
 // CUBIC the throughput ratio measures iperf3's send loop on veth as
 // much as tsolab's cost, and the CPU ratios move with which thread
 // sends.
+// Where the sender's core goes, one connection, TSO off, per GB
+// (bench/iperf-compare/threads.sh -d 3 on 5 s runs, iperf3's client
+// against tsolab's driver back to back, two pairs under each congestion
+// control, load 12-16): under CUBIC iperf3's client used 347-432 ms of
+// CPU, made 5570-7555 writes (whole: 1 GB is 7629 of 128 KiB; its
+// select wakes it only when tcp_poll finds half the queue free), 76-168
+// voluntary and 2958-3443 involuntary switches (the load preempting it)
+// and ran 16,811-20,614 softirqs in its context; tsolab's sender
+// 145-425 ms, 7206-11,665 writes (the rest of a write the buffer cut
+// short, and refused ones, fullTries), 66-384 ppoll, 420 and 67
+// voluntary switches, and 2542 or 17,777 softirqs. Under BBR iperf3
+// 431-461 ms, 7513-7547 writes, 1000-1036 switches (327-335
+// voluntary), 14,519-14,609 softirqs; tsolab's sender 94 or 396 ms,
+// 15,435 or 10,464 writes, 808 or 1092 switches, 1630 or 12,873
+// softirqs. So what decides the sender's CPU per GB is whose context
+// runs the receive side (the softirq that takes the segments into the
+// receiver's socket, and the transmits the ACKs free): iperf3's client
+// ran it in all four runs, tsolab's sender in one of two under each
+// congestion control, and where it did, its CPU per GB (396-425 ms) was
+// iperf3's (347-461); where it did not, tsolab's receiving thread ran
+// 10,217-31,533 softirqs a GB and used 486-923 ms. tsolab's own
+// additions are small beside that: its other threads 5-21 ms a GB,
+// 185-333 futex calls a worker for the passes. A tx_cpu ratio under
+// 100% or over it is mostly that split; all_cpu (sender + receiver) is
+// the figure that does not move with it.
+// The four bench runs at the session's end (-d 3 -r 7, CUBIC and BBR,
+// one and four connections, load 11-28) are in bench/iperf-compare's
+// header: tsolab 186-762% of iperf3's throughput in every case; the
+// sender CPU target missed under CUBIC with four connections and TSO
+// off (104.8%) and in three of four cases under BBR (105-185%).
 //
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
