@@ -547,6 +547,16 @@ func recordsHeaders(t *testing.T, ingress bool) {
 	if payload != n+retrans || units != wantUnits {
 		t.Errorf("records carry %d payload bytes in %d units, want %d (%d retransmitted) in %d", payload, units, n+retrans, retrans, wantUnits)
 	}
+	// The sender's program counts its units as it records them: their
+	// bytes, every one in the histogram, a wire segment at least each.
+	var hist int64
+	for _, c := range res.Histogram {
+		hist += c
+	}
+	if res.PayloadBytes != payload || hist != res.SendUnits || res.WireSegments < res.SendUnits {
+		t.Errorf("counted %d bytes, %d units in the histogram of %d, %d wire segments: want the records' %d bytes, every unit, at least a segment a unit",
+			res.PayloadBytes, hist, res.SendUnits, res.WireSegments, payload)
+	}
 }
 
 // span is a segment's sequence number and payload bytes.

@@ -12,7 +12,7 @@
 // on two CPUs): its headers (at most HeaderMax bytes from the MAC
 // header), its whole length and the time it was queued, in a record as
 // long as its headers (88 bytes for Ethernet, IPv4 and TCP with
-// timestamps), or, at ingress, in a short record of 48 bytes for a
+// timestamps), or, at a TCX hook, in a short record of 48 bytes for a
 // packet whose Ethernet, IPv4 addresses and TCP ports (what stays the
 // same in a connection) are those of the last full record on its CPU:
 // the reader rebuilds its headers byte for byte (see shortKind). The
@@ -43,14 +43,17 @@
 // since ingress has not set skb->transport_header yet. With a record
 // (a receiver's capture, a record for every wire segment when the
 // device does no GRO) the ingress program records and counts nothing
-// else: no units, no GSO fields, no histogram; it is a program of its
-// own (receiverProgram, "tsl_ingress"; the sender's is "tsl_dev_queue"),
-// the least one: no device check (a TCX program runs for its device
-// only), the headers parsed in place through direct packet access and
-// copied once the packet is known to be recorded (eight words and the
-// word that ends them for headers of at most 72 bytes in the linear
-// data, bpf_skb_load_bytes for others). Ingress has no tracepoint fallback: Open fails and the
-// caller captures otherwise.
+// else: no units, no GSO fields, no histogram. A program with a record
+// at a TCX hook is recordProgram ("tsl_ingress" at ingress,
+// "tsl_dev_queue" at egress, where it counts the units as well), the
+// least one: no device check (a TCX program runs for its device only),
+// the headers parsed in place through direct packet access and copied
+// once the packet is known to be recorded (eight words and the word
+// that ends them for headers of at most 72 bytes in the linear data,
+// bpf_skb_load_bytes for others), short records where it can. Egress
+// wrote full records through bpf_probe_read_kernel until session 13;
+// the tracepoint fallback still does. Ingress has no tracepoint
+// fallback: Open fails and the caller captures otherwise.
 //
 // Where it counts (Hook): a TCX egress program on the device, which
 // __dev_queue_xmit runs (sch_handle_egress) for every skb before the

@@ -14,7 +14,7 @@ const (
 	ctxDataEnd = 80 // u32: the end of the linear data, a packet pointer
 )
 
-// Stack slots of the receiver's program.
+// Stack slots of recordProgram.
 const (
 	inStackCPU  = -16 // u32: this CPU, the key of its record head
 	inStackHdr  = -24 // u64: header bytes from the MAC header to the end of TCP
@@ -22,10 +22,11 @@ const (
 	inStackHead = -40 // u64: this CPU's record head
 	inStackRec  = -48 // u64: where the record goes in its CPU's ring
 	inStackTmpl = -56 // u32: 1 = Ethernet and IPv4 without options (a template's packet), else 0
+	inStackGSO  = -64 // 4 bytes: gso_size, gso_segs (a sender's unit)
 )
 
 // A CPU's head line (its value in the heads array, headStride bytes):
-// the head, then the receiver's program's template (see shortKind):
+// the head, then recordProgram's template (see shortKind):
 // the head at the full record that set it, and its words.
 const (
 	lineHead     = 0 // u64: the head
@@ -34,7 +35,7 @@ const (
 
 // tmplWords are the template's words, the bytes of a short record's
 // packet that are its CPU's template's: where each is in the packet
-// (from the MAC header), its size, and where the receiver's program
+// (from the MAC header), its size, and where recordProgram
 // keeps it in its CPU's head line (after lineTmplHead).
 var tmplWords = []struct {
 	pkt, line int16
@@ -47,15 +48,16 @@ var tmplWords = []struct {
 	{34, 44, asm.Word},  // TCP: ports
 }
 
-// receiverProgram builds a receiver's capture program (TCX ingress with
-// a record, f.Ingress): for every TCP packet to or from a watched port,
-// a record of its headers, length and arrival time in this CPU's ring,
-// and nothing counted but what the record accounting needs (packets it
-// set out to record, packets without a ring, other packets, unreadable
-// ones). It is the program a TSO-off receiver runs for every wire
-// segment, a million times a second here, on the core that also sends
-// (on a veth pair the sender's CPU runs the receiver's softirq), so it
-// does the least it can:
+// recordProgram builds a capture program at TCX, with a record: for
+// every TCP packet to or from a watched port, a record of its headers,
+// length and time in this CPU's ring. A receiver's (TCX ingress,
+// f.Ingress) counts nothing but what the record accounting needs
+// (packets it set out to record, packets without a ring, other packets,
+// unreadable ones); a sender's (TCX egress) counts its send units as
+// program does (see recorded). It is the program a TSO-off receiver
+// runs for every wire segment, 1.3-1.8 M times a second here, on the
+// core that also sends (on a veth pair the sender's CPU runs the
+// receiver's softirq), so it does the least it can:
 //
 //   - no device check: a TCX program runs for the one device it is
 //     attached to;
@@ -72,10 +74,12 @@ var tmplWords = []struct {
 //     record: the one call that is most of what the program costs.
 //
 // At TCX ingress skb->data is the MAC header (tcx_run pushes the header
-// the device pulled for the program), so a record starts at data and
-// its length is skb->len. Registers kept across helper calls: R6 the
-// __sk_buff, R7 the kernel's sk_buff, R8 the payload, R9 the counters.
-func receiverProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instructions, error) {
+// the device pulled for the program), and at TCX egress too
+// (__dev_queue_xmit resets the MAC header to it), so a record starts at
+// data and its length is skb->len. Registers kept across helper calls:
+// R6 the __sk_buff, R7 the kernel's sk_buff, R8 the payload, R9 the
+// counters.
+func recordProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instructions, error) {
 	off := func(m member) int16 { return int16(m.Off) }
 	inc := func(slot int, src asm.Register) asm.Instruction {
 		return asm.AddAtomic.Mem(asm.R9, src, asm.DWord, int16(slot*8))
@@ -190,8 +194,8 @@ func receiverProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 	pub := publish(storeArch)
 	pub[0] = pub[0].WithSymbol("publish")
 	insns = append(insns, pub...)
+	insns = append(insns, recorded(o, f, inc)...)
 	insns = append(insns,
-		asm.Ja.Label("exit"),
 		// No ring for this CPU: counted lost, and as other.
 		asm.Mov.Imm(asm.R3, 1).WithSymbol("unrecorded"),
 		inc(slotRecLost, asm.R3),
@@ -320,7 +324,28 @@ func shortOf(doff int) asm.Instructions {
 		asm.Add.Imm(asm.R2, int32(shortBytes(doff))),
 	)
 	insns = append(insns, publish(storeArch)...)
-	return append(insns, asm.Ja.Label("exit"))
+	return append(insns, asm.Ja.Label("recorded"))
+}
+
+// recorded (label "recorded") follows a published record. A receiver's
+// program is done (it counts no units); a sender's counts the packet as
+// program does: a send unit when it goes to a watched port with
+// payload (R8), its GSO fields read from skb_shinfo (R7 the kernel's
+// sk_buff: head + end), else other. Then it goes to "exit".
+func recorded(o offsets, f filter, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
+	if f.Ingress {
+		return asm.Instructions{asm.Ja.Label("exit").WithSymbol("recorded")}
+	}
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R3, asm.R10, inStackFlag, asm.Word).WithSymbol("recorded"),
+		asm.JEq.Imm(asm.R3, 0, "other"),
+		asm.JSLE.Imm(asm.R8, 0, "other"),
+		// skb_shinfo(skb) = head + end.
+		asm.LoadMem(asm.R3, asm.R7, int16(o.SkbHead.Off), asm.DWord),
+		asm.LoadMem(asm.R2, asm.R7, int16(o.SkbEnd.Off), asm.Word),
+		asm.Add.Reg(asm.R3, asm.R2),
+	}
+	return append(insns, countUnit(o, f, inStackGSO, inc)...)
 }
 
 // setTemplate makes the full record on its way to be published (R1 the

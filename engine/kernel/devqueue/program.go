@@ -86,8 +86,9 @@ const HeaderMax = 160
 // byte order; the header bytes as they are in the packet). It takes
 // recordBytes(caplen) bytes of the ring: its fields, the header bytes
 // kept, and padding to 8 bytes (88 bytes for Ethernet, IPv4 and TCP
-// with timestamps). The receiver's program writes most of its records
-// short (see shortKind); the reader hands every record on as a full one.
+// with timestamps). A program at a TCX hook (recordProgram) writes
+// most of its records short (see shortKind); the reader hands every
+// record on as a full one.
 const (
 	recTime    = 0  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
 	recLen     = 8  // u32: the whole packet from its MAC header (skb->len plus the MAC header bytes before skb->data)
@@ -105,15 +106,15 @@ const (
 	// from one.
 	flagToWatched = 1
 	// flagTemplate: the record's first templateBytes header bytes are
-	// its CPU's template from now on (see shortKind); only the
-	// receiver's program sets it.
+	// its CPU's template from now on (see shortKind); only
+	// recordProgram sets it.
 	flagTemplate = 2
 )
 
 // recordBytes is the ring bytes a record of caplen header bytes takes.
 func recordBytes(caplen int) int { return (recHeader + caplen + 7) &^ 7 }
 
-// A short record is what the receiver's program writes for a packet of
+// A short record is what recordProgram writes for a packet of
 // Ethernet (14 bytes), IPv4 without options and TCP with a data offset
 // of 5 or 8 words (none or the timestamp option's 12 bytes), whose
 // bytes that stay the same in a connection (the Ethernet header, IPv4
@@ -214,8 +215,8 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 	if len(f.Ports) > maxPorts {
 		return nil, fmt.Errorf("%d ports to watch, at most %d", len(f.Ports), maxPorts)
 	}
-	if h == HookTCXIngress && rec != nil && o.CastToKernCtx != 0 {
-		return receiverProgram(o, f, mapFD, rec)
+	if (h == HookTCXIngress || h == HookTCX) && rec != nil && o.CastToKernCtx != 0 {
+		return recordProgram(o, f, mapFD, rec)
 	}
 	off := func(m member) int16 { return int16(m.Off) }
 	word := func(slot int) int16 { return int16(slot * 8) }
@@ -362,17 +363,31 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 	}
 	insns = append(insns,
 		asm.JSLE.Imm(asm.R8, 0, "other").WithSymbol("counted"),
-		// gso_size and gso_segs from skb_shinfo(skb) = head + end.
+		// skb_shinfo(skb) = head + end.
 		asm.LoadMem(asm.R3, asm.R6, off(o.SkbEnd), asm.Word),
 		asm.Add.Reg(asm.R3, asm.R7),
+	)
+	insns = append(insns, countUnit(o, f, stackGSO, inc)...)
+	return append(insns, tail(ret, inc)...), nil
+}
+
+// countUnit counts a send unit of R8 payload bytes (positive) whose
+// skb_shinfo is at R3, into the counters R9 points at (inc adds to
+// one): it reads gso_size and gso_segs to the stack at gsoAt (or goes
+// to "unread"), then counts the unit, its bytes, its wire segments
+// (gso_segs, 1 for a non-GSO skb, or ceil(payload/gso_size) for a GSO
+// skb without them), GSO units, single-MSS units and the histogram; then
+// it goes to "exit".
+func countUnit(o offsets, f filter, gsoAt int16, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
+	return asm.Instructions{
 		asm.Add.Imm(asm.R3, int32(o.ShinfoGSOSize.Off)),
 		asm.Mov.Reg(asm.R1, asm.R10),
-		asm.Add.Imm(asm.R1, stackGSO),
+		asm.Add.Imm(asm.R1, int32(gsoAt)),
 		asm.Mov.Imm(asm.R2, 4),
 		asm.FnProbeReadKernel.Call(),
 		asm.JNE.Imm(asm.R0, 0, "unread"),
-		asm.LoadMem(asm.R1, asm.R10, stackGSO, asm.Half),   // gso_size
-		asm.LoadMem(asm.R2, asm.R10, stackGSO+2, asm.Half), // gso_segs
+		asm.LoadMem(asm.R1, asm.R10, gsoAt, asm.Half),   // gso_size
+		asm.LoadMem(asm.R2, asm.R10, gsoAt+2, asm.Half), // gso_segs
 		asm.JNE.Imm(asm.R1, 0, "gso"),
 		asm.Mov.Imm(asm.R2, 1),
 		asm.Ja.Label("count"),
@@ -401,10 +416,9 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 		asm.LSh.Imm(asm.R2, 3).WithSymbol("hist"),
 		asm.Mov.Reg(asm.R4, asm.R9),
 		asm.Add.Reg(asm.R4, asm.R2),
-		asm.AddAtomic.Mem(asm.R4, asm.R3, asm.DWord, word(headerSlots)),
+		asm.AddAtomic.Mem(asm.R4, asm.R3, asm.DWord, int16(headerSlots*8)),
 		asm.Ja.Label("exit"),
-	)
-	return append(insns, tail(ret, inc)...), nil
+	}
 }
 
 // castToKernCtx calls the kfunc bpf_cast_to_kern_ctx: R0 = the kernel's
