@@ -82,3 +82,37 @@ func TestRRReaderReadsPartialMessages(t *testing.T) {
 		t.Errorf("%d transactions in 1 s on the loopback: want at least 10000", w.stats.txns)
 	}
 }
+
+// TestGrowWindowAcksEachSegment: a Linux 6 receiver ACKs every segment
+// that raises rcv_ssthresh (tcp_grow_window: icsk_ack.quick |= 1), two
+// segments' worth a segment, from its first window to the buffer DRS
+// grows, where rcv_ssthresh ends (the kernel's `ss -ti` shows it at the
+// window clamp). So behind examples/kernel-calibration's tbf (TSO off,
+// MTU 1500) it sends hundreds of quick ACKs a connection in its first
+// milliseconds, as the kernel does, not the 16 of tcp_incr_quickack
+// alone.
+func TestGrowWindowAcksEachSegment(t *testing.T) {
+	sc := oneMachine(false, 2e9)
+	for i := range sc.Hosts {
+		sc.Hosts[i].Scheduler = "vm-halt"
+	}
+	w := runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+	var steps int64
+	for _, ep := range w.eps {
+		r := &ep.rcv
+		if r.readBytes == 0 {
+			continue
+		}
+		_, first, _ := ep.prof.bufs.defaults() // tcp_rmem[1]: the first window
+		first -= first % ep.mss
+		if r.ssthr != r.buf || r.buf <= first {
+			t.Errorf("conn %d: rcv_ssthresh %d, buffer %d (first window %d): want it grown with the buffer, to it", ep.conn, r.ssthr, r.buf, first)
+		}
+		steps += (r.buf - first) / (2 * ep.mss)
+	}
+	quick := w.stats.acks[ackQuick]
+	t.Logf("%d quick ACKs, %d pure ACKs, %d segments; rcv_ssthresh grew in at least %d steps", quick, pureAcks(w), w.stats.wireSegs, steps)
+	if quick < steps {
+		t.Errorf("%d quick ACKs: want at least one a step of rcv_ssthresh's growth, %d", quick, steps)
+	}
+}

@@ -448,7 +448,7 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 		goal:    gsoSegsGoal{},
 		output:  &linuxOutput{test: quotaTest{finOneSeg: true, halfCwnd: true}, deferral: d, autosize: true, split: mssSplitPoint{nagle: true}, minshallPcount: true},
 		push:    autocorkPush{},
-		acks:    &linuxAcks{decByPcount: true, ato: 40e6},
+		acks:    &linuxAcks{decByPcount: true, ato: 40e6, growWindow: true},
 		cc:      linuxCongestion("cubic", true),
 		use:     usageSeqUse{initCw: 10},
 		wake:    linuxWake{},

@@ -58,8 +58,8 @@ func option(row profileRow, opts, changed map[string]string) profileRow {
 // control, the writer's wake-up and the GSO switches (docs/engine.md,
 // "Stack profiles").
 func TestProfileStrategies(t *testing.T) {
-	linuxAcks2612 := "&sim.linuxAcks{decByPcount:false, ato:40000000, ucopyDelack:false}"
-	linuxAcksPcount := "&sim.linuxAcks{decByPcount:true, ato:40000000, ucopyDelack:false}"
+	linuxAcks2612 := "&sim.linuxAcks{decByPcount:false, ato:40000000, ucopyDelack:false, growWindow:false}"
+	linuxAcksPcount := "&sim.linuxAcks{decByPcount:true, ato:40000000, ucopyDelack:false, growWindow:false}"
 	tests := []profileRow{
 		{"linux-2.6.12", nil, map[string]string{
 			"size goal": "sim.largeMSS2612{winDivisor:8}",
@@ -120,7 +120,7 @@ func TestProfileStrategies(t *testing.T) {
 			"split":     "sim.mssSplitPoint{nagle:true}",
 			"mss_now":   "large false, minshall by pcount true, autosize true",
 			"push":      "sim.autocorkPush{}",
-			"acks":      linuxAcksPcount,
+			"acks":      "&sim.linuxAcks{decByPcount:true, ato:40000000, ucopyDelack:false, growWindow:true}",
 			"cc":        "*sim.cubic",
 			"wake":      "sim.linuxWake{}",
 			"gso":       "soft true, always true, gro true",
@@ -153,7 +153,7 @@ func TestProfileStrategies(t *testing.T) {
 			"size goal": "sim.xmitSizeGoal{gsoMax:65535, modulo:false}", "deferral": "sim.noDefer{}", "divides": "false"}),
 		option(tests[4], map[string]string{"tso_defer": "false"}, map[string]string{"deferral": "sim.noDefer{}"}),
 		option(tests[0], map[string]string{"ucopy_delack": "true"}, map[string]string{
-			"acks": "&sim.linuxAcks{decByPcount:false, ato:40000000, ucopyDelack:true}"}),
+			"acks": "&sim.linuxAcks{decByPcount:false, ato:40000000, ucopyDelack:true, growWindow:false}"}),
 	)
 	seen := map[string]bool{}
 	for _, tt := range tests {

@@ -313,6 +313,10 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		// tcp_init_buffer_space: the first measure of DRS is
 		// TCP_INIT_CWND segments.
 		ep.rcv.space = min(10*mss, ep.rcv.buf)
+		// tcp_select_initial_window: the first window is the
+		// buffer's space in whole segments, and rcv_ssthresh starts
+		// there (linuxAcks.growWindow).
+		ep.rcv.ssthr = ep.rcv.buf - ep.rcv.buf%mss
 		if sc := ep.host.sched; sc != nil {
 			// It starts asleep; startApps starts the writers.
 			ep.onWake, ep.app.woken = wokeUp, wokeUp

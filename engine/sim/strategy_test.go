@@ -314,7 +314,7 @@ func TestUcopyDelack(t *testing.T) {
 			r := &ep.rcv
 			r.started, r.quick = true, tt.quick
 			r.nxt, r.wup, r.unread = tt.unread, 0, tt.unread
-			if got, _ := a.onData(ep, 1000, 1); got != tt.want {
+			if got, _ := a.onData(ep, 1000, ep.mss, 1); got != tt.want {
 				t.Errorf("onData ACKs now = %v, want %v", got, tt.want)
 			}
 		})

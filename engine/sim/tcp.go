@@ -593,6 +593,7 @@ type receiver struct {
 	nxt     int64 // next byte expected (tp->rcv_nxt)
 	wup     int64 // rcv_nxt when the last ACK went (tp->rcv_wup)
 	wnd     int64 // window the last outgoing segment advertised, bytes from wup (tp->rcv_wnd)
+	ssthr   int64 // the window's cap tcp_grow_window raises (tp->rcv_ssthresh; linuxAcks.growWindow)
 	right   int64 // right edge of the last advertised window; never shrinks
 	buf     int64 // receive buffer, bytes (sk_rcvbuf, as payload)
 	wscale  uint  // window scale shift (RFC 7323)
@@ -663,9 +664,10 @@ func (k ackKind) String() string { return ackNames[k] }
 
 // ackPolicy is the receiver's ACK policy and window advertisement.
 type ackPolicy interface {
-	// onData decides after a segment (or a GRO/LRO super-segment of
-	// frames segments) of in-order data whether to ACK now.
-	onData(ep *endpoint, now, frames int64) (now_ bool, kind ackKind)
+	// onData decides after a segment of n bytes (or a GRO/LRO
+	// super-segment of frames segments) of in-order data whether to ACK
+	// now.
+	onData(ep *endpoint, now, n, frames int64) (now_ bool, kind ackKind)
 	// onDataSent is tcp_event_data_sent/tcp_event_ack_sent for a data
 	// segment of pcount segments.
 	onDataSent(ep *endpoint, now, pcount int64)
@@ -695,9 +697,8 @@ type ackPolicy interface {
 // third case, fewer than SO_RCVLOWAT bytes unread (commit "tcp: fix
 // delayed acks behavior for SO_RCVLOWAT"); at the default of 1 byte it
 // never holds for a segment that has just brought data, so the model has
-// no SO_RCVLOWAT. The kernel's window is also capped by rcv_ssthresh,
-// which tcp_grow_window raises towards the window clamp as data comes;
-// the model has no rcv_ssthresh (a connection past its first RTTs).
+// no SO_RCVLOWAT. growWindow is rcv_ssthresh (growRcvSsthresh), which
+// caps the window and whose growth sets quickack mode.
 // decByPcount is patch 2/9: tcp_dec_quickack_mode counts every segment of
 // a TSO frame, not one per frame.
 //
@@ -718,9 +719,10 @@ type linuxAcks struct {
 	decByPcount bool
 	ato         int64 // ns (TCP_ATO_MIN)
 	ucopyDelack bool
+	growWindow  bool
 }
 
-func (a *linuxAcks) onData(ep *endpoint, now, _ int64) (bool, ackKind) {
+func (a *linuxAcks) onData(ep *endpoint, now, n, _ int64) (bool, ackKind) {
 	r := &ep.rcv
 	if !r.started || now-r.lrcvtime > ep.peer.snd.rto && ep.peer.snd.rto > 0 {
 		// tcp_event_data_recv: first data, or data after an idle RTO,
@@ -729,6 +731,9 @@ func (a *linuxAcks) onData(ep *endpoint, now, _ int64) (bool, ackKind) {
 	}
 	r.started = true
 	r.lrcvtime = now
+	if a.growWindow && n >= 128 {
+		growRcvSsthresh(ep, n)
+	}
 	if r.quick > 0 && !r.pingpong {
 		return true, ackQuick
 	}
@@ -739,6 +744,32 @@ func (a *linuxAcks) onData(ep *endpoint, now, _ int64) (bool, ackKind) {
 		return true, ackDelayed
 	}
 	return false, ackDelayed
+}
+
+// growRcvSsthresh mirrors tcp_grow_window (tcp_input.c, Linux 6.x), which
+// tcp_event_data_recv calls for every in-order segment of at least 128
+// bytes: while rcv_ssthresh is below the window clamp, raise it by two
+// segments or twice the segment's length (incr = max(2 * advmss, 2 *
+// skb->len), at most the room) and set quickack mode for the next ACK
+// (icsk_ack.quick |= 1). So a connection ACKs every segment while its
+// window grows: from the first window (tcp_select_initial_window,
+// rcv_ssthresh = rcv_wnd) each time DRS grows the buffer (and with it
+// window_clamp). The kernel's room is min(window_clamp, tcp_space(sk)) -
+// rcv_ssthresh, tcp_space the free space at the scaling ratio of the
+// moment (tcp_measure_rcv_mss moves it with each skb's len/truesize);
+// measured on this machine's 6.18, rcv_ssthresh ends at the clamp (`ss
+// -ti`: 0.63 of sk_rcvbuf in every connection, the ratio, with data
+// unread), so the model's room is the buffer (its clamp: the buffer
+// counts payload) less rcv_ssthresh. Check #2's truesize test passes
+// here, as for full-sized segments.
+func growRcvSsthresh(ep *endpoint, n int64) {
+	r := &ep.rcv
+	room := r.buf - r.ssthr
+	if room <= 0 {
+		return
+	}
+	r.ssthr += min(room, max(2*ep.mss, 2*n))
+	r.quick |= 1
 }
 
 func (a *linuxAcks) onDataSent(ep *endpoint, now, pcount int64) {
@@ -780,14 +811,18 @@ func (a *linuxAcks) windowUpdate(ep *endpoint, old, now int64) bool {
 	return now >= 2*old && old < r.buf/2 && now-old >= ep.mss
 }
 
-// window mirrors __tcp_select_window: free space rounded down to whole
-// segments. As there, a free space below half the buffer ends quickack
-// mode (icsk_ack.quick = 0; tp->ack.quick in 2.6.12).
+// window mirrors __tcp_select_window: free space, at most rcv_ssthresh
+// (growWindow), rounded down to whole segments. As there, a free space
+// below half the buffer ends quickack mode (icsk_ack.quick = 0;
+// tp->ack.quick in 2.6.12).
 func (a *linuxAcks) window(ep *endpoint) int64 {
 	r := &ep.rcv
 	free := max(0, r.buf-r.unread-r.oooB)
 	if free < r.buf/2 {
 		r.quick = 0
+	}
+	if a.growWindow {
+		free = min(free, r.ssthr)
 	}
 	if free > ep.mss {
 		free -= free % ep.mss
@@ -804,7 +839,7 @@ type freebsdAcks struct {
 	sbMax  int64 // kern.ipc.maxsockbuf: bounds sb_mbmax
 }
 
-func (a *freebsdAcks) onData(ep *endpoint, _, frames int64) (bool, ackKind) {
+func (a *freebsdAcks) onData(ep *endpoint, _, _, frames int64) (bool, ackKind) {
 	r := &ep.rcv
 	r.started = true
 	if frames > 1 || r.delackAt != 0 {
@@ -889,7 +924,7 @@ func (ep *endpoint) rcvData(now, seq, n, frames int64, cpu *core) {
 			}
 			r.ooo = r.ooo[:copy(r.ooo, r.ooo[1:])]
 		}
-		now_, kind := ep.prof.acks.onData(ep, now, frames)
+		now_, kind := ep.prof.acks.onData(ep, now, n, frames)
 		if !ep.host.delayedAck {
 			now_, kind = true, ackQuick
 		}

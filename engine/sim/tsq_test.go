@@ -100,6 +100,27 @@ func TestSmallQueueCheck(t *testing.T) {
 	}
 }
 
+// runEndingUnsent runs oneMachine with TSO, two connections, and the
+// receiver's cores and rate as given, for 200 ms or, when the second
+// connection's sender then has nothing unsent (the handler would send
+// nothing), 210, 220, ... ms: the first run that ends with data unsent.
+func runEndingUnsent(t *testing.T, coresOf string, rate config.Rate) *world {
+	t.Helper()
+	for d := 200 * time.Millisecond; d < 260*time.Millisecond; d += 10 * time.Millisecond {
+		sc := oneMachine(true, rate)
+		sc.Hosts[1].CoresOf = coresOf
+		sc.Workloads[0].Connections = 2
+		sc.Workloads[0].Duration = d
+		w := runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+		if w.eps[2].snd.wq.unsent() {
+			return w
+		}
+		t.Logf("a run of %v ended with nothing unsent", d)
+	}
+	t.Fatal("every run of 200-250 ms ended with nothing unsent: the handler would send nothing")
+	return nil
+}
+
 // TestTSQHandlerCore: the TSQ handler runs where tcp_wfree found the
 // socket throttled: for a NIC, on the core of the host's interrupts; for
 // a veth to a host of the same machine, in the sending thread's context
@@ -119,14 +140,8 @@ func TestTSQHandlerCore(t *testing.T) {
 		{"behind a tbf: the machine's softirq", "tx", 2e9, func(ep *endpoint) *core { return &ep.host.machine.soft.cores[ep.core] }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := oneMachine(true, tt.rate)
-			sc.Hosts[1].CoresOf = tt.coresOf
-			sc.Workloads[0].Connections = 2
-			w := runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+			w := runEndingUnsent(t, tt.coresOf, tt.rate)
 			ep := w.eps[2] // the second connection's sender: core 1, not the interrupt core
-			if !ep.snd.wq.unsent() {
-				t.Fatal("the run ended with nothing unsent: the handler would send nothing")
-			}
 			views := []*host{ep.host}
 			if m := ep.host.machine; m != nil && m.soft != nil {
 				views = append(views, m.soft)
