@@ -19,7 +19,12 @@
 # `perf stat` around the run counts the receivers' reads: read(2) calls
 # that ask for READ bytes (the workload's read_size, 128 KiB by default;
 # engine/kernel drain), an in-kernel count at the syscalls:sys_enter_read
-# tracepoint, filtered on the size asked for, so no other read counts.
+# tracepoint, filtered on the size asked for, so no other read counts;
+# and the run's reads that returned EAGAIN (sys_exit_read, ret == -11):
+# the drain loop reads until one does and then sleeps in poll(2), so
+# those are its sleeps, and the calls less them (data reads) the reads
+# that brought data (any other read of the run's tsolab that returns
+# EAGAIN would count as a sleep too). KB/dread is bytes per data read.
 # Run it under the namespace lock: flock /work/.netns.lock bench/kernel-acks/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,12 +52,12 @@ counters() {
 			for (i = 2; i <= NF; i++) v[name[$1, i]] = $i }
 		END { for (i = 1; i <= n; i++) printf "%s ", (w[i] in v) ? v[w[i]] : 0; print "" }'
 }
-printf '%-30s %6s %9s %7s %9s %8s %7s %8s %6s  %s\n' cell load pure_acks timer segments seg/ack reads KB/read Gb/s "shares (least/greatest; bytes by connection)"
+printf '%-30s %6s %9s %7s %9s %8s %7s %7s %8s %6s  %s\n' cell load pure_acks timer segments seg/ack reads sleeps KB/dread Gb/s "shares (least/greatest; bytes by connection)"
 for r in $(seq 1 "$ROUNDS"); do
 	for cell in "${cells[@]}"; do
 		read -r out0 dl0 < <(counters OutSegs DelayedACKs)
 		json=$OUT/$r-$cell.json
-		perf stat -e syscalls:sys_enter_read --filter "count == $READ" -x, -o "$OUT/$r-$cell.perf" -- \
+		perf stat -e syscalls:sys_enter_read --filter "count == $READ" -e syscalls:sys_exit_read --filter 'ret == -11' -x, -o "$OUT/$r-$cell.perf" -- \
 			"$BIN" test -engine kernel -name "$NAME" -repeat 1 -no-capture -keep -json "$json" -scenario "$cell" "$LAB" >"$OUT/$r-$cell.log" 2>&1 &
 		pid=$!
 		for _ in $(seq 1 600); do grep -q '^running' "$OUT/$r-$cell.log" && break; sleep 0.1; done
@@ -64,12 +69,13 @@ for r in $(seq 1 "$ROUNDS"); do
 import json, sys
 path, cell, load, acks, timer, shares, perf = sys.argv[1:8]
 reads = [int(l.split(",")[0]) for l in open(perf) if "sys_enter_read" in l][0]
+sleeps = [int(l.split(",")[0]) for l in open(perf) if "sys_exit_read" in l][0]
 run = json.load(open(path))["runs"][0]
 m = run["metrics"]
 segs = m["bytes"] / run["mss"]
 b = [int(x) for x in shares.split()]
 fair = "%.2f; %s" % (min(b) / max(b), " ".join("%.0f" % (x / 1e6) for x in b)) if b else "-"
-print("%-30s %6s %9d %7d %9.0f %8.1f %7d %8.1f %6.2f  %s" % (cell, load, int(acks), int(timer), segs, segs / max(int(acks), 1), reads, m["bytes"] / max(reads, 1) / 1e3, m["throughput_bps"] / 1e9, fair))
+print("%-30s %6s %9d %7d %9.0f %8.1f %7d %7d %8.1f %6.2f  %s" % (cell, load, int(acks), int(timer), segs, segs / max(int(acks), 1), reads, sleeps, m["bytes"] / max(reads - sleeps, 1) / 1e3, m["throughput_bps"] / 1e9, fair))
 PY
 	done
 done
