@@ -97,15 +97,16 @@
 # Gb/s with one connection), level under BBR. Checked with independent
 # counts (rx0's rx_bytes over each run agreed with both tools' figures
 # within 0.2%): the figure is true, and iperf3 is held back by where its
-# segments are sent from. Its client selects between batches of ten
-# writes; tsolab's sender stays in write() until ten in a row are
-# refused, so the ACKs' softirq finds its socket owned and the sender
-# sends. iperf3's receiver's CPU sends too (36% of the data with -A 0,1,
-# 0.005% for tsolab's receiver; perf of net:net_dev_xmit), on veth each
-# CPU's transmits go to its own backlog, the flow arrives out of order,
-# and CUBIC cuts its window at the spurious fast retransmits (iperf3's
-# slow rounds, 13-19 Gb/s, had up to 1489 of them, those checked all DSACKed; tsolab's
-# 0-10). Where the two threads of each tool share a CPU (a loaded
+# segments are sent from. iperf3's receiver's CPU sends a share of its
+# data (23-36% with -A 0,1, 0.005% for tsolab's receiver; sendctx.sh),
+# on veth each CPU's transmits go to its own backlog, the flow arrives
+# out of order, and CUBIC cuts its window at the spurious fast
+# retransmits (iperf3's slow rounds, 13-19 Gb/s, had up to 1489 of
+# them, those checked all DSACKed; tsolab's
+# 0-10). Why iperf3's receiver's CPU sends and tsolab's does not is
+# not resolved: not the sender's loop (tsolab with iperf3's client loop,
+# pinned as -A 0,1 pins iperf3, stayed 2-8x above it). Where the two
+# threads of each tool share a CPU (a loaded
 # machine) the gap closes to 1.2-1.5. engine/kernel/doc.go, "Session 13,
 # against iperf3 under CUBIC", has the figures and the commands.
 #

@@ -688,21 +688,32 @@
 // tsolab 0.0%. The segments an ACK frees are sent by whoever processes
 // the ACK unless the sender's socket is owned (a sender inside write():
 // the ACK waits in the socket's backlog and release_sock sends from the
-// sender's call). tsolab's sender stays in write() until ten in a row
-// are refused (fullTries), iperf3's client selects between batches of
-// ten writes, so its receiver's CPU sends too; on veth each transmit
-// goes to the backlog of the CPU that sends it (netif_rx), so one flow
-// sent from two CPUs arrives out of order, and CUBIC cuts its window
-// at each recovery the reordering starts (BBR does not, and its pacing
-// timer sends from whatever thread runs for both tools: "Session 12,
-// the sending side"). On a loaded machine a tool's two threads often
-// share one CPU (in an unpinned profile at load 5 each tool's sender
-// and receiver sat on one CPU, other jobs on the other; 38.2 and 45.6
-// Gb/s) and the gap closes to 1.2-1.5 (iperf3 33-53, tsolab 46-73 Gb/s,
-// unpinned rounds without retransmits, load 4-6). So against iperf3 on
-// CUBIC the throughput ratio measures iperf3's send loop on veth as
-// much as tsolab's cost, and the CPU ratios move with which thread
-// sends.
+// sender's call); on veth each transmit goes to the backlog of the CPU
+// that sends it (netif_rx), so one flow sent from two CPUs arrives out
+// of order, and CUBIC cuts its window at each recovery the reordering
+// starts (BBR does not, and its pacing timer sends from whatever thread
+// runs for both tools: "Session 12, the sending side"). Why iperf3's
+// receiver's CPU sends and tsolab's does not is not resolved. Not the
+// sender's loop: with each tool's sender pinned to CPU 0 and its
+// receiver to CPU 1 (tsolab's threads by taskset 0.4 s into a 4 s run,
+// found by their /proc io counters; iperf3 -A 0,1), in the same rounds
+// (six, load 11-17; rounds whose pinning failed, a thread found having
+// ended, left out) iperf3 ran at 1.9-7.1 Gb/s with 0-690 retransmits,
+// tsolab at 16.5-35.6 (6-96), a tsolab that polls at the first refused
+// write (fullTries 1) at 14.6-36.6 (3-114), and one with iperf3's client
+// loop (a poll after every ten writes, whatever they returned) at
+// 15.7-29.4 (6-7; two rounds): none of tsolab's fell to iperf3's. What is left differs on the receiving side (iperf3's server
+// selects before every read and reads 77 KB a call where tsolab's reads
+// 123 KB and polls after EAGAIN only: "The receiving side against
+// iperf3's server") and in the processes (one Go process holding both
+// ends, two iperf3 processes). On a loaded machine a tool's two threads
+// often share one CPU (in an unpinned profile at load 5 each tool's
+// sender and receiver sat on one CPU, other jobs on the other; 38.2 and
+// 45.6 Gb/s) and the gap closes to 1.2-1.5 (iperf3 33-53, tsolab 46-73
+// Gb/s, unpinned rounds without retransmits, load 4-6). So against
+// iperf3 on CUBIC the throughput ratio measures how iperf3's pair of
+// processes falls into reordering on veth as much as tsolab's cost, and
+// the CPU ratios move with which thread sends.
 // Where the sender's core goes, one connection, TSO off, per GB
 // (bench/iperf-compare/threads.sh -d 3 on 5 s runs, iperf3's client
 // against tsolab's driver back to back, two pairs under each congestion
