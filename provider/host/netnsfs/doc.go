@@ -5,8 +5,9 @@
 // shared mount point, binding it over itself when it is none, as `ip
 // netns add` does: namespaces bound in a plain /run/netns were hidden by
 // the bind a later `ip netns add` makes (on a machine whose / is
-// private), and could no longer be removed. Remove names such a hidden
-// namespace (HiddenError) and what to run.
+// private), and could no longer be removed. Remove, and Create of its
+// name, refuse such a hidden namespace with a HiddenError that says what
+// to run.
 //
 // It owns the thread discipline every namespace operation needs: a
 // goroutine locked to its OS thread enters the namespace, does its work
