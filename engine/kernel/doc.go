@@ -702,7 +702,12 @@
 // tsolab at 16.5-35.6 (6-96), a tsolab that polls at the first refused
 // write (fullTries 1) at 14.6-36.6 (3-114), and one with iperf3's client
 // loop (a poll after every ten writes, whatever they returned) at
-// 15.7-29.4 (6-7; two rounds): none of tsolab's fell to iperf3's. What is left differs on the receiving side (iperf3's server
+// 15.7-29.4 (6-7; two rounds): none of tsolab's fell to iperf3's. Nor
+// Go: cloop (tsolab's loops in C; built with TCP_CONGESTION cubic added,
+// not landed) in the same rounds as iperf3 (four, load 12-16, TSO on,
+// 3 s): pinned (CLOOP_PIN=0,1) 9.0-13.3 Gb/s with no retransmit against
+// iperf3 -A 0,1 2.7-7.2 with 2-731; unpinned 27.9-37.5 with none
+// against 5.8-22.6 with 5-48. What is left differs on the receiving side (iperf3's server
 // selects before every read and reads 77 KB a call where tsolab's reads
 // 123 KB and polls after EAGAIN only: "The receiving side against
 // iperf3's server") and in the processes (one Go process holding both
