@@ -731,7 +731,7 @@ func (a *linuxAcks) onData(ep *endpoint, now, n, _ int64) (bool, ackKind) {
 	}
 	r.started = true
 	r.lrcvtime = now
-	if a.growWindow && n >= 128 {
+	if a.growWindow && n >= 128 && r.ssthr < r.buf {
 		growRcvSsthresh(ep, n)
 	}
 	if r.quick > 0 && !r.pingpong {
