@@ -707,7 +707,13 @@
 // not landed) in the same rounds as iperf3 (four, load 12-16, TSO on,
 // 3 s): pinned (CLOOP_PIN=0,1) 9.0-13.3 Gb/s with no retransmit against
 // iperf3 -A 0,1 2.7-7.2 with 2-731; unpinned 27.9-37.5 with none
-// against 5.8-22.6 with 5-48. What is left differs on the receiving side (iperf3's server
+// against 5.8-22.6 with 5-48. Nor the receiver's select before each
+// read: cloop whose receiver polls before every read (a second variant,
+// not landed) had no retransmit either, pinned 8.4-18.6 Gb/s and
+// unpinned 37.0-44.3, where iperf3 in the same rounds (four, load 8-13)
+// had 2.9-6.4 with 190-851 and 3.7-20.2 with 5-430. Left: iperf3's two
+// processes, its control connection, and whatever else its client and
+// server do per call. What is left differs on the receiving side (iperf3's server
 // selects before every read and reads 77 KB a call where tsolab's reads
 // 123 KB and polls after EAGAIN only: "The receiving side against
 // iperf3's server") and in the processes (one Go process holding both
