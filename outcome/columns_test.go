@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/result"
 )
 
@@ -89,5 +90,17 @@ func TestRunCount(t *testing.T) {
 		if got := runCount(tc.a, tc.b); got != tc.want {
 			t.Errorf("runCount(%d, %d) = %q, want %q", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// TestCongestionWarningWithoutItsBlock: a warning about a workload the
+// lab does not declare in a file (a results file's workload gone from the
+// lab, a lab built in code) has no source range, rather than a broken one.
+func TestCongestionWarningWithoutItsBlock(t *testing.T) {
+	if r := rangeOf(nil); r != nil {
+		t.Errorf("rangeOf(nil) = %v, want nil", r)
+	}
+	if r := rangeOf(&config.Workload{Name: "bulk"}); r != nil {
+		t.Errorf("rangeOf(a workload without a file) = %v, want nil", r)
 	}
 }

@@ -280,6 +280,26 @@ func TestLocalHost(t *testing.T) {
 		if rr.Gone || !rr.Actual.Equal(cr.New) {
 			t.Errorf("Read: gone=%v actual=%v, want %v", rr.Gone, rr.Actual, cr.New)
 		}
+		// Changed by hand: the refresh sees the drift.
+		if err := os.WriteFile("/proc/sys/net/ipv4/tcp_fin_timeout", []byte("23"), 0o644); err != nil {
+			t.Errorf("change tcp_fin_timeout by hand: %v", err)
+		}
+		rr = p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: cr.New})
+		if got := rr.Actual["sysctl.net.ipv4.tcp_fin_timeout"]; got != "23" {
+			t.Errorf("Read after a change by hand: sysctl %q, want 23", got)
+		}
+		// The lab stops managing it: Update puts the original back and
+		// records neither the sysctl nor its original.
+		ur := p.Update(ctx, provider.UpdateRequest{Naming: n, Addr: addr, Prior: cr.New, Desired: provider.Attrs{"kind": "local", "netns": ""}})
+		if ur.Diagnostics.HasErrors() {
+			t.Errorf("Update: %v", ur.Diagnostics)
+		}
+		if got := read(); got != orig {
+			t.Errorf("tcp_fin_timeout after the Update that drops it = %s, want the original %s", got, orig)
+		}
+		if diff := cmp.Diff(provider.Attrs{"kind": "local", "netns": ""}, ur.New); diff != "" {
+			t.Errorf("Update New (-want +got):\n%s", diff)
+		}
 		dr := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: cr.New})
 		if dr.Diagnostics.HasErrors() {
 			t.Errorf("Delete: %v", dr.Diagnostics)

@@ -90,11 +90,23 @@ func TestAdoptDevice(t *testing.T) {
 			t.Errorf("Read: gone=%v actual %v, want %v", r.Gone, r.Actual, cr.New)
 		}
 
+		// The lab changes the MTU it manages: the original stays recorded,
+		// not the MTU tsolab had set.
+		other := desired.Clone()
+		other["mtu"] = "4000"
+		mr := p.Update(ctx, provider.UpdateRequest{Naming: n, Addr: addr, Prior: cr.New, Desired: other})
+		if mr.Diagnostics.HasErrors() {
+			return fmt.Errorf("Update mtu: %v", mr.Diagnostics)
+		}
+		if got := mr.New["restore.mtu"]; got != strconv.Itoa(origMTU) {
+			t.Errorf("after an MTU update: restore.mtu %q, want the original %d", got, origMTU)
+		}
+
 		// The lab stops managing mtu and gro: they go back.
 		less := desired.Clone()
 		delete(less, "mtu")
 		delete(less, "offload.gro")
-		ur := p.Update(ctx, provider.UpdateRequest{Naming: n, Addr: addr, Prior: cr.New, Desired: less})
+		ur := p.Update(ctx, provider.UpdateRequest{Naming: n, Addr: addr, Prior: mr.New, Desired: less})
 		if ur.Diagnostics.HasErrors() {
 			return fmt.Errorf("Update: %v", ur.Diagnostics)
 		}
