@@ -212,6 +212,8 @@ var mutations = []mutation{
 		from: "\t\t\tasm.Ja.Label(\"other\"),\n\t\t\tasm.StoreImm(asm.R10, inStackFlag, 0, asm.Word)", to: "\t\t\tasm.StoreImm(asm.R10, inStackFlag, 0, asm.Word)", pkgs: []string{"./engine/kernel/devqueue/"}, run: "TestProgramParses", netns: true},
 	{name: "devqueue: the receiver writes a short record whatever its template bytes", file: "engine/kernel/devqueue/ingress.go",
 		from: "\t\t\tasm.LoadMem(asm.R2, asm.R1, w.line, w.size),\n\t\t\tasm.JNE.Reg(asm.R0, asm.R2, \"full\"),", to: "\t\t\tasm.LoadMem(asm.R2, asm.R1, w.line, w.size),", pkgs: []string{"./engine/kernel/devqueue/"}, run: "TestProgramParses", netns: true},
+	{name: "devqueue: the sender's recording program counts its units as other", file: "engine/kernel/devqueue/ingress.go",
+		from: "\t\tasm.JSLE.Imm(asm.R8, 0, \"other\"),\n\t\t// skb_shinfo(skb) = head + end.", to: "\t\tasm.Ja.Label(\"other\"),\n\t\t// skb_shinfo(skb) = head + end.", pkgs: []string{"./engine/kernel/devqueue/"}, run: "TestProgramParses", netns: true},
 	{name: "devqueue: the reader keeps a CPU's template past records it skipped", file: "engine/kernel/devqueue/record.go",
 		from: "\tr.tmpl[cpu].ok = false\n", to: "", pkgs: []string{"./engine/kernel/devqueue/"}, run: "TestShortRecords", netns: true},
 	{name: "devqueue: the forced tracepoint is ignored (TCX used)", file: "engine/kernel/devqueue/counter.go",
