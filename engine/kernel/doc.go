@@ -672,8 +672,9 @@
 // in a 33.2 Gb/s round all 141 came back as duplicates:
 // TCPDSACKRecvSegs 141, TCPSACKReorder 5, TCPFullUndo 4 in the sender's
 // namespace; cwnd 172 in the 16.1 Gb/s round against 2748-2998
-// otherwise); tsolab's rounds had 0-10. Pinning iperf3's client and server to different CPUs (-A 0,1:
-// a quiet 2-core machine puts them so) made it worse, 2.2-18.6 Gb/s with
+// otherwise); tsolab's rounds had 0-10. Pinning iperf3's client and
+// server to different CPUs (-A 0,1: a quiet 2-core machine puts them
+// so) made it worse, 2.2-18.6 Gb/s with
 // 185-2025 retransmits, against 9.0-44.5 unpinned and tsolab's 39-68 in
 // the same rounds (load 4.7-6). Who sends (perf record -e
 // net:net_dev_xmit over 1.5 s mid-run, as bench/iperf-compare/sendctx.sh
@@ -713,11 +714,9 @@
 // unpinned 37.0-44.3, where iperf3 in the same rounds (four, load 8-13)
 // had 2.9-6.4 with 190-851 and 3.7-20.2 with 5-430. Left: iperf3's two
 // processes, its control connection, and whatever else its client and
-// server do per call. What is left differs on the receiving side (iperf3's server
-// selects before every read and reads 77 KB a call where tsolab's reads
-// 123 KB and polls after EAGAIN only: "The receiving side against
-// iperf3's server") and in the processes (one Go process holding both
-// ends, two iperf3 processes). On a loaded machine a tool's two threads
+// server do per call (its server reads 77 KB a call where tsolab's
+// reads 123 KB: "The receiving side against iperf3's server"). On a
+// loaded machine a tool's two threads
 // often share one CPU (in an unpinned profile at load 5 each tool's
 // sender and receiver sat on one CPU, other jobs on the other; 38.2 and
 // 45.6 Gb/s) and the gap closes to 1.2-1.5 (iperf3 33-53, tsolab 46-73
