@@ -282,6 +282,12 @@ func TestSetFeatures(t *testing.T) {
 	if err := netnsfs.SetFeatures(a.NS, "no-such-if", map[string]bool{"tx-tcp-segmentation": false}); err == nil {
 		t.Error("SetFeatures on a missing interface: nil error, want one")
 	}
+	// TSO without scatter-gather: the ioctl succeeds, the kernel turns TSO
+	// back off (netdev_fix_features), and SetFeatures must say so.
+	refused := map[string]bool{"tx-scatter-gather": false, "tx-tcp-segmentation": true}
+	if err := netnsfs.SetFeatures(a.NS, a.IfName, refused); err == nil || !strings.Contains(err.Error(), "tx-tcp-segmentation") {
+		t.Errorf("SetFeatures(%v): error %v, want one naming tx-tcp-segmentation", refused, err)
+	}
 }
 
 // TestStartBindsEtc: as with `ip netns exec`, a command started in a
