@@ -615,20 +615,12 @@ func (j *judgement) side(expr hcl.Expression) (*measured, hcl.Diagnostics) {
 	return m, nil
 }
 
-// roots is the set of root names of the variables expr reads, plus
-// "scenario" when it calls scenario().
+// roots is the set of root names of the variables expr reads (result,
+// baseline, matrix, var).
 func roots(expr hcl.Expression) map[string]bool {
 	out := map[string]bool{}
 	for _, t := range expr.Variables() {
 		out[t.RootName()] = true
-	}
-	if syn, ok := expr.(hclsyntax.Expression); ok {
-		hclsyntax.VisitAll(syn, func(n hclsyntax.Node) hcl.Diagnostics {
-			if fc, ok := n.(*hclsyntax.FunctionCallExpr); ok && fc.Name == funcScenario {
-				out[funcScenario] = true
-			}
-			return nil
-		})
 	}
 	return out
 }
