@@ -1,0 +1,49 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tsolab/tsolab/provider"
+)
+
+// TestStateSetReplacesItsOwnRecord: recording a resource again replaces
+// its record in place and leaves the others; a new one is appended.
+func TestStateSetReplacesItsOwnRecord(t *testing.T) {
+	a := provider.Addr{Kind: provider.KindHost, Name: "a"}
+	b := provider.Addr{Kind: provider.KindHost, Name: "b"}
+	c := provider.Addr{Kind: provider.KindNIC, Name: "c0"}
+	st := &State{Resources: []ResourceState{{Addr: a, Status: StatusReady}, {Addr: b, Status: StatusCreating}}}
+	st.set(ResourceState{Addr: b, Status: StatusReady})
+	st.set(ResourceState{Addr: c, Status: StatusCreating})
+	want := []ResourceState{{Addr: a, Status: StatusReady}, {Addr: b, Status: StatusReady}, {Addr: c, Status: StatusCreating}}
+	if len(st.Resources) != len(want) {
+		t.Fatalf("records %v, want %v", st.Resources, want)
+	}
+	for i, r := range st.Resources {
+		if r.Addr != want[i].Addr || r.Status != want[i].Status {
+			t.Errorf("record %d: %s %s, want %s %s", i, r.Addr, r.Status, want[i].Addr, want[i].Status)
+		}
+	}
+}
+
+// TestStateErrorSaysWhatToDo: each way a state file cannot be read ends
+// with what to do about it, and only that.
+func TestStateErrorSaysWhatToDo(t *testing.T) {
+	for _, tc := range []struct {
+		err       StateError
+		want, not string
+	}{
+		{StateError{Denied: true, Owner: 0}, "root owns it", "User"},
+		{StateError{Denied: true, Owner: 1000}, "User 1000 owns it", "root owns"},
+		{StateError{Denied: true, Owner: -1}, "as the user that applied", "owns it"},
+		{StateError{Newer: true, Owner: 1000}, "as new as the one that wrote it", "owns it"},
+		{StateError{Backup: "b.json", BackupSerial: 7, Owner: 1000}, "serial 7", "owns it"},
+	} {
+		tc.err.Path, tc.err.Problem = "s.json", "a problem"
+		msg := tc.err.Error()
+		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
+			t.Errorf("%+v: %q, want %q and no %q", tc.err, msg, tc.want, tc.not)
+		}
+	}
+}
