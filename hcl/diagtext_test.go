@@ -41,3 +41,21 @@ func TestInvalidNameSaysHowItIsReferenced(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnosticValuesAreTheSubjects: under the snippet, a diagnostic
+// shows the values that the marked part of the expression read, not those
+// read elsewhere in the attribute.
+func TestDiagnosticValuesAreTheSubjects(t *testing.T) {
+	vars := "variable \"on\" { default = true }\nvariable \"m\" { default = 100000 }\n"
+	for _, tc := range []struct{ nic, want, not string }{
+		{"  mtu = var.m", "var.m is 100000", ""},
+		{"  offload = { tso = var.on, tos = true }", "Unknown offload", "var.on is"},
+	} {
+		src := header + vars + "nic \"n0\" {\n  host = host.a\n" + tc.nic + "\n}\n"
+		_, diags := loadString(src, Options{})
+		out := render(diags, src)
+		if !strings.Contains(out, tc.want) || tc.not != "" && strings.Contains(out, tc.not) {
+			t.Errorf("%s: want %q and no %q in:\n%s", tc.nic, tc.want, tc.not, out)
+		}
+	}
+}
