@@ -127,6 +127,9 @@ type sockbufPolicy interface {
 	// rcvAutoMax is the most a receive buffer the workload does not set
 	// grows to (Linux's DRS, rcvSpaceAdjust), 0 when it stays as it is.
 	rcvAutoMax() int64
+	// mssRound is the send and receive buffers once the connection's
+	// MSS (the segment's payload) is known.
+	mssRound(snd, rcv, mss int64) (int64, int64)
 }
 
 // linuxSockbufs: the send buffer stays as set (tcp_sndbuf_expand is not
@@ -141,6 +144,9 @@ func (linuxSockbufs) refuse(string, int64, string) string { return "" }
 func (linuxSockbufs) sndAutosize(*sender, int64, int64)   {}
 func (b linuxSockbufs) rcvAutoMax() int64                 { return b.rcvMax }
 func (linuxSockbufs) wscale(rcv int64) uint               { return windowScale(rcv) }
+func (linuxSockbufs) mssRound(snd, rcv, _ int64) (int64, int64) {
+	return snd, rcv
+}
 
 // bsdSockbufs is FreeBSD's socket-buffer configuration from its sysctls:
 // the sizes tcp_attach reserves for a new socket (soreserve with
@@ -184,6 +190,30 @@ func (b *bsdSockbufs) refuse(opt string, size int64, host string) string {
 // wscale follows sb_max (syncache_add, tcp_connect: the least scale that
 // reaches sb_max), not the buffer.
 func (b *bsdSockbufs) wscale(int64) uint { return windowScale(b.maxsockbuf) }
+
+// mssRound mirrors tcp_mss (sys/netinet/tcp_input.c), run when the SYN
+// or SYN-ACK brings the peer's MSS: "Make the socket buffers an integral
+// number of mss units". Each buffer of at least one segment is rounded up
+// to whole segments (at most sb_max), and sbreserve_locked grants that
+// unless it exceeds sb_max_adj. The hostcache's sendpipe and recvpipe,
+// which would first replace a buffer of the default size, are not
+// modelled (the seed 003 runs expired the hostcache). An autosizing send
+// buffer then grows from the rounded size and stops at sendbuf_max,
+// which need not be whole segments.
+func (b *bsdSockbufs) mssRound(snd, rcv, mss int64) (int64, int64) {
+	return b.roundUp(snd, mss), b.roundUp(rcv, mss)
+}
+
+func (b *bsdSockbufs) roundUp(buf, mss int64) int64 {
+	if mss <= 0 || buf < mss {
+		return buf
+	}
+	n := min((buf+mss-1)/mss*mss, b.maxsockbuf)
+	if n <= buf || n > b.maxAdj() {
+		return buf
+	}
+	return n
+}
 
 // rcvAutoMax: recvbuf_auto is not modelled (docs/engine.md).
 func (b *bsdSockbufs) rcvAutoMax() int64 { return 0 }

@@ -369,46 +369,50 @@ func TestVMHaltReaderGathers(t *testing.T) {
 	}
 }
 
-// TestSeed003BufferOffset runs examples/freebsd-tso-trim's FIFO cells
-// with s1's sendbuf_max lowered by delta bytes below r1's 2 MB window, an
-// experiment the lab does not make (docs/engine.md, seed 003, "What the
-// seed's own figures imply"): when s1's send buffer ends more than the
-// window-scale rounding and less than about one segment short of r1's
-// window edge, each ACK's own tcp_output sends the buffer's tail and the
-// writer's refill a window-limited single, so the old trimming sends
-// more than one packet an ACK, most of them single-MSS, while the patch
-// sends one packet an ACK and no singles. With the lab's equal buffers
-// (delta 0) the old trimming sends about one packet an ACK.
+// TestSeed003BufferOffset runs examples/freebsd-tso-trim's FIFO cells as
+// the lab has them and with s1's sendbuf_max raised to r1's receive
+// buffer (docs/engine.md, seed 003, "The buffers' offset"). tcp_mss
+// rounds r1's 2 MB recvspace up to whole segments (2098152 bytes) while
+// s1's autosized send buffer stops at sendbuf_max (2097152), so s1's
+// buffer ends 1000 bytes short of r1's window: each ACK's own tcp_output
+// sends the buffer's tail and the writer's refill a window-limited
+// single, and the old trimming sends more than one packet an ACK, most of
+// them single-MSS, while the patch sends one an ACK and almost no
+// singles. With the offset removed the old trimming sends about one
+// packet an ACK.
 func TestSeed003BufferOffset(t *testing.T) {
 	lab, opts := loadLab(t, "../../examples/freebsd-tso-trim")
 	e := New(opts)
-	for _, delta := range []int{0, 500, 1000} {
+	for _, sendMax := range []int{0, 2098152} {
 		for _, stack := range []string{"freebsd-10", "freebsd-11"} {
-			sc := withSendbufMax(t, lab, "stack="+stack+",scheduler=none", 2097152-delta)
+			sc := withSendbufMax(t, lab, "stack="+stack+",scheduler=none", sendMax)
 			res, _ := runJSON(t, e, engine.RunRequest{Lab: lab, Scenario: sc, Workload: sc.Workloads[0]})
 			m := res.Metrics
 			share, perAck := m[result.MetricSingleMSSFrac], m[result.MetricSendUnits]/acks(m)
-			t.Logf("delta %4d %s: %5.0f sends, %.2f an ACK, %5.1f%% single-MSS",
-				delta, stack, m[result.MetricSendUnits], perAck, 100*share)
+			t.Logf("sendbuf_max %7d (0: the lab's) %s: %5.0f sends, %.2f an ACK, %5.1f%% single-MSS",
+				sendMax, stack, m[result.MetricSendUnits], perAck, 100*share)
 			switch {
 			case stack == "freebsd-11" && share >= 0.01:
-				t.Errorf("delta %d: the patch sends %.3f single-MSS, want < 1%%", delta, share)
-			case stack == "freebsd-10" && delta == 0 && (share >= 0.05 || perAck >= 1.2):
-				t.Errorf("delta 0: the old trim sends %.3f single-MSS at %.2f an ACK, want < 5%% and about one", share, perAck)
-			case stack == "freebsd-10" && delta > 0 && (share <= 0.6 || perAck <= 1.3):
-				t.Errorf("delta %d: the old trim sends %.3f single-MSS at %.2f an ACK, want > 60%% and > 1.3", delta, share, perAck)
+				t.Errorf("sendbuf_max %d: the patch sends %.3f single-MSS, want < 1%%", sendMax, share)
+			case stack == "freebsd-10" && sendMax == 0 && (share <= 0.6 || perAck <= 1.3):
+				t.Errorf("the lab: the old trim sends %.3f single-MSS at %.2f an ACK, want > 60%% and > 1.3", share, perAck)
+			case stack == "freebsd-10" && sendMax > 0 && (share >= 0.05 || perAck >= 1.2):
+				t.Errorf("sendbuf_max %d: the old trim sends %.3f single-MSS at %.2f an ACK, want < 5%% and about one", sendMax, share, perAck)
 			}
 		}
 	}
 }
 
 // withSendbufMax is a copy of the lab's scenario name whose host s1 has
-// stack option sendbuf_max = size.
+// stack option sendbuf_max = size (0: the scenario as it is).
 func withSendbufMax(t *testing.T, lab *config.Lab, name string, size int) *config.Scenario {
 	t.Helper()
 	for _, sc := range lab.Scenarios {
 		if sc.Name != name {
 			continue
+		}
+		if size == 0 {
+			return sc
 		}
 		cp := *sc
 		cp.Hosts = slices.Clone(sc.Hosts)
@@ -424,4 +428,23 @@ func withSendbufMax(t *testing.T, lab *config.Lab, name string, size int) *confi
 	}
 	t.Fatalf("no scenario %s", name)
 	return nil
+}
+
+// TestBSDMSSRound: tcp_mss rounds a buffer of at least one segment up to
+// whole segments when sbreserve grants it (sb_max_adj), else keeps it.
+func TestBSDMSSRound(t *testing.T) {
+	for _, c := range []struct {
+		buf, maxsockbuf, want int64
+	}{
+		{2097152, 16777216, 2098152}, // seed 003's r1: 1449 segments of 1448
+		{1048576, 16777216, 1049800}, // seed 003's s1 before autosizing: 725 segments
+		{2097152, 2359296, 2097152},  // sb_max_adj = 2097152: sbreserve refuses 2098152
+		{2096704, 16777216, 2096704}, // already 1448 segments
+		{1000, 16777216, 1000},       // less than a segment
+	} {
+		b := &bsdSockbufs{maxsockbuf: c.maxsockbuf}
+		if snd, rcv := b.mssRound(c.buf, c.buf, 1448); snd != c.want || rcv != c.want {
+			t.Errorf("mssRound(%d, %d, 1448) with maxsockbuf %d = %d, %d, want %d", c.buf, c.buf, c.maxsockbuf, snd, rcv, c.want)
+		}
+	}
 }

@@ -405,6 +405,7 @@ func (w *world) sockbufs(ep *endpoint, wl *config.Workload) {
 			*b.auto = false
 		}
 	}
+	s.sndBuf, ep.rcv.buf = bufs.mssRound(s.sndBuf, ep.rcv.buf, ep.mss)
 	ep.rcv.wscale = bufs.wscale(ep.rcv.buf)
 	if wl.RcvBuf <= 0 {
 		// SO_RCVBUF sets SOCK_RCVBUF_LOCK: no autotuning, and
