@@ -439,8 +439,8 @@ func ForeignMark(n provider.Naming, a provider.Addr, ns, mark, op string) *hcl.D
 
 // namespaceMissing is Checked.ReadNamespace's read of a namespace not bound at
 // ns (gone, with Remains for a file left there; an error saying what to
-// run when the file hides a namespace bound under it, see hidden), nil
-// when it is bound.
+// run when a namespace is bound there under a later mount over
+// netnsfs.Dir, netnsfs.HiddenError), nil when it is bound.
 func namespaceMissing(a provider.Addr, ns string) *provider.ReadResponse {
 	ok, err := netnsfs.Exists(ns)
 	if err != nil {
@@ -451,7 +451,9 @@ func namespaceMissing(a provider.Addr, ns string) *provider.ReadResponse {
 	if !ok {
 		left, err := netnsfs.Leftover(ns)
 		if err == nil && left {
-			err = hidden(ns)
+			if h, _ := netnsfs.Hidden(ns); h != nil {
+				err = h // not a left-over: a plan would bind another over it
+			}
 		}
 		if err != nil {
 			d := newDiags(a)
@@ -459,20 +461,6 @@ func namespaceMissing(a provider.Addr, ns string) *provider.ReadResponse {
 			return &provider.ReadResponse{Diagnostics: d.diags}
 		}
 		return &provider.ReadResponse{Gone: true, Remains: left}
-	}
-	return nil
-}
-
-// hidden returns the *netnsfs.HiddenError of ns, a name with a file and
-// no namespace on it, when its namespace is bound where a later mount
-// over netnsfs.Dir hides it (which then looks like a left-over file: a
-// plan would bind another over it and leave it alive), nil otherwise,
-// and when it cannot be told (the name is then read as a left-over file,
-// as before).
-func hidden(ns string) error {
-	var h *netnsfs.HiddenError
-	if errors.As(netnsfs.Hidden(ns), &h) {
-		return h
 	}
 	return nil
 }

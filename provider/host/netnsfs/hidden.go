@@ -25,19 +25,20 @@ func (e *HiddenError) Error() string {
 		e.Name, Path(e.Name), e.Mount, Dir, e.Over, Dir, Dir, Dir)
 }
 
-// Hidden returns a *HiddenError when a namespace is bound at Path(name)
-// where the mount on top at Dir hides it, nil when none is.
-func Hidden(name string) error {
+// Hidden returns the *HiddenError of name when a namespace is bound at
+// Path(name) where the mount on top at Dir hides it, nil when none is;
+// err when that cannot be told.
+func Hidden(name string) (*HiddenError, error) {
 	if err := checkName(name); err != nil {
-		return err
+		return nil, err
 	}
 	top, err := mountID(Dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	all, err := readMounts()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var at []mount
 	for _, m := range all {
@@ -47,10 +48,10 @@ func Hidden(name string) error {
 	}
 	for _, m := range hiddenOf(at, top) {
 		if m.fstype == "nsfs" {
-			return &HiddenError{Name: name, Mount: m.id, Over: top}
+			return &HiddenError{Name: name, Mount: m.id, Over: top}, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // hiddenOf returns the mounts of at (all at one mount point in Dir) that

@@ -139,8 +139,7 @@ func bindHere(name string) (bound bool, err error) {
 		// A file at the name, and no namespace seen on it: a Leftover, or
 		// the name of one a later mount over Dir hides (which a new one
 		// bound over it would leave alive, unreachable).
-		var h *HiddenError
-		if errors.As(Hidden(name), &h) {
+		if h, _ := Hidden(name); h != nil {
 			return false, h
 		}
 	}
@@ -235,8 +234,7 @@ func Remove(name string) error {
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		if errors.Is(err, unix.EBUSY) {
-			var h *HiddenError
-			if errors.As(Hidden(name), &h) {
+			if h, _ := Hidden(name); h != nil {
 				return h
 			}
 		}

@@ -108,8 +108,8 @@ func TestHiddenNamespaceIsNamed(t *testing.T) {
 		t.Errorf("Create bound over %s with a namespace in it already:\n%s", netnsfs.Dir, strings.Join(m, "\n"))
 	}
 	for _, n := range []string{old, ours} {
-		if err := netnsfs.Hidden(n); err != nil {
-			t.Errorf("before `ip netns add`: Hidden(%s) = %v, want nil", n, err)
+		if h, err := netnsfs.Hidden(n); h != nil || err != nil {
+			t.Errorf("before `ip netns add`: Hidden(%s) = %v, %v; want nil, nil", n, h, err)
 		}
 	}
 	netnstest.HideUnderIPNetnsAdd(t, theirs)
@@ -119,8 +119,8 @@ func TestHiddenNamespaceIsNamed(t *testing.T) {
 		if !errors.As(err, &h) || h.Name != n || !strings.Contains(err.Error(), "umount "+netnsfs.Dir) {
 			t.Errorf("Remove(%s) under the later bind: %v, want a *HiddenError naming it and the umount", n, err)
 		}
-		if err := netnsfs.Hidden(n); err == nil {
-			t.Errorf("Hidden(%s) under the later bind: nil", n)
+		if h, err := netnsfs.Hidden(n); h == nil || h.Name != n {
+			t.Errorf("Hidden(%s) under the later bind: %v, %v; want its HiddenError", n, h, err)
 		}
 		if _, err := netnsfs.Create(n); !errors.As(err, &h) {
 			t.Errorf("Create(%s) over the hidden one: %v, want a *HiddenError", n, err)
