@@ -39,8 +39,11 @@
 # what each run's sockets read back (iperf3's sender_tcp_congestion, the
 # driver's cc=) and stops on a mismatch; the table's header names it. A
 # -B tree whose driver has no -cc (before session 13) runs only with
-# -a default. Before session 13 the script named none and both tools ran
-# the machine's default (BBR here), whose pacing timer sends from
+# -a default. The namespaces' default is set to CC where the kernel
+# allows it, reno otherwise: iperf3 applies -C only after connect, and a
+# socket that started on BBR stays paced (below). Before session 13 the
+# script named none and both tools ran the machine's default (BBR
+# here), whose pacing timer sends from
 # whatever thread runs.
 #
 # With -k DIR the per-round rows (rows.P.TSO and, with -B, -C, -G, the
@@ -103,10 +106,19 @@
 # out of order, and CUBIC cuts its window at the spurious fast
 # retransmits (iperf3's slow rounds, 13-19 Gb/s, had up to 1489 of
 # them, those checked all DSACKed; tsolab's
-# 0-10). Why iperf3's receiver's CPU sends and tsolab's does not is
-# not resolved: not the sender's loop (tsolab with iperf3's client loop,
-# pinned as -A 0,1 pins iperf3, stayed 2-8x above it). Where the two
-# threads of each tool share a CPU (a loaded
+# 0-10). Why: iperf3 -C sets TCP_CONGESTION after connect(), so its
+# socket starts on the namespace's default, BBR, which marks it for
+# TCP's internal pacing, and the switch to CUBIC does not clear that:
+# iperf3 ran a paced CUBIC (its segments sent by the pacing timer on
+# whichever CPU it fired), tsolab (TCP_CONGESTION before connect) an
+# unpaced one. Since then (see -a above) the namespaces' default is the
+# -a congestion control where allowed, reno otherwise, and the figures
+# before it under -a cubic are paced iperf3 against unpaced tsolab.
+# With the fix (15:11-15:14 UTC, -d 3 -r 5, load 14-18, CPU pressure
+# 97-99%) the ratio stayed 284.5% (59.8 against 21.0 Gb/s), 141.1%,
+# 317.7%, 345.7%, tx_cpu 98.3%, 114.9%, 113.0%, 135.3%, iperf3 using
+# 17-20% of a core a side with TSO on: not CPU-bound (doc.go).
+# Where the two threads of each tool share a CPU (a loaded
 # machine) the gap closes to 1.2-1.5. engine/kernel/doc.go, "Session 13,
 # against iperf3 under CUBIC", has the figures and the commands.
 #
@@ -205,6 +217,15 @@ else
 		exit 2
 	}
 	CCFLAG=$CC
+	# iperf3 -C sets TCP_CONGESTION after connect(), so its sockets first
+	# run the namespace's default, and BBR's init marks a socket for
+	# TCP's internal pacing (sk_pacing_status), which no later switch
+	# clears: under this machine's default, iperf3 -C cubic ran a paced
+	# CUBIC (15-29 k HRTIMER softirqs in a 3 s run against none) while
+	# the driver sets it before connect. So the namespaces' default is
+	# CC where the kernel allows it, reno (which paces nothing) otherwise.
+	grep -qw -- "$CC" /proc/sys/net/ipv4/tcp_allowed_congestion_control && nsdefault=$CC || nsdefault=reno
+	for ns in "$TX" "$RX"; do ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control="$nsdefault"; done
 	for rev in $OLD; do
 		"$work/iperf-compare-old.$rev" -h 2>&1 | grep -q -- '-cc' || {
 			echo "-B $rev: that tree's driver has no -cc; run with -a default to compare it (both tools then run the namespaces' default, $(ip netns exec "$TX" sysctl -n net.ipv4.tcp_congestion_control))" >&2
@@ -308,7 +329,7 @@ check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what miss
 	if awk -v v="$1" 'BEGIN { exit !('"$2"') }'; then echo -n " "; else echo -n "!"; ok=false; echo "MISSED: $3 ($1)" >>"$work/missed"; fi
 }
 echo "medians of $ROUNDS paired rounds of ${DUR} s; Gb/s received; CPU in % of one core per Gb/s (tx: sender, rx: receiver)"
-echo "congestion control: $CC (-a; both tools' senders, read back from each run's sockets)"
+echo "congestion control: $CC (-a; both tools' senders, read back from each run's sockets; the namespaces' default ${nsdefault:-left as it was}, as iperf3 -C applies CC only after connect)"
 echo "at the start: $load_start; at the end: $(load)"
 printf "%-5s %-4s %7s %7s %7s %8s  %7s %7s %7s %8s %7s  %7s %7s %7s  %7s" P tso iperf3 tsolab ratio range ip_tx ts_tx tx_cpu tx_range ts_oth ip_rx ts_rx rx_cpu all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss

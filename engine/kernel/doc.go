@@ -694,36 +694,53 @@
 // of order, and CUBIC cuts its window at each recovery the reordering
 // starts (BBR does not, and its pacing timer sends from whatever thread
 // runs for both tools: "Session 12, the sending side"). Why iperf3's
-// receiver's CPU sends and tsolab's does not is not resolved. Not the
-// sender's loop: with each tool's sender pinned to CPU 0 and its
-// receiver to CPU 1 (tsolab's threads by taskset 0.4 s into a 4 s run,
-// found by their /proc io counters; iperf3 -A 0,1), in the same rounds
-// (six, load 11-17; rounds whose pinning failed, a thread found having
-// ended, left out) iperf3 ran at 1.9-7.1 Gb/s with 0-690 retransmits,
-// tsolab at 16.5-35.6 (6-96), a tsolab that polls at the first refused
-// write (fullTries 1) at 14.6-36.6 (3-114), and one with iperf3's client
-// loop (a poll after every ten writes, whatever they returned) at
-// 15.7-29.4 (6-7; two rounds): none of tsolab's fell to iperf3's. Nor
-// Go: cloop (tsolab's loops in C; built with TCP_CONGESTION cubic added,
-// not landed) in the same rounds as iperf3 (four, load 12-16, TSO on,
-// 3 s): pinned (CLOOP_PIN=0,1) 9.0-13.3 Gb/s with no retransmit against
-// iperf3 -A 0,1 2.7-7.2 with 2-731; unpinned 27.9-37.5 with none
-// against 5.8-22.6 with 5-48. Nor the receiver's select before each
-// read: cloop whose receiver polls before every read (a second variant,
-// not landed) had no retransmit either, pinned 8.4-18.6 Gb/s and
-// unpinned 37.0-44.3, where iperf3 in the same rounds (four, load 8-13)
-// had 2.9-6.4 with 190-851 and 3.7-20.2 with 5-430. Left: iperf3's two
-// processes, its control connection, and whatever else its client and
-// server do per call (its server reads 77 KB a call where tsolab's
-// reads 123 KB: "The receiving side against iperf3's server"). On a
+// receiver's CPU sends: iperf3 -C sets TCP_CONGESTION after connect()
+// (strace: setsockopt TCP_CONGESTION "cubic" follows connect on the
+// client, accept on the server), so its socket first ran the
+// namespace's default, BBR, whose init marks the socket for TCP's
+// internal pacing (sk_pacing_status SK_PACING_NEEDED), and
+// tcp_reinit_congestion_control does not clear it: iperf3's "cubic" was
+// a paced CUBIC, its segments sent by the pacing timer (HRTIMER
+// softirq, tcp_pace_kick) in whatever ran on the CPU where it fired,
+// where the driver sets TCP_CONGESTION before connect and ran an
+// unpaced one. Counted (/proc/softirqs over 3 s runs, TSO on, load
+// 12-13, four rounds): iperf3 -C cubic with the sender's namespace on
+// BBR 15,167-28,871 HRTIMER softirqs, 5.1-21.0 Gb/s, 5-94
+// retransmits; with it on reno (which paces nothing) none, 21.1-25.1
+// Gb/s, 1-4; tsolab none, 27.2-65.4 Gb/s. Since this finding
+// bench/iperf-compare sets the namespaces' default to the -a
+// congestion control where the kernel allows it, reno otherwise. With
+// that (`run.sh -d 3 -r 5 -a cubic`, -P 1 then -P 4, 15:11-15:14 UTC,
+// load 14-18, CPU pressure 97-99%) tsolab still had 284.5% of iperf3's
+// throughput with one connection and TSO on (59.8 against 21.0 Gb/s),
+// 141.1% off, 317.7% and 345.7% with four; sender CPU per Gbit/s 98.3%,
+// 114.9%, 113.0%, 135.3%, sender + receiver 94.5%, 111.9%, 101.2%,
+// 108.1%. There iperf3 used 17-20% of a core on each side with TSO on
+// (0.82-0.94% a Gbit/s at 21-22 Gb/s): not bound by its CPU. Probably
+// its sleeps (a select before each batch of writes and each read) each
+// wait for a CPU at that pressure, where tsolab's locked threads seldom
+// sleep; not measured quiet, as the machine was not quiet again.
+// Before it, the tests that ruled out other causes: with each tool's
+// sender pinned to CPU 0 and its receiver to CPU 1 (tsolab's threads by
+// taskset 0.4 s into a 4 s run, found by their /proc io counters;
+// iperf3 -A 0,1), in the same rounds (six, load 11-17) iperf3 ran at
+// 1.9-7.1 Gb/s with 0-690 retransmits, tsolab at 16.5-35.6 (6-96), a
+// tsolab that polls at the first refused write (fullTries 1) at
+// 14.6-36.6 (3-114), one with iperf3's client loop (a poll after every
+// ten writes) at 15.7-29.4 (6-7; two rounds); cloop (tsolab's loops in
+// C, with TCP_CONGESTION cubic before connect; not landed) never
+// retransmitted in 12 rounds beside iperf3 (load 8-16), pinned 8.0-18.8
+// Gb/s, unpinned 20.7-48.8, nor with its receiver polling before every
+// read, nor with the receiver in a second process (CLOOP_FORK, 8.8-34.4
+// Gb/s): not the loops, not Go, not two processes. On a
 // loaded machine a tool's two threads
 // often share one CPU (in an unpinned profile at load 5 each tool's
 // sender and receiver sat on one CPU, other jobs on the other; 38.2 and
 // 45.6 Gb/s) and the gap closes to 1.2-1.5 (iperf3 33-53, tsolab 46-73
-// Gb/s, unpinned rounds without retransmits, load 4-6). So against
-// iperf3 on CUBIC the throughput ratio measures how iperf3's pair of
-// processes falls into reordering on veth as much as tsolab's cost, and
-// the CPU ratios move with which thread sends.
+// Gb/s, unpinned rounds without retransmits, load 4-6). So the CUBIC
+// figures before the fix (the lead's quiet run, and the four runs at
+// the end of this paragraph) set a paced iperf3 against an unpaced
+// tsolab, and the CPU ratios moved with which thread sent.
 // Where the sender's core goes, one connection, TSO off, per GB
 // (bench/iperf-compare/threads.sh -d 3 on 5 s runs, iperf3's client
 // against tsolab's driver back to back, two pairs under each congestion
