@@ -13,6 +13,30 @@
 // mutation may name the tests that should catch it (run, a -run filter):
 // the model's package takes 1-2 minutes a mutation on a loaded machine,
 // a filter seconds. -only REGEXP runs the mutations whose name matches.
+//
+// -auto DIRS generates the mutants instead of the list (auto.go): every
+// == != < <= > >= && || of the packages' non-test files negated, -max of
+// them a package (default 30; 0: all) drawn with -seed (default 1), each
+// judged by its own package's tests (those under provider/ under the
+// lock). A draw depends on the tree: after a change to a package's code,
+// the same seed draws other mutants. -only picks mutants by name
+// ("FILE:LINE code"), so one survivor can be re-run alone.
+//
+// Session 13 (load 9-16; `bench/mutation/run.sh -auto planner,hcl,outcome`
+// and, under the lock, `-auto provider/host,provider/nic,provider/host/netnsfs
+// -max 15`, seed 1, on b60a185 plus the tool): survivors before the tests
+// added for them, and after (each survivor re-run alone with -only):
+//
+//	package                drawn  survived  after  left, and why
+//	planner                30     1         1      state.go: a close(2) error lost (no way to make close fail after fsync)
+//	planner (2nd draw)     30     5         3      plan.go:329 and refresh.go:55 equivalent (ReasonGone goes with Create only; parallelism 1 is slower, not different); state.go:466 skips fsync (invisible without a crash)
+//	hcl                    30     6         2      graph.go:42 equivalent (a two-step loop is peer/peer or has no peer); workload.go:321 not reached (an unknown axis is reported before it)
+//	outcome                30     8         1      evaluate.go:501 equivalent (matrix values are known constants); evaluate.go:627 was dead code, removed
+//	provider/host          15     2         0
+//	provider/nic           15     2         0
+//	provider/host/netnsfs  15     3         2      netnsfs.go:289 is mount handling (another helper's bug fix in flight); route.go:77 checks the kernel's netlink framing, which the kernel never breaks
+//
+// The second planner draw is seed 1 on a later tree (main e474788).
 package main
 
 import (
