@@ -744,7 +744,8 @@
 // Where the sender's core goes, one connection, TSO off, per GB
 // (bench/iperf-compare/threads.sh -d 3 on 5 s runs, iperf3's client
 // against tsolab's driver back to back, two pairs under each congestion
-// control, load 12-16): under CUBIC iperf3's client used 347-432 ms of
+// control, load 12-16; iperf3's CUBIC here was still the paced one,
+// see above): under CUBIC iperf3's client used 347-432 ms of
 // CPU, made 5570-7555 writes (whole: 1 GB is 7629 of 128 KiB; its
 // select wakes it only when tcp_poll finds half the queue free), 76-168
 // voluntary and 2958-3443 involuntary switches (the load preempting it)
@@ -763,9 +764,15 @@
 // iperf3's (347-461); where it did not, tsolab's receiving thread ran
 // 10,217-31,533 softirqs a GB and used 486-923 ms. tsolab's own
 // additions are small beside that: its other threads 5-21 ms a GB,
-// 185-333 futex calls a worker for the passes. A tx_cpu ratio under
-// 100% or over it is mostly that split; all_cpu (sender + receiver) is
-// the figure that does not move with it.
+// 185-333 futex calls a worker for the passes. With iperf3 unpaced
+// (both namespaces' default reno, two pairs, load 14-15) the split
+// turned over: iperf3's client 107-140 ms a GB, 6286-8468 writes,
+// 606-770 switches (572-722 voluntary), 1139-1994 softirqs; tsolab's
+// sender 396-410 ms, 8438-8850 writes, 101-116 ppoll, 3599-3691
+// switches (3498-3562 involuntary: it ran the receive side, 20,141-
+// 20,804 softirqs a GB, and the load preempted it), its receiver 93-101
+// ms. A tx_cpu ratio under 100% or over it is mostly that split;
+// all_cpu (sender + receiver) is the figure that does not move with it.
 // The four bench runs at the session's end (-d 3 -r 7, CUBIC and BBR,
 // one and four connections, load 11-28) are in bench/iperf-compare's
 // header: tsolab 186-762% of iperf3's throughput in every case; the
