@@ -20,6 +20,11 @@
 # 2-core machine places them):
 #   sendctx.sh ip netns exec tsl.L.tx iperf3 -c 10.203.0.2 -t 3 -l 128K -C cubic -A 0,1
 #   sendctx.sh ./iperf-compare -lab L -duration 3s -cc cubic -capture=false
+# iperf3 -C applies the congestion control after connect(): on a
+# namespace whose default is BBR the socket stays paced whatever -C
+# says, so set the namespaces' default first (run.sh does: -a CC where
+# allowed, reno otherwise), e.g. ip netns exec tsl.L.tx sysctl -w
+# net.ipv4.tcp_congestion_control=reno.
 # Needs root (perf).
 set -euo pipefail
 DUR=1.5

@@ -19,6 +19,11 @@
 #   threads.sh ./goloop -v procs+pass+meter tsl.L.tx tsl.L.rx 10.203.0.2 5302 5 131072
 #   threads.sh ip netns exec tsl.L.tx iperf3 -c 10.203.0.2 -t 5 -l 128K -C cubic -J
 #   (its client only: the server is another process)
+# iperf3 -C applies the congestion control after connect(): on a
+# namespace whose default is BBR the socket stays paced whatever -C
+# says, so set the namespaces' default first (run.sh does: -a CC where
+# allowed, reno otherwise), e.g. ip netns exec tsl.L.tx sysctl -w
+# net.ipv4.tcp_congestion_control=reno.
 # Needs root (perf) and python3.
 set -euo pipefail
 DUR=2
