@@ -387,6 +387,12 @@ func (w *world) poll(qi int32, now int64) {
 	}
 	if q.head < len(q.ring) && q.ring[q.head].at <= now {
 		w.rxSkb(q, c, now)
+		// A softirq queue (a veth's backlog: process_backlog) takes
+		// what has come, up to its budget, before the core's threads
+		// run again, each skb after the last.
+		for q.softirq && q.budget > 0 && q.head < len(q.ring) && q.ring[q.head].at <= c.free {
+			w.rxSkb(q, c, c.free)
+		}
 	}
 	if q.head >= 64 && q.head > len(q.ring)/2 {
 		q.ring = q.ring[:copy(q.ring, q.ring[q.head:])]
