@@ -117,7 +117,11 @@
 # With the fix (15:11-15:14 UTC, -d 3 -r 5, load 14-18, CPU pressure
 # 97-99%) the ratio stayed 284.5% (59.8 against 21.0 Gb/s), 141.1%,
 # 317.7%, 345.7%, tx_cpu 98.3%, 114.9%, 113.0%, 135.3%, iperf3 using
-# 17-20% of a core a side with TSO on: not CPU-bound (doc.go).
+# 17-20% of a core a side with TSO on: not CPU-bound (doc.go). Again
+# with -d 3 -r 7 (15:19-15:22, load 14-18, pressure 91-97%): 180.9%
+# (62.2 against 34.1 Gb/s), 128.1%, 408.9%, 333.1%; tx_cpu 93.7%,
+# 124.6%, 108.3%, 106.1% (three missed); all_cpu 100.4%, 118.2%,
+# 100.6%, 107.4%. Not yet run on a quiet machine with the fix.
 # Where the two threads of each tool share a CPU (a loaded
 # machine) the gap closes to 1.2-1.5. engine/kernel/doc.go, "Session 13,
 # against iperf3 under CUBIC", has the figures and the commands.

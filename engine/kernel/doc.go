@@ -719,7 +719,11 @@
 // (0.82-0.94% a Gbit/s at 21-22 Gb/s): not bound by its CPU. Probably
 // its sleeps (a select before each batch of writes and each read) each
 // wait for a CPU at that pressure, where tsolab's locked threads seldom
-// sleep; not measured quiet, as the machine was not quiet again.
+// sleep; not measured quiet, as the machine was not quiet again. The
+// same with -d 3 -r 7 (15:19-15:22 UTC, load 14-18, pressure 91-97%):
+// 180.9% (62.2 against 34.1 Gb/s), 128.1%, 408.9%, 333.1%; sender CPU
+// per Gbit/s 93.7%, 124.6%, 108.3%, 106.1%; sender + receiver 100.4%,
+// 118.2%, 100.6%, 107.4%.
 // Before it, the tests that ruled out other causes: with each tool's
 // sender pinned to CPU 0 and its receiver to CPU 1 (tsolab's threads by
 // taskset 0.4 s into a 4 s run, found by their /proc io counters;
