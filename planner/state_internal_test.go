@@ -47,3 +47,20 @@ func TestStateErrorSaysWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRestoreKeepsBoth: the next attributes keep what they hold and
+// gain the restore values only the old ones had, a nil next included.
+func TestMergeRestoreKeepsBoth(t *testing.T) {
+	old := provider.Attrs{"restore.mtu": "1500", "mtu": "9000"}
+	for _, tc := range []struct {
+		next, want provider.Attrs
+	}{
+		{provider.Attrs{"mtu": "4000"}, provider.Attrs{"mtu": "4000", "restore.mtu": "1500"}},
+		{provider.Attrs{"restore.mtu": "1400"}, provider.Attrs{"restore.mtu": "1400"}},
+		{nil, provider.Attrs{"restore.mtu": "1500"}},
+	} {
+		if got := mergeRestore(tc.next.Clone(), old); !got.Equal(tc.want) {
+			t.Errorf("mergeRestore(%v, %v) = %v, want %v", tc.next, old, got, tc.want)
+		}
+	}
+}
