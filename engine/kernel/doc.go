@@ -716,10 +716,15 @@
 // 141.1% off, 317.7% and 345.7% with four; sender CPU per Gbit/s 98.3%,
 // 114.9%, 113.0%, 135.3%, sender + receiver 94.5%, 111.9%, 101.2%,
 // 108.1%. There iperf3 used 17-20% of a core on each side with TSO on
-// (0.82-0.94% a Gbit/s at 21-22 Gb/s): not bound by its CPU. Probably
-// its sleeps (a select before each batch of writes and each read) each
-// wait for a CPU at that pressure, where tsolab's locked threads seldom
-// sleep; not measured quiet, as the machine was not quiet again. The
+// (0.82-0.94% a Gbit/s at 21-22 Gb/s): not bound by its CPU. Nor is
+// waiting for a CPU what sets the two apart: over 2 s in mid-run
+// (/proc/.../schedstat, namespaces on reno, TSO on, two pairs, load
+// 17-20) iperf3's client and server ran 692-894 ms and waited for a CPU
+// 981-1042 ms, tsolab's sending and receiving threads ran 872-1011 and
+// waited 864-990, and those two pairs were level (iperf3 52.2 and 42.8
+// Gb/s, tsolab 48.8 and 54.2). What leaves iperf3 at a third of
+// tsolab in run.sh's rounds after the fix is not resolved, and not
+// measured quiet, as the machine was not quiet again. The
 // same with -d 3 -r 7 (15:19-15:22 UTC, load 14-18, pressure 91-97%):
 // 180.9% (62.2 against 34.1 Gb/s), 128.1%, 408.9%, 333.1%; sender CPU
 // per Gbit/s 93.7%, 124.6%, 108.3%, 106.1%; sender + receiver 100.4%,
