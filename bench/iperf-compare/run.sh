@@ -126,7 +126,8 @@
 # machine) the gap closes to 1.2-1.5. engine/kernel/doc.go, "Session 13,
 # against iperf3 under CUBIC", has the figures and the commands.
 #
-# Session 13 at the end (2 December 14:36-14:48, this tree at
+# Session 13, before the namespaces' default was set (so iperf3's
+# CUBIC was paced, above; BBR unaffected) (2 December 14:36-14:48, this tree at
 # cb99802/b498454, `run.sh -d 3 -r 7 -P 1 -a cubic`, then -P 4, then -a
 # bbr -P 1 and -P 4, each under the lock; load 11-28, CPU pressure
 # 94-99%): tsolab/iperf3 throughput under CUBIC 254.4% (58.4 against
