@@ -121,7 +121,9 @@
 # with -d 3 -r 7 (15:19-15:22, load 14-18, pressure 91-97%): 180.9%
 # (62.2 against 34.1 Gb/s), 128.1%, 408.9%, 333.1%; tx_cpu 93.7%,
 # 124.6%, 108.3%, 106.1% (three missed); all_cpu 100.4%, 118.2%,
-# 100.6%, 107.4%. Not yet run on a quiet machine with the fix.
+# 100.6%, 107.4%. A third (-r 4 -P 1, 15:27, load 12-19, pressure
+# 65-87%) was level: 100.2% and 107.9%, tx_cpu 114.8% and 104.0%,
+# all_cpu 102.2% and 103.1%. Not yet run on a quiet machine with the fix.
 # Where the two threads of each tool share a CPU (a loaded
 # machine) the gap closes to 1.2-1.5. engine/kernel/doc.go, "Session 13,
 # against iperf3 under CUBIC", has the figures and the commands.
