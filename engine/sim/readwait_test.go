@@ -30,10 +30,7 @@ func TestReadCost(t *testing.T) {
 func TestReadWaitInRun(t *testing.T) {
 	const wait = 5000.0 // ns
 	run := func(readWait float64) (txNs, rxNs float64, reads int64) {
-		profiles := builtinCPUProfiles()
-		for i := range profiles {
-			profiles[i].ReadWait = readWait
-		}
+		profiles := withReadWait(readWait)
 		p := pair{stack: "linux-6", cpu: "modern", mtu: 1500, cores: 2, rxCores: 2, rate: 2e9, scheduler: "vm-halt",
 			offTx: offloads(map[config.Offload]bool{config.TSO: true}),
 			wl:    config.Workload{Duration: 100 * time.Millisecond, WriteSize: 65536}}
@@ -61,4 +58,14 @@ func busyNs(h *host) float64 {
 		b += h.cores[i].busy
 	}
 	return float64(b)
+}
+
+// withReadWait is the built-in CPU profiles with `read_wait` set to ns:
+// for tests of mechanisms the reader's cost per sleep would blur (0).
+func withReadWait(ns float64) []CPUProfile {
+	profiles := builtinCPUProfiles()
+	for i := range profiles {
+		profiles[i].ReadWait = ns
+	}
+	return profiles
 }

@@ -165,15 +165,15 @@ observed "on_9000_2g" {
 # receiver's, at MTU 1500 and 9000, fix the cost of a byte copied (both
 # sides), of a segment through ip_rcv and tcp_v4_rcv (the softirq both
 # sides share behind the tbf) and of an ACK processed (the receiver's
-# side: the ACK path runs in its context; with about one ACK a read, the
-# fit puts there the receiver's read and poll calls too, which the
-# hand-set `syscall` undercharges: docs/engine.md, The kernel as a
-# source of truth). A veth raises no interrupt and
+# side: the ACK path runs in its context). The receiver's read and poll
+# calls per sleep are `read_wait`, measured (since session 13; before,
+# the fit put them in `ack_rx`): docs/engine.md, The output costs under
+# CUBIC. A veth raises no interrupt and
 # has no receive ring, so `interrupt` and `rx_per_frame` cost it nothing
 # and are not free. The output path's other costs (per unit, per segment
 # of software GSO and the driver, an skb's release, a pure ACK sent) are
 # not fitted: `modern` has them measured on this machine's kernel in
-# these two cells (bench/kernel-costs). Every other figure is predicted:
+# these two cells (bench/kernel-costs; with CUBIC in session 13). Every other figure is predicted:
 # TSO on, and the unshaped cells (docs/engine.md, The kernel as a source
 # of truth).
 calibrate "modern" {
