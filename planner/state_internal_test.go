@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
 )
 
@@ -62,5 +63,47 @@ func TestMergeRestoreKeepsBoth(t *testing.T) {
 		if got := mergeRestore(tc.next.Clone(), old); !got.Equal(tc.want) {
 			t.Errorf("mergeRestore(%v, %v) = %v, want %v", tc.next, old, got, tc.want)
 		}
+	}
+}
+
+// TestSameContentSeesEachDifference: a state that differs from another
+// in one record's status alone, or its attributes alone, is not the same
+// (the writer would skip a state it takes for unchanged).
+func TestSameContentSeesEachDifference(t *testing.T) {
+	a := provider.Addr{Kind: provider.KindHost, Name: "a"}
+	base := func() *State {
+		return &State{Lab: "l", Resources: []ResourceState{{Addr: a, Status: StatusReady, Attrs: provider.Attrs{"netns": "x"}}}}
+	}
+	if !sameContent(base(), base()) {
+		t.Error("two equal states: not the same content")
+	}
+	status := base()
+	status.Resources[0].Status = StatusCreating
+	attrs := base()
+	attrs.Resources[0].Attrs = provider.Attrs{"netns": "y"}
+	for name, other := range map[string]*State{"status": status, "attrs": attrs} {
+		if sameContent(base(), other) {
+			t.Errorf("states that differ in %s only: the same content", name)
+		}
+	}
+}
+
+// TestMachinesRecorded: Reaches gives the machines the state records,
+// and a machine no record names any more is forgotten, one still named
+// kept.
+func TestMachinesRecorded(t *testing.T) {
+	r1 := config.Reach{Address: "10.1.2.3"}
+	st := &State{Machines: map[string]config.Reach{"r1": r1, "r2": {Address: "10.1.2.4"}},
+		Resources: []ResourceState{{Addr: provider.Addr{Kind: provider.KindHost, Name: "h"}, Attrs: provider.Attrs{provider.AttrMachine: "r1"}}}}
+	if got := st.Reaches(); len(got) != 2 || got["r1"] != r1 {
+		t.Errorf("Reaches() = %v, want r1 and r2", got)
+	}
+	if (*State)(nil).Reaches() != nil {
+		t.Error("Reaches() of a nil state: not nil")
+	}
+	st.dropMachine("r1")
+	st.dropMachine("r2")
+	if got := st.Reaches(); len(got) != 1 || got["r1"] != r1 {
+		t.Errorf("after dropping r1 (still named) and r2 (not): %v, want r1 only", got)
 	}
 }

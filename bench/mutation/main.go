@@ -30,13 +30,15 @@
 //	package                drawn  survived  after  left, and why
 //	planner                30     1         1      state.go: a close(2) error lost (no way to make close fail after fsync)
 //	planner (2nd draw)     30     5         3      plan.go:329 and refresh.go:55 equivalent (ReasonGone goes with Create only; parallelism 1 is slower, not different); state.go:466 skips fsync (invisible without a crash)
+//	planner (-seed 2)      30     6         3      plan.go:236 equivalent (HashDesired sorts descending: still order-free); state.go:148 equivalent (the early return only saves a loop); state.go:466 as above
 //	hcl                    30     6         2      graph.go:42 equivalent (a two-step loop is peer/peer or has no peer); workload.go:321 not reached (an unknown axis is reported before it)
 //	outcome                30     8         1      evaluate.go:501 equivalent (matrix values are known constants); evaluate.go:627 was dead code, removed
 //	provider/host          15     2         0
 //	provider/nic           15     2         0
 //	provider/host/netnsfs  15     3         2      netnsfs.go:289 is mount handling (another helper's bug fix in flight); route.go:77 checks the kernel's netlink framing, which the kernel never breaks
 //
-// The second planner draw is seed 1 on a later tree (main e474788).
+// The second planner draw is seed 1 on a later tree (main e474788); the
+// -seed 2 draw ran on main b669ec1.
 package main
 
 import (
