@@ -27,8 +27,14 @@ var negated = map[token.Token]token.Token{
 // connective negated, a sample of max of them (all when max <= 0) drawn
 // with a fixed seed so that two runs on one tree draw the same ones. The
 // package's own tests are the ones that should notice.
+//
+// dir may name one file (engine/kernel/measure.go) instead: its mutants
+// only, judged by its package's tests.
 func generated(root, dir string, max int, seed int64, netns bool) ([]mutation, error) {
 	paths, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+	if strings.HasSuffix(dir, ".go") {
+		paths, dir = []string{filepath.Join(root, dir)}, filepath.Dir(dir)
+	}
 	if err != nil {
 		return nil, err
 	}

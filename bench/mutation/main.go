@@ -20,7 +20,11 @@
 // judged by its own package's tests (those under provider/ under the
 // lock). A draw depends on the tree: after a change to a package's code,
 // the same seed draws other mutants. -only picks mutants by name
-// ("FILE:LINE code"), so one survivor can be re-run alone.
+// ("FILE:LINE code"), so one survivor can be re-run alone. A directory
+// may be given as one of its files (engine/kernel/measure.go): that
+// file's mutants only. -run FILTER judges generated mutants by the tests
+// the go test -run filter picks (those of a package whose other tests
+// need namespaces, or take minutes a mutant).
 //
 // Session 13 (load 9-16; `bench/mutation/run.sh -auto planner,hcl,outcome`
 // and, under the lock, `-auto provider/host,provider/nic,provider/host/netnsfs
@@ -270,6 +274,7 @@ func main() {
 	auto := flag.String("auto", "", "instead of the list, generate operator mutants in these package directories (comma-separated, e.g. planner,hcl)")
 	max := flag.Int("max", 30, "with -auto: at most this many mutants a package, drawn with -seed (0: all)")
 	seed := flag.Int64("seed", 1, "with -auto: the seed of the draw")
+	run := flag.String("run", "", "with -auto: judge each mutant by only the tests this go test -run filter picks")
 	flag.Parse()
 	root, err := os.Getwd()
 	if err != nil {
@@ -279,6 +284,9 @@ func main() {
 	if *auto != "" {
 		if list, err = generatedAll(root, strings.Split(*auto, ","), *max, *seed); err != nil {
 			fail(err)
+		}
+		for i := range list {
+			list[i].run = *run
 		}
 	}
 	var re *regexp.Regexp
