@@ -556,3 +556,41 @@ func TestMeasuredCompound(t *testing.T) {
 		t.Errorf("the table's MEASURED = %q, want %q", m, want)
 	}
 }
+
+// TestVerdictNamesItsCondition: a verdict points at its condition's line
+// (not the expect block's) and lists the metrics the condition reads,
+// which the engines' comparison shows beside each verdict.
+func TestVerdictNamesItsCondition(t *testing.T) {
+	lab := testLab()
+	ex := addExpect(t, lab, "e", "bulk", "", "result.cpu_tx_pct < scenario({tso = false}).cpu_tx_pct && result.throughput_bps > 1")
+	ex.Range = hcl.Range{Filename: expectFile, Start: hcl.Pos{Line: 1, Column: 1}, End: hcl.Pos{Line: 1, Column: 2}}
+	got, diags := Evaluate(lab, results(seed001()...), nil)
+	if diags.HasErrors() || len(got) == 0 {
+		t.Fatalf("got %d verdicts, %s", len(got), diags)
+	}
+	for _, v := range got {
+		if want := []string{"cpu_tx_pct", "throughput_bps"}; !cmp.Equal(v.Metrics, want) {
+			t.Errorf("scenario %s: metrics %v, want %v", v.Scenario, v.Metrics, want)
+		}
+		if v.Range != ex.Condition.Range() {
+			t.Errorf("scenario %s: range %v, want the condition's %v", v.Scenario, v.Range, ex.Condition.Range())
+		}
+	}
+}
+
+// TestBaselineNotReadNotCounted: a side that does not read baseline
+// counts the current runs only, even when a baseline file of fewer runs
+// was given (for another expectation).
+func TestBaselineNotReadNotCounted(t *testing.T) {
+	lab := testLab()
+	addExpect(t, lab, "e", "bulk", "", "result.throughput_bps >= 3e9")
+	res := results(runs("tso=true,mtu=1500", "bulk", allMetrics(nil), result.MetricThroughputBps, 3.9e9, 4.0e9, 4.1e9, 4.0e9, 3.95e9, 4.05e9))
+	base := results(runs("tso=true,mtu=1500", "bulk", allMetrics(nil), result.MetricThroughputBps, 3.5e9))
+	got, diags := Evaluate(lab, res, base)
+	if diags.HasErrors() || len(got) != 1 || len(got[0].Sides) == 0 {
+		t.Fatalf("got %+v, %s; want one verdict with sides", got, diags)
+	}
+	if s := got[0].Sides[0]; s.Runs != 6 || s.CI == nil {
+		t.Errorf("side %s: %d runs, interval %v; want 6 runs with an interval", s.Expr, s.Runs, s.CI)
+	}
+}
