@@ -59,18 +59,20 @@ func (a *app) wakeReader(ep *endpoint, now int64) {
 // sleeps: a reader's turn after a read when data has not come since.
 // Such a turn is held out of the
 // queue with its place in the order (eventQueue.reserve) when only data
-// for it or another application's turn on its core can change that
-// before t: its core is free at t and only applications charge it
-// (appCore: no receive queue, interrupt, machine mate or scheduler), and
-// it wants to write nothing. Data comes with wakeReader, which ends the
-// hold (unhold): a turn that would have come before the event now
-// running has done nothing and the thread sleeps; one still to come is
-// queued in its place and runs as it would have. A turn of another
-// application on the core that makes it busy past a held turn still to
-// come queues that too (unholdMates): it would find the core busy. The
-// run is the same event for event, less the turns that did nothing; the
-// loop's end counts the time of a held turn it would have run
-// (passHeld).
+// for it or work that makes its core busy can change that before t: its
+// core is free at t, its host has neither a scheduler nor a machine
+// (canHold), and it wants to write nothing. Data comes with wakeReader,
+// which ends the hold (unhold): a turn that would have come before the
+// event now running has done nothing and the thread sleeps; one still to
+// come is queued in its place and runs as it would have. Work that makes
+// the core busy past a held turn still to come queues that too: it would
+// find the core busy. On a core only applications charge (appCore: no
+// receive queue and not the interrupt core) that work is another
+// application's turn, which queues them (unholdMates); on the others,
+// guarded cores, a poll step, a transmit completion or a timer may be,
+// and the loop looks after each event (unholdGuarded). The run is the
+// same event for event, less the turns that did nothing; the loop's end
+// counts the time of a held turn it would have run (passHeld).
 
 // idleTurn reports whether ep's turn at t, its core's free time or
 // later, can be held: it would find nothing to read or write, within the
@@ -80,7 +82,7 @@ func (ep *endpoint) idleTurn(t int64) bool {
 	if a.pending > 0 || r.unread > 0 {
 		return false
 	}
-	return ep.appCore && t <= w.limit && t < w.progressAt && ep.appCPU.free <= t
+	return ep.canHold && t <= w.limit && t < w.progressAt && ep.appCPU.free <= t
 }
 
 // tryHold holds ep's next turn at t if it can (idleTurn); app.ev stays
@@ -123,6 +125,33 @@ func (ep *endpoint) unholdMates(c *core) {
 		if a := &o.app; a.held && a.hold.at < c.free && !q.handedOut(a.hold) {
 			a.held = false
 			q.pushReserved(a.hold)
+		}
+	}
+}
+
+// unholdGuarded queues the held turns still to come on the guarded cores
+// that the event just run made busy past their time: each would find
+// its core busy (runApp waits for it). The loop calls it after each
+// event, as runApp calls unholdMates on an application core: a guarded
+// core is charged by its receive queue's poll steps, by transmit
+// completions and by timers as well as by turns.
+func (w *world) unholdGuarded() {
+	q := &w.q
+	for _, c := range w.guarded {
+		if c.lastHold.at >= c.free || q.handedOut(c.lastHold) {
+			continue
+		}
+		for _, o := range c.holders {
+			if a := &o.app; a.held && a.hold.at < c.free && !q.handedOut(a.hold) {
+				a.held = false
+				q.pushReserved(a.hold)
+			}
+		}
+		c.lastHold = qent{}
+		for _, o := range c.holders {
+			if a := &o.app; a.held && c.lastHold.before(a.hold) {
+				c.lastHold = a.hold
+			}
 		}
 	}
 }

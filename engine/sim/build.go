@@ -250,8 +250,9 @@ func (w *world) startApps(wl *config.Workload) {
 			w.q.push(0, evAppRun, ep.idx)
 		}
 	}
-	// Application cores (holdTurn): no receive queue, interrupt, machine
-	// mate or scheduler charges them.
+	// Held turns (holdTurn) on hosts without a scheduler or a machine:
+	// on application cores, which no receive queue or interrupt charges,
+	// or on guarded ones, which the loop looks at after each event.
 	type hostCore struct {
 		h *host
 		c int
@@ -261,15 +262,28 @@ func (w *world) startApps(wl *config.Workload) {
 		k := hostCore{ep.host, ep.core}
 		apps[k] = append(apps[k], ep)
 	}
+	shared := map[hostCore]bool{}
 	for i := range w.rxqs {
-		delete(apps, hostCore{w.rxqs[i].host, w.rxqs[i].core})
+		k := hostCore{w.rxqs[i].host, w.rxqs[i].core}
+		shared[k] = true
 	}
 	for _, ep := range w.eps {
 		h := ep.host
-		eps, ok := apps[hostCore{h, ep.core}]
-		if !ok || h.sched != nil || h.machine != nil || ep.core == h.irqCore || w.e.noHold {
+		k := hostCore{h, ep.core}
+		if h.sched != nil || h.machine != nil || w.e.noHold {
 			continue
 		}
+		ep.canHold = true
+		if shared[k] || ep.core == h.irqCore {
+			// A guarded core (unholdGuarded).
+			c := &h.cores[ep.core]
+			if len(c.holders) == 0 {
+				w.guarded = append(w.guarded, c)
+			}
+			c.holders = append(c.holders, ep)
+			continue
+		}
+		eps := apps[k]
 		ep.appCore = true
 		for _, o := range eps {
 			if o != ep {

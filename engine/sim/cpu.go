@@ -302,8 +302,10 @@ type core struct {
 	// own busy time.
 	mates []*core
 	// lastHold is the latest turn held on it (holdTurn), on a core only
-	// applications charge.
+	// applications charge or a guarded one (world.guarded).
 	lastHold qent
+	// holders are the endpoints whose turns a guarded core holds.
+	holders []*endpoint
 }
 
 // begin returns the time work submitted at now can start.

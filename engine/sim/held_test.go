@@ -112,7 +112,7 @@ func holdChangesNothing(t *testing.T, name string, opts Options, req engine.RunR
 func TestIdleTurnRule(t *testing.T) {
 	w := &world{limit: 10e9, progressAt: 1e9}
 	h := &host{cores: make([]core, 2)}
-	ep := &endpoint{w: w, host: h, core: 1, appCPU: &h.cores[1], appCore: true}
+	ep := &endpoint{w: w, host: h, core: 1, appCPU: &h.cores[1], appCore: true, canHold: true}
 	for _, tt := range []struct {
 		name   string
 		at     int64
@@ -139,9 +139,9 @@ func TestIdleTurnRule(t *testing.T) {
 func TestUnholdMates(t *testing.T) {
 	w := &world{limit: 10e9, progressAt: 10e9}
 	h := &host{cores: make([]core, 1)}
-	a := &endpoint{w: w, host: h, appCPU: &h.cores[0], appCore: true}
-	b := &endpoint{idx: 1, w: w, host: h, appCPU: &h.cores[0], appCore: true}
-	c := &endpoint{idx: 2, w: w, host: h, appCPU: &h.cores[0], appCore: true}
+	a := &endpoint{w: w, host: h, appCPU: &h.cores[0], appCore: true, canHold: true}
+	b := &endpoint{idx: 1, w: w, host: h, appCPU: &h.cores[0], appCore: true, canHold: true}
+	c := &endpoint{idx: 2, w: w, host: h, appCPU: &h.cores[0], appCore: true, canHold: true}
 	a.coreMates = []*endpoint{b, c}
 	if !b.tryHold(100) || !c.tryHold(300) {
 		t.Fatal("idle turns at 100 and 300 ns on a free core were not held")
@@ -159,7 +159,7 @@ func TestUnholdMates(t *testing.T) {
 func TestHeldTurnThatPassedSleeps(t *testing.T) {
 	w := &world{limit: 10e9, progressAt: 10e9}
 	h := &host{cores: make([]core, 2)}
-	a := &endpoint{w: w, host: h, core: 1, appCPU: &h.cores[1], appCore: true}
+	a := &endpoint{w: w, host: h, core: 1, appCPU: &h.cores[1], appCore: true, canHold: true}
 	w.q.push(5, evRxPoll, 0)
 	w.q.pop()
 	h.cores[1].free = 5

@@ -101,8 +101,13 @@ func (e *Engine) CPUProfiles() []CPUProfile { return append([]CPUProfile(nil), e
 // world is one run: the topology, the connections, the clock and the
 // event queue.
 type world struct {
-	e       *Engine
-	q       eventQueue
+	e *Engine
+	q eventQueue
+	// guarded are the cores that hold application turns (holdTurn)
+	// while other work charges them too (a receive queue, the interrupt
+	// core): after each event, a held turn such a core is now busy past
+	// is queued (unholdGuarded).
+	guarded []*core
 	now     int64
 	hosts   []*host // in the scenario's declaration order
 	nics    []*nicState
@@ -252,6 +257,9 @@ func (w *world) run(max uint64) (n uint64, end bool) {
 			w.stopping = true
 			w.finished = true
 			w.finishAt = ev.at
+		}
+		if len(w.guarded) > 0 {
+			w.unholdGuarded()
 		}
 		n++
 		if w.finished || ev.at >= w.progressAt {

@@ -50,6 +50,10 @@ type endpoint struct {
 	// (holdTurn).
 	appCore   bool
 	coreMates []*endpoint
+	// canHold: its turns may be held (holdTurn): on an application core
+	// (appCore), or on a guarded core (world.guarded) of a host with
+	// neither a scheduler nor a machine.
+	canHold bool
 
 	snd sender
 	rcv receiver
