@@ -8,6 +8,8 @@ import (
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"github.com/tsolab/tsolab/sudouser"
 )
 
 // Format returns src in canonical form (hclwrite): aligned equals signs,
@@ -81,6 +83,10 @@ func writeFileAtomic(name string, data []byte) error {
 		return err
 	}
 	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := sudouser.GiveFile(tmp.Name()); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -5,7 +5,8 @@
 // replace, delete), saved plan files, the dependency-ordered parallel
 // apply and destroy, and the DOT dependency graph. Run as root through
 // sudo in a lab directory the invoking user owns, it gives .tsolab/ and
-// the files it writes there to that user (SUDO_UID, SUDO_GID).
+// the files it writes there (and a -out plan file in a directory of
+// theirs) to that user: package sudouser holds that rule.
 //
 // The flow the CLI drives is:
 //

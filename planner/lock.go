@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tsolab/tsolab/sudouser"
 )
 
 // Lock is an exclusive, advisory lock on a lab's state (flock on
@@ -70,7 +72,7 @@ func LockState(dir, lab string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := giveToSudoUser(dir, f.Name()); err != nil {
+	if err := sudouser.Give(dir, f.Name()); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tsolab/tsolab/sudouser"
 )
 
 // PlanFileFormatVersion is the format_version of saved plans.
@@ -33,6 +35,9 @@ func WritePlanFile(path string, p *Plan) error {
 	_, err = tmp.Write(append(b, '\n'))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = sudouser.GiveFile(tmp.Name())
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)

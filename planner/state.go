@@ -13,10 +13,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/tsolab/tsolab/config"
 	"github.com/tsolab/tsolab/provider"
+	"github.com/tsolab/tsolab/sudouser"
 )
 
 // StateFormatVersion is the format_version of state files this package
@@ -273,18 +273,6 @@ func ReadState(dir string) (*State, error) {
 	return s, err
 }
 
-// ownerOf is the uid that owns path (-1 when it cannot be told).
-func ownerOf(path string) int {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return -1
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int(st.Uid)
-	}
-	return -1
-}
-
 // readStateFile reads and checks one state file; (nil, nil) when it does
 // not exist.
 func readStateFile(path string) (*State, error) {
@@ -293,7 +281,7 @@ func readStateFile(path string) (*State, error) {
 		return nil, nil
 	}
 	if errors.Is(err, fs.ErrPermission) {
-		return nil, &StateError{Path: path, Problem: "permission denied", Denied: true, Owner: ownerOf(path)}
+		return nil, &StateError{Path: path, Problem: "permission denied", Denied: true, Owner: sudouser.OwnerOf(path)}
 	}
 	if err != nil {
 		return nil, err
@@ -451,7 +439,7 @@ func backupState(dir string) error {
 // temporary file in the same directory, fsync, rename over the old file,
 // fsync of the directory. A reader sees the old file or the new one,
 // never a mix. Under sudo, the file is the invoking user's
-// (giveToSudoUser).
+// (sudouser.Give).
 func writeStateFile(dir, path string, b []byte) error {
 	sdir, err := makeStateDir(dir)
 	if err != nil {
@@ -470,7 +458,7 @@ func writeStateFile(dir, path string, b []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = giveToSudoUser(dir, tmp)
+		err = sudouser.Give(dir, tmp)
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)

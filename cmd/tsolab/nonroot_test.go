@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,4 +176,140 @@ func TestStateOfRoot(t *testing.T) {
 			t.Errorf("tsolab %s of a root-owned state as uid %d: exit %d, want 1 and %q\nstderr:\n%s", cmd, r.uid(), code, want, errs)
 		}
 	}
+}
+
+// sudoRig runs tsolab through the real sudo as nobody, by a NOPASSWD
+// rule for the rig's binary that it writes to /etc/sudoers.d and removes
+// at the end. Its home (nobody's) holds the labs and the outputs.
+type sudoRig struct {
+	*nonRootRig
+	home string
+}
+
+func newSudoRig(t *testing.T) *sudoRig {
+	t.Helper()
+	r := newNonRootRig(t)
+	if r.cred == nil {
+		t.Skip("needs root: runs tsolab through sudo as nobody, by a sudoers rule it writes")
+	}
+	if _, err := exec.LookPath("sudo"); err != nil {
+		if os.Getenv("TSOLAB_REQUIRE_NETNS") == "1" {
+			t.Fatal("TSOLAB_REQUIRE_NETNS=1 but sudo is not installed (apt-get install sudo; .ci/run does)")
+		}
+		t.Skip("sudo is not installed (apt-get install sudo)")
+	}
+	rule := filepath.Join("/etc/sudoers.d", fmt.Sprintf("tsolab-test-%d", os.Getpid()))
+	if err := os.WriteFile(rule, []byte("nobody ALL=(root) NOPASSWD: "+r.bin+"\n"), 0o440); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(rule) })
+	if out, err := exec.Command("visudo", "-cf", rule).CombinedOutput(); err != nil {
+		t.Fatalf("the sudoers rule in %s: %v: %s", rule, err, out)
+	}
+	return &sudoRig{nonRootRig: r, home: filepath.Join(r.dir, "home")}
+}
+
+// lab copies the example NAME into the home, nobody's.
+func (r *sudoRig) lab(name string) string {
+	dst := filepath.Join(r.home, "labs", name)
+	copyDir(r.t, filepath.Join("..", "..", "examples", name), dst)
+	r.giveAll(filepath.Join(r.home, "labs"))
+	return dst
+}
+
+// giveAll gives dir and everything under it to nobody.
+func (r *sudoRig) giveAll(dir string) {
+	err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, nobody, nobody)
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// sudo runs `sudo -n tsolab ARGS` as nobody in the home; it fails the
+// test unless tsolab exits 0 or 3 (an expectation failed: the outputs
+// are written all the same).
+func (r *sudoRig) sudo(args ...string) {
+	r.t.Helper()
+	out, errs, code := r.run(append([]string{"--", r.bin}, args...)...)
+	if code != exitOK && code != exitFailed {
+		r.t.Fatalf("sudo tsolab %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errs)
+	}
+}
+
+// run runs sudo -n ARGS as nobody.
+func (r *sudoRig) run(args ...string) (stdout, stderr string, code int) {
+	bin := r.bin
+	r.bin = "sudo"
+	defer func() { r.bin = bin }()
+	return r.nonRootRig.run(append([]string{"-n"}, args...)...)
+}
+
+// owners fails the test for every path whose owner is not uid.
+func (r *sudoRig) owners(uid int, paths ...string) {
+	r.t.Helper()
+	for _, p := range paths {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			r.t.Errorf("%s: %v", p, err)
+		} else if int(st.Uid) != uid || int(st.Gid) != uid {
+			r.t.Errorf("%s: owner %d:%d, want %d:%d", p, st.Uid, st.Gid, uid, uid)
+		}
+	}
+}
+
+// TestOutputsGoToSudoUser: under the real sudo, in directories the
+// invoking user owns, the files tsolab writes (-json, -junit, -report,
+// -summary, fmt's rewrite, and on the kernel engine plan -out and
+// -capture's directories and files) are that user's; in a directory
+// root owns they stay root's (package sudouser's rule).
+func TestOutputsGoToSudoUser(t *testing.T) {
+	r := newSudoRig(t)
+	lab := r.lab("neterion-2005")
+	out := filepath.Join(r.home, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.giveAll(out)
+	mine := []string{filepath.Join(out, "r.json"), filepath.Join(out, "j.xml"), filepath.Join(out, "r.html"), filepath.Join(out, "s.md")}
+	roots := filepath.Join(r.dir, "root.json") // r.dir is root's
+	r.sudo("test", "-engine", "sim", "-no-color", "-json", mine[0], "-junit", mine[1], "-report", mine[2], "-summary", mine[3], lab)
+	r.sudo("test", "-engine", "sim", "-no-color", "-json", roots, lab)
+	r.owners(nobody, mine...)
+	r.owners(0, roots)
+
+	hclFile := filepath.Join(lab, "unformatted.tsolab.hcl")
+	if err := os.WriteFile(hclFile, []byte("variable \"x\" {\ndefault=1\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.giveAll(hclFile)
+	r.sudo("fmt", lab)
+	r.owners(nobody, hclFile)
+
+	t.Run("kernel", func(t *testing.T) {
+		r.t = t
+		if !canNetAdmin() {
+			t.Skip("needs CAP_NET_ADMIN: plan and the kernel engine make network namespaces")
+		}
+		lab := r.lab("tso-basics")
+		name := fmt.Sprintf("sudo%d", os.Getpid())
+		t.Cleanup(func() { exec.Command(r.bin, "destroy", "-auto-approve", "-name", name, lab).Run() })
+		planFile := filepath.Join(out, "p.plan")
+		r.sudo("plan", "-no-color", "-name", name, "-out", planFile, lab)
+		caps := filepath.Join(out, "caps")
+		r.sudo("test", "-no-color", "-name", name, "-scenario", "tso=true,mtu=1500", "-repeat", "1", "-capture", caps, lab)
+		made := []string{planFile}
+		filepath.WalkDir(caps, func(p string, _ fs.DirEntry, err error) error {
+			made = append(made, p)
+			return err
+		})
+		if len(made) < 5 { // caps, its scenario, a workload, two NICs' files
+			t.Errorf("-capture %s holds %d paths, want at least 4: %q", caps, len(made)-1, made[1:])
+		}
+		r.owners(nobody, made...)
+	})
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
+
+	"github.com/tsolab/tsolab/sudouser"
 )
 
 // cpuProfileEnv names a file to write a CPU profile of the whole command
@@ -39,6 +41,9 @@ func startOne(env string, start func(io.Writer) error, stop func()) func() {
 		return func() {}
 	}
 	f, err := os.Create(path)
+	if err == nil {
+		err = sudouser.GiveFile(path)
+	}
 	if err == nil {
 		err = start(f)
 	}

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/tsolab/tsolab/provider/host/netnsfs"
 	"github.com/tsolab/tsolab/provider/nic"
 	"github.com/tsolab/tsolab/result"
+	"github.com/tsolab/tsolab/sudouser"
 	"golang.org/x/sys/unix"
 )
 
@@ -569,6 +571,8 @@ func (c *cli) checkApplied(ctx context.Context, dir string, lab *config.Lab, sc 
 // WORKLOAD-rN (N from 1) with -repeat 2 or more, every name made safe
 // for a file system. A later run over the same DIR overwrites its files;
 // two captures of one invocation that would share a file are refused.
+// Under sudo, the directories and files it makes are the invoking user's
+// where that user owns the directory they are made in (sudouser).
 func captureFiles(dir string, repeat int) func(kernel.CaptureTarget) (io.WriteCloser, string, error) {
 	used := map[string]kernel.CaptureTarget{}
 	return func(t kernel.CaptureTarget) (io.WriteCloser, string, error) {
@@ -582,10 +586,13 @@ func captureFiles(dir string, repeat int) func(kernel.CaptureTarget) (io.WriteCl
 				path, prev.Scenario, prev.Workload, prev.NIC, t.Scenario, t.Workload, t.NIC)
 		}
 		used[path] = t
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := sudouser.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, "", fmt.Errorf("-capture: %w", err)
 		}
 		f, err := os.Create(path)
+		if err == nil {
+			err = sudouser.GiveFile(path)
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("-capture: %w", err)
 		}
@@ -635,7 +642,8 @@ func writeJSONFile(path string, r *result.Results) error {
 // writeFile writes path atomically; "-" writes to stdout. The file is
 // readable by all (0644, as appendFile's and a shell redirection's with
 // the usual umask), not CreateTemp's 0600: a report or results file made
-// under sudo is opened by the user in a browser, or uploaded by CI.
+// under sudo is opened by the user in a browser, or uploaded by CI; it is
+// the invoking user's where they own its directory (sudouser).
 func writeFile(path string, write func(io.Writer) error) error {
 	if path == "-" {
 		return write(os.Stdout)
@@ -653,6 +661,10 @@ func writeFile(path string, write func(io.Writer) error) error {
 		tmp.Close()
 		return err
 	}
+	if err := sudouser.GiveFile(tmp.Name()); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
@@ -661,14 +673,24 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // appendFile renders write in memory, then appends it to path in one
 // write, creating the file when it does not exist: a CI summary file
-// ($GITHUB_STEP_SUMMARY) collects what every step appends.
+// ($GITHUB_STEP_SUMMARY) collects what every step appends. A file it
+// creates under sudo is the invoking user's where they own its directory
+// (sudouser); one that existed keeps its owner.
 func appendFile(path string, write func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		err = sudouser.GiveFile(path)
+	} else if errors.Is(err, fs.ErrExist) {
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	}
 	if err != nil {
+		if f != nil {
+			f.Close()
+		}
 		return err
 	}
 	if _, err := f.Write(buf.Bytes()); err != nil {

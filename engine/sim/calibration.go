@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/sudouser"
 )
 
 // CalibrationFormatVersion is the format_version of calibration files.
@@ -132,13 +133,17 @@ func ReadCalibration(path string) (*CalibrationFile, error) {
 	return &f, nil
 }
 
-// Write writes a calibration file, indented.
+// Write writes a calibration file, indented; under sudo it is the
+// invoking user's where they own its directory (sudouser).
 func (f *CalibrationFile) Write(path string) error {
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return sudouser.GiveFile(path)
 }
 
 // Apply sets the fitted parameters on the profile the file calibrates.
