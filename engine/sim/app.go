@@ -50,7 +50,7 @@ func (a *app) wakeReader(ep *endpoint, now int64) {
 		if ep.tryHold(now) {
 			return
 		}
-		ep.w.q.push(now+a.lag, evAppRun, ep.idx)
+		ep.w.q.push(ep.host.sched.wakeAt(ep.appCPU, now, a.lag), evAppRun, ep.idx)
 	}
 }
 

@@ -210,11 +210,26 @@ var modern = CPUProfile{
 // percentile (sigma 0.6), cut at 50 us. The context switch itself
 // (cpu_switch and the cache refill of a small working set) is assumed at
 // 1 us, the order lmbench's lat_ctx gives on such cores.
+//
+// A core pays that exit only once it is in C1. ULE's idle thread
+// (sys/kern/sched_ule.c of FreeBSD 10, sched_idletd) first spins
+// sched_idlespins (10000) iterations of cpu_spinwait checking tdq_load
+// when its core switched more than sched_idlespinthresh (2 * max(10000,
+// 6 * hz) / stathz = 157) times in this and the last stathz tick, as a
+// stream's threads, woken every few microseconds, always have; only
+// then does cpu_idle enter MWAIT C1 (sys/amd64/amd64/machdep.c,
+// cpu_idle_mwait). A thread woken on a spinning core runs at once,
+// without an IPI (tdq_notify, cpu_idle_wakeup). The spin is 10000
+// PAUSEs of about 10 cycles each (Intel's optimization manual: "about
+// 10 cycles" before Skylake) at an assumed 2.5 GHz: 40 us. Not tuned:
+// seed 003's runs are the same send for send from 20 us of spin up, and
+// hold issue 11's target from 5 us up (TestSeed003IdleSpin).
 var c1Idle = Scheduler{
 	Name:          "c1-idle",
-	Source:        "assumed: floor C1 exit 2 us, p95 C1E exit 10 us + switch (intel_idle.c, Haswell/Broadwell-EP); switch 1 us",
+	Source:        "assumed: floor C1 exit 2 us, p95 C1E exit 10 us + switch (intel_idle.c, Haswell/Broadwell-EP); switch 1 us; ULE idle spin 10000 PAUSEs, 40 us",
 	WakeLatency:   LogNormal{Median: 4000, Sigma: 0.6, Min: 2000, Max: 50000},
 	ContextSwitch: 1000,
+	IdleSpin:      40000,
 }
 
 // vmHalt is the scheduler of the 2-vCPU Firecracker VM that

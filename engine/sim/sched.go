@@ -35,12 +35,25 @@ type Scheduler struct {
 	// ContextSwitch is the CPU a woken thread's core spends switching to
 	// it (mi_switch, cpu_switch; __schedule, switch_to), ns.
 	ContextSwitch float64
+	// IdleSpin is how long a core that has gone idle keeps spinning in
+	// the idle loop before it enters an idle state, ns; 0 = none. A
+	// thread woken on a core that is busy or still spinning runs
+	// without WakeLatency (no idle state to leave, no IPI); its core
+	// still pays ContextSwitch. FreeBSD 10's ULE: sched_idletd
+	// spins sched_idlespins (10000) iterations of cpu_spinwait,
+	// checking tdq_load, while the core switches more than
+	// sched_idlespinthresh times in two stathz ticks (see wake).
+	IdleSpin int64
 }
 
 // String names the scheduler with its figures and their source, as the
 // results' provenance reports it.
 func (s Scheduler) String() string {
-	return fmt.Sprintf("%s: wake-up latency %s, context switch %.0f ns (%s)", s.Name, s.WakeLatency, s.ContextSwitch, s.Source)
+	spin := ""
+	if s.IdleSpin > 0 {
+		spin = fmt.Sprintf(", none on a core busy or idle less than %d ns (idle spin)", s.IdleSpin)
+	}
+	return fmt.Sprintf("%s: wake-up latency %s%s, context switch %.0f ns (%s)", s.Name, s.WakeLatency, spin, s.ContextSwitch, s.Source)
 }
 
 // LogNormal is a distribution of durations whose logarithm is normal,
@@ -141,11 +154,39 @@ func (ep *endpoint) waking(now int64) {
 //go:noinline
 func (s *sched) latency() int64 { return s.wake[s.rnd.IntN(quantiles)] }
 
-// irqWake is when the interrupt raised at t is handled: at t, unless the
-// stack runs interrupt handlers in threads (profile.ithreads) and the host
-// has a scheduler, which wakes the handler's thread a draw later.
-func (h *host) irqWake(t int64) int64 {
-	if h.ithread != nil {
+// spinning reports whether a thread woken at now on core c finds the
+// core busy or still in its idle spin (Scheduler.IdleSpin), so that it
+// runs without the wake-up latency. FreeBSD 10's sched_idletd (sys/kern/
+// sched_ule.c) spins while tdq_load is 0 for sched_idlespins
+// iterations when switchcnt > sched_idlespinthresh, and only then calls
+// cpu_idle, whose MWAIT C1 (or ACPI C-state) is what WakeLatency
+// prices; sched_add on a busy or spinning core needs no IPI
+// (tdq_notify, cpu_idle_wakeup). The switch count condition is not
+// modelled: a stream that wakes its threads every few microseconds
+// switches far above the threshold (2 * max(10000, 6 * hz) / stathz,
+// 157 switches in two ticks of stathz 127, about 10 k a second).
+func (s *sched) spinning(c *core, now int64) bool {
+	return s.IdleSpin > 0 && now-c.free < s.IdleSpin
+}
+
+// wakeAt is when a thread woken at now on core c, with lag its drawn
+// wake-up latency, runs: now when its core is busy or spinning, else
+// now + lag.
+func (s *sched) wakeAt(c *core, now, lag int64) int64 {
+	if s != nil && s.spinning(c, now) {
+		return now
+	}
+	return now + lag
+}
+
+// irqWake is when the interrupt raised at t on core c is handled: at t,
+// unless the stack runs interrupt handlers in threads (profile.ithreads)
+// and the host has a scheduler, which wakes the handler's thread a draw
+// later, or at once on a core busy or still spinning in its idle loop
+// (an interrupt thread preempts the idle thread on the interrupted core:
+// sched_ule.c sched_add, ithread priority).
+func (h *host) irqWake(c *core, t int64) int64 {
+	if h.ithread != nil && !h.ithread.spinning(c, t) {
 		t += h.ithread.latency()
 	}
 	return t

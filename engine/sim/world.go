@@ -213,7 +213,7 @@ func (q *rxQueue) wake(at int64) int64 {
 	if q.softirq {
 		return at
 	}
-	return q.host.irqWake(at + int64(q.host.cpu.IRQDelay))
+	return q.host.irqWake(q.cpu, at+int64(q.host.cpu.IRQDelay))
 }
 
 // pushFrame puts a frame (its fields, frame's) into receive queue qi's
@@ -497,7 +497,7 @@ func (ep *endpoint) afterAck(now, before int64, cpu *core) {
 		ep.w.sampleCwnd(ep, now)
 		if a := &ep.app; a.blocked && !a.ev && ep.prof.wake.canWrite(ep, true) {
 			a.ev = true
-			ep.w.q.push(now+a.lag, evAppRun, ep.idx)
+			ep.w.q.push(ep.host.sched.wakeAt(ep.appCPU, now, a.lag), evAppRun, ep.idx)
 		}
 	}
 }
