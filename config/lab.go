@@ -355,15 +355,18 @@ type Measure struct {
 	// of its main metric is within this many percent of the median
 	// (netperf's -I 95,N).
 	Confidence float64
+	// RepeatAt and ConfidenceAt are the repeat and confidence attributes
+	// that set Repeat and Confidence (zero when unset, or set by a flag).
+	RepeatAt, ConfidenceAt hcl.Range
 }
 
 // Or returns m with its unset fields taken from d.
 func (m Measure) Or(d Measure) Measure {
 	if m.Repeat == 0 {
-		m.Repeat = d.Repeat
+		m.Repeat, m.RepeatAt = d.Repeat, d.RepeatAt
 	}
 	if m.Confidence == 0 {
-		m.Confidence = d.Confidence
+		m.Confidence, m.ConfidenceAt = d.Confidence, d.ConfidenceAt
 	}
 	return m
 }

@@ -222,10 +222,10 @@ func (l *loader) loadLab() {
 func (e *evaluator) measure(b *block) config.Measure {
 	var m config.Measure
 	if n, ok := e.integer(b, "repeat", 1, 1000); ok {
-		m.Repeat = int(n)
+		m.Repeat, m.RepeatAt = int(n), b.attrs["repeat"].Range()
 	}
 	if f, ok := e.number(b, "confidence", 0, 200); ok {
-		m.Confidence = f
+		m.Confidence, m.ConfidenceAt = f, b.attrs["confidence"].Range()
 	}
 	if m.Confidence > 0 && m.Repeat > 0 && m.Repeat < config.MinRunsForCI {
 		a := b.attrs["repeat"]
