@@ -26,6 +26,7 @@ import (
 // NIC provider (Marks).
 type Provider struct {
 	checked Checked
+	hidden  hiddenAtFirstRead
 }
 
 // Marks is what the provider knows of its namespaces' marks, for the NIC
@@ -186,6 +187,9 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 		p.checked.forget(ns)
 		if r := namespaceMissing(req.Addr, ns); r != nil {
 			return *r
+		}
+		if h := p.hidden.of(ns); h != nil {
+			d.warnf("namespace %s is read through a copy, and destroy will fail until it is uncovered", h, ns)
 		}
 	}
 	actual := req.Recorded.Clone()

@@ -582,8 +582,9 @@ func TestDeleteAfterSwap(t *testing.T) {
 // it was a plain directory (netnsfs leaves Dir so when a namespace is
 // bound in it already: here one bound by hand), then hidden by the bind
 // a later `ip netns add` makes over Dir. Its copy in that bind is read as
-// the host; Delete, which unmounts the copy and then cannot remove the
-// name (EBUSY), says that it is hidden and the umount that uncovers it,
+// the host, with a warning (what plan's refresh shows) that it is hidden,
+// naming the umount that uncovers it; Delete, which unmounts the copy and
+// then cannot remove the name (EBUSY), says that it is hidden and the umount that uncovers it,
 // and so does a later Read, which would otherwise take the file for a
 // left-over (and a plan bind another namespace over it).
 func TestHiddenNamespace(t *testing.T) {
@@ -607,10 +608,11 @@ func TestHiddenNamespace(t *testing.T) {
 	recorded := provider.Attrs{"kind": "netns", "netns": ns}
 	ctx := context.Background()
 	p := host.New()
-	if r := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: recorded}); r.Gone || len(r.Diagnostics) > 0 {
-		t.Errorf("Read of the copy: Gone %v, %v; want the host", r.Gone, r.Diagnostics)
-	}
 	want := "umount " + netnsfs.Dir
+	r := p.Read(ctx, provider.ReadRequest{Naming: n, Addr: addr, Recorded: recorded})
+	if r.Gone || r.Diagnostics.HasErrors() || len(r.Diagnostics) != 1 || !strings.Contains(r.Diagnostics[0].Summary, want) {
+		t.Errorf("Read of the copy: Gone %v, %v; want the host and one warning naming %q", r.Gone, r.Diagnostics, want)
+	}
 	if d := p.Delete(ctx, provider.DeleteRequest{Naming: n, Addr: addr, Recorded: recorded}); !strings.Contains(d.Diagnostics.Error(), want) {
 		t.Errorf("Delete: %v; want an error naming %q", d.Diagnostics, want)
 	}

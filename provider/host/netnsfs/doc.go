@@ -7,7 +7,8 @@
 // the bind a later `ip netns add` makes (on a machine whose / is
 // private), and could no longer be removed. Remove, and Create of its
 // name, refuse such a hidden namespace with a HiddenError that says what
-// to run.
+// to run; Hidden and HiddenAll find them before (a refresh reads them
+// through the bind's copies, which work until a remove).
 //
 // It owns the thread discipline every namespace operation needs: a
 // goroutine locked to its OS thread enters the namespace, does its work

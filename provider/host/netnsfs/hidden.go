@@ -2,6 +2,7 @@ package netnsfs
 
 import (
 	"fmt"
+	"strings"
 )
 
 // HiddenError says that a namespace is bound at Path(Name) in a
@@ -32,6 +33,14 @@ func Hidden(name string) (*HiddenError, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
+	all, err := HiddenAll()
+	return all[name], err
+}
+
+// HiddenAll returns the *HiddenError of every namespace bound in Dir
+// where the mount on top at Dir hides it, by name (Hidden of each), from
+// one read of /proc/self/mountinfo.
+func HiddenAll() (map[string]*HiddenError, error) {
 	top, err := mountID(Dir)
 	if err != nil {
 		return nil, err
@@ -40,18 +49,26 @@ func Hidden(name string) (*HiddenError, error) {
 	if err != nil {
 		return nil, err
 	}
-	var at []mount
+	byName := map[string][]mount{}
+	var names []string // in mountinfo's order
 	for _, m := range all {
-		if m.point == Path(name) {
-			at = append(at, m)
+		if name, ok := strings.CutPrefix(m.point, Dir+"/"); ok && !strings.Contains(name, "/") {
+			if byName[name] == nil {
+				names = append(names, name)
+			}
+			byName[name] = append(byName[name], m)
 		}
 	}
-	for _, m := range hiddenOf(at, top) {
-		if m.fstype == "nsfs" {
-			return &HiddenError{Name: name, Mount: m.id, Over: top}, nil
+	out := map[string]*HiddenError{}
+	for _, name := range names {
+		for _, m := range hiddenOf(byName[name], top) {
+			if m.fstype == "nsfs" {
+				out[name] = &HiddenError{Name: name, Mount: m.id, Over: top}
+				break
+			}
 		}
 	}
-	return nil, nil
+	return out, nil
 }
 
 // hiddenOf returns the mounts of at (all at one mount point in Dir) that
