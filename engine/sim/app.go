@@ -94,8 +94,13 @@ func (ep *endpoint) tryHold(t int64) bool {
 	a := &ep.app
 	a.held = true
 	a.hold = ep.w.q.reserve(t, evAppRun, ep.idx)
-	if c := ep.appCPU; c.lastHold.before(a.hold) {
+	c := ep.appCPU
+	if c.lastHold.before(a.hold) {
 		c.lastHold = a.hold
+	}
+	if len(c.holders) > 0 && !c.listed {
+		c.listed = true
+		ep.w.heldOn = append(ep.w.heldOn, c)
 	}
 	return true
 }
@@ -130,30 +135,35 @@ func (ep *endpoint) unholdMates(c *core) {
 }
 
 // unholdGuarded queues the held turns still to come on the guarded cores
-// that the event just run made busy past their time: each would find
-// its core busy (runApp waits for it). The loop calls it after each
-// event, as runApp calls unholdMates on an application core: a guarded
-// core is charged by its receive queue's poll steps, by transmit
-// completions and by timers as well as by turns.
+// (world.heldOn) that the event just run made busy past their time: each
+// would find its core busy (runApp waits for it). The loop calls it after
+// each event, as runApp calls unholdMates on an application core: a
+// guarded core is charged by its receive queue's poll steps, by transmit
+// completions and by timers as well as by turns. A core whose held turns
+// have all come leaves the list.
 func (w *world) unholdGuarded() {
 	q := &w.q
-	for _, c := range w.guarded {
-		if c.lastHold.at >= c.free || q.handedOut(c.lastHold) {
+	keep := w.heldOn[:0]
+	for _, c := range w.heldOn {
+		if c.lastHold.at < c.free && !q.handedOut(c.lastHold) {
+			c.lastHold = qent{}
+			for _, o := range c.holders {
+				a := &o.app
+				if a.held && a.hold.at < c.free && !q.handedOut(a.hold) {
+					a.held = false
+					q.pushReserved(a.hold)
+				} else if a.held && c.lastHold.before(a.hold) {
+					c.lastHold = a.hold
+				}
+			}
+		}
+		if q.handedOut(c.lastHold) {
+			c.listed = false
 			continue
 		}
-		for _, o := range c.holders {
-			if a := &o.app; a.held && a.hold.at < c.free && !q.handedOut(a.hold) {
-				a.held = false
-				q.pushReserved(a.hold)
-			}
-		}
-		c.lastHold = qent{}
-		for _, o := range c.holders {
-			if a := &o.app; a.held && c.lastHold.before(a.hold) {
-				c.lastHold = a.hold
-			}
-		}
+		keep = append(keep, c)
 	}
+	w.heldOn = keep
 }
 
 // passHeld is the loop's end: the held turns within the limit have run,

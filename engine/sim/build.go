@@ -278,7 +278,7 @@ func (w *world) startApps(wl *config.Workload) {
 			// A guarded core (unholdGuarded).
 			c := &h.cores[ep.core]
 			if len(c.holders) == 0 {
-				w.guarded = append(w.guarded, c)
+				w.heldOn = append(w.heldOn, c)
 			}
 			c.holders = append(c.holders, ep)
 			continue
@@ -291,6 +291,8 @@ func (w *world) startApps(wl *config.Workload) {
 			}
 		}
 	}
+	// Room for every guarded core: tryHold lists one without allocating.
+	w.heldOn = w.heldOn[:0]
 }
 
 // buildNotes says what of the lab the model does not apply.

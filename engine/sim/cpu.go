@@ -317,10 +317,13 @@ type core struct {
 	// own busy time.
 	mates []*core
 	// lastHold is the latest turn held on it (holdTurn), on a core only
-	// applications charge or a guarded one (world.guarded).
+	// applications charge or a guarded one (holders).
 	lastHold qent
-	// holders are the endpoints whose turns a guarded core holds.
+	// holders are the endpoints whose turns a guarded core holds: one
+	// that a receive queue or interrupts charge too (unholdGuarded);
+	// listed: it is in world.heldOn.
 	holders []*endpoint
+	listed  bool
 }
 
 // begin returns the time work submitted at now can start.

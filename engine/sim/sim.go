@@ -103,11 +103,11 @@ func (e *Engine) CPUProfiles() []CPUProfile { return append([]CPUProfile(nil), e
 type world struct {
 	e *Engine
 	q eventQueue
-	// guarded are the cores that hold application turns (holdTurn)
-	// while other work charges them too (a receive queue, the interrupt
-	// core): after each event, a held turn such a core is now busy past
-	// is queued (unholdGuarded).
-	guarded []*core
+	// heldOn are the guarded cores (core.holders) with a turn held
+	// still to come (holdTurn): other work charges them too (a receive
+	// queue, the interrupt core), so after each event a held turn such
+	// a core is now busy past is queued (unholdGuarded).
+	heldOn  []*core
 	now     int64
 	hosts   []*host // in the scenario's declaration order
 	nics    []*nicState
@@ -258,7 +258,7 @@ func (w *world) run(max uint64) (n uint64, end bool) {
 			w.finished = true
 			w.finishAt = ev.at
 		}
-		if len(w.guarded) > 0 {
+		if len(w.heldOn) > 0 {
 			w.unholdGuarded()
 		}
 		n++

@@ -51,7 +51,7 @@ type endpoint struct {
 	appCore   bool
 	coreMates []*endpoint
 	// canHold: its turns may be held (holdTurn): on an application core
-	// (appCore), or on a guarded core (world.guarded) of a host with
+	// (appCore), or on a guarded core (core.holders) of a host with
 	// neither a scheduler nor a machine.
 	canHold bool
 
