@@ -54,7 +54,8 @@ const (
 // test say it too, before they plan, when the kernel engine would make
 // namespaces on this machine.
 const NeedsRoot = "plan and apply probe the kernel's offloads in a scratch network namespace, " +
-	"which needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN): run tsolab with sudo. " +
+	"and the kernel engine (tsolab run and test) makes namespaces: both need root " +
+	"(CAP_SYS_ADMIN and CAP_NET_ADMIN), so run tsolab with sudo (sudo tsolab test LAB). " +
 	"tsolab validate and tsolab test -engine sim need no root."
 
 // Validate checks what the planner will ask of this machine: the device
