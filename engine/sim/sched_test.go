@@ -362,26 +362,37 @@ func TestSeed003IdleSpin(t *testing.T) {
 }
 
 // TestIdleSpinWake: a thread woken on a core that is busy, or idle for
-// less than the scheduler's idle spin, runs at once; on one idle longer,
-// or under a scheduler without a spin, or none, its drawn latency later.
+// less than the scheduler's idle spin after switching more than ULE's
+// sched_idlespinthresh times in this and the last stathz tick, runs at
+// once; on one idle longer or switching less, or under a scheduler
+// without a spin, or none, its drawn latency later.
 func TestIdleSpinWake(t *testing.T) {
 	spin := &sched{Scheduler: Scheduler{IdleSpin: 40000}}
 	halt := &sched{Scheduler: Scheduler{}}
+	const now, lag = 100000, 5000
 	for _, tc := range []struct {
 		s          *sched
-		free, want int64 // the core's free time; when the thread runs, woken at 100000 with a lag of 5000
+		switches   int32 // switched on the core in now's tick
+		free, want int64 // the core's free time; when the thread runs
 	}{
-		{spin, 120000, 100000}, // busy
-		{spin, 60001, 100000},  // idle 39.999 us: spinning
-		{spin, 60000, 105000},  // idle 40 us: in C1
-		{halt, 120000, 105000},
-		{halt, 99999, 105000},
-		{nil, 99999, 105000},
+		{spin, 0, 120000, now},                  // busy
+		{spin, 158, 60001, now},                 // idle 39.999 us: spinning
+		{spin, 158, 60000, now + lag},           // idle 40 us: in C1
+		{spin, uleSpinThresh, 60001, now + lag}, // too few switches: no spin
+		{halt, 158, 120000, now + lag},
+		{halt, 158, 99999, now + lag},
+		{nil, 158, 99999, now + lag},
 	} {
 		c := &core{free: tc.free}
-		if got := tc.s.wakeAt(c, 100000, 5000); got != tc.want {
-			t.Errorf("spin %v, core free at %d: wakeAt = %d, want %d", tc.s != nil && tc.s.IdleSpin > 0, tc.free, got, tc.want)
+		c.switched(now-uleStatTick, tc.switches)
+		if got := tc.s.wakeAt(c, now, lag); got != tc.want {
+			t.Errorf("spin %v, %d switches, core free at %d: wakeAt = %d, want %d", tc.s != nil && tc.s.IdleSpin > 0, tc.switches, tc.free, got, tc.want)
 		}
+	}
+	c := &core{}
+	c.switched(0, 200)
+	if n := c.switches(2 * uleStatTick); n != 0 {
+		t.Errorf("200 switches two ticks ago count %d, want 0 (this and the last tick only)", n)
 	}
 }
 
