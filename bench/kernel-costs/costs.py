@@ -46,6 +46,10 @@ CALL = {'ksys_read': 'read', '__x64_sys_read': 'read', 'ksys_write': 'write', '_
 # a context holding one of these is that step whole, as the model charges it
 WHOLE = [('ack_tx', {'__tcp_send_ack', '__tcp_send_ack.part.0', 'tcp_send_ack'}), ('ack_rx', {'tcp_ack'}),
          ('gso', {'skb_segment', '__skb_gso_segment'})]
+# a copy under one of these is the sender's (into the write queue's pages);
+# any other the receiver's (to the reader's buffer)
+COPY_TX = {'_copy_from_iter', 'skb_do_copy_data_nocache', 'skb_copy_to_page_nocache', 'copy_page_from_iter',
+           '_copy_from_user', 'tcp_sendmsg_locked', 'tcp_sendmsg'}
 SOFTIRQ = {'handle_softirqs', '__do_softirq', 'do_softirq', '__irq_exit_rcu', 'irq_exit_rcu'}
 
 
@@ -65,6 +69,8 @@ def step(frames):
     call = next((CALL[f] for f in ctx if f in CALL), None)
     for f in ctx:
         if f in STEP:
+            if STEP[f] == 'copy':
+                return 'copy_tx' if names & COPY_TX else 'copy_rx'
             return call if STEP[f] in CALL.values() and call else STEP[f]
     if call:
         return call
@@ -121,12 +127,39 @@ def run(d, tag):
             s = step(frames)
             if WORKER.match(comm) or (any(f in SOFTIRQ for f in frames) or comm.startswith('ksoftirqd')) and s not in ('other', 'perf'):
                 steps[s] += 1
+    queued = queued_bytes(f'{d}/{tag}.ss', spans)
     r = json.load(open(f'{d}/{tag}.json'))['runs'][0]
     met = r['metrics']
     return {'tag': tag, 'foreign': foreign, 'steps': steps, 'acks': acks, 'reads': calls['read'], 'writes': calls['write'],
-            'polls': calls['ppoll'], 'calls': sum(calls.values()), 'segs': met['bytes'] / r['mss'],
+            'polls': calls['ppoll'], 'queued': queued, 'calls': sum(calls.values()), 'segs': met['bytes'] / r['mss'],
             'units': met['send_units'], 'bytes': met['bytes'], 'secs': met['duration_s'], 'gbps': met['throughput_bps'] / 1e9,
             'cpu': met['cpu_tx_pct'] + met['cpu_rx_pct']}
+
+
+def median(xs):
+    xs = sorted(x for x in xs if x == x)
+    return xs[len(xs) // 2] if xs else float('nan')
+
+
+SKMEM = re.compile(r'skmem:\(r(\d+),rb\d+,t\d+,tb\d+,f\d+,w(\d+)')
+
+
+def queued_bytes(path, spans):
+    """The median over run.sh's ss samples in the lab's window of the bytes between the writers and the readers: the
+    sum over the lab's sockets of the send queue (wmem_queued) and the receive queue (rmem_alloc), in truesize."""
+    at = collections.Counter()
+    try:
+        fh = open(path)
+    except OSError:
+        return float('nan')
+    for line in fh:
+        parts = line.split(None, 1)
+        m = SKMEM.search(line)
+        if len(parts) == 2 and m and LAB.search(line):
+            at[parts[0]] += int(m.group(1)) + int(m.group(2))
+    # ss's clock is the wall clock, perf's the monotonic one: the samples
+    # are kept while the lab's sockets hold data, which is the run
+    return median([v for v in at.values() if v > 0])
 
 
 def figures(rs):
@@ -141,7 +174,11 @@ def figures(rs):
             ('driver_per_unit ns/seg', per('driver', 'segs')), ('qdisc ns/seg (not modelled)', per('qdisc', 'segs')),
             ('tx_completion ns/seg', per('free', 'segs')), ('ack_tx ns/ACK', per('ack_tx', 'acks')),
             ('ack_rx ns/ACK', per('ack_rx', 'acks')), ('rx_per_skb ns/seg', per('rx', 'segs')),
-            ('copy_per_byte ns/B (x2 copies)', st('copy') / (2 * n('bytes'))), ('read ns/read', per('read', 'reads')),
+            ('copy_per_byte ns/B (x2 copies)', (st('copy_tx') + st('copy_rx')) / (2 * n('bytes'))),
+            ('  the sender\'s copy ns/B', st('copy_tx') / n('bytes')), ('  the receiver\'s copy ns/B', st('copy_rx') / n('bytes')),
+            ('bytes a read (KB)', n('bytes') / n('reads') / 1e3 if n('reads') else float('nan')),
+            ('bytes a write (KB)', n('bytes') / n('writes') / 1e3 if n('writes') else float('nan')),
+            ('queued w+r, median (MB)', median([r['queued'] for r in rs]) / 1e6), ('read ns/read', per('read', 'reads')),
             ('poll ns/poll', per('poll', 'polls')), ('read cycle ns/poll (reads+polls)', (st('read') + st('poll')) / n('polls') if n('polls') else float('nan')),
             ('write ns/write', per('write', 'writes')),
             ('segments', n('segs')), ('units', n('units')), ('pure ACKs', n('acks')), ('reads', n('reads')), ('polls', n('polls')),

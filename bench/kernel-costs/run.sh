@@ -30,6 +30,16 @@
 # cannot be told from the lab's. The table prints each run and the
 # pooled figures.
 #
+# While each run goes, sample_queues reads the lab's sockets' queues with
+# ss every 100 ms (the bytes between a byte's write and its read), and
+# costs.py prints each copy apart (the sender's into the write queue, the
+# receiver's to its buffer) with the bytes a read and a write.
+#
+# copy.c, beside it, measures the copy alone on this machine: what a byte
+# copied costs against the bytes written between its write and its read,
+# and after a sleep (docs/engine.md, Why the kernel's copy is cheaper
+# unshaped).
+#
 # Limits: cpu-clock on this VM cannot sample with interrupts off, so time
 # in a hardirq or an irq-off section shows where interrupts come back on
 # (the softirq entry's share is printed, unattributed). perf's own cost is
@@ -42,6 +52,21 @@ CELLS=("$@")
 # the kernel engine's workers name their threads "tsl" and 12 hex digits
 # while they run (engine/kernel workerName); its other threads keep tsolab
 WORKERS='comm == "tsolab" || comm ~ "tsl*"'
+# sample_queues FILE: every 50 ms, the lab's sockets' memory (ss -m:
+# wmem_queued, the send queue, and rmem_alloc, the receive queue) in each
+# of the run's namespaces, a line a socket stamped with the sample's
+# number: the bytes between the writers' copies and the readers'
+# (costs.py, queued w+r).
+sample_queues() {
+	local i=0
+	while :; do
+		i=$((i + 1))
+		for ns in $(ip netns list | awk '{print $1}' | grep "kcost$$" || true); do
+			nsenter --net="/run/netns/$ns" ss -tmnHO 2>/dev/null | sed "s/^/$i /" || true
+		done
+		sleep 0.05
+	done >"$1"
+}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
 go build -o "$OUT/tsolab" "$ROOT/cmd/tsolab"
@@ -50,12 +75,16 @@ for i in $(seq 1 "$RUNS"); do
 	for c in "${CELLS[@]}"; do
 		tag=$(echo "$c" | tr ',=' '_-')_r$i
 		uptime >"$OUT/$tag.load"
+		sample_queues "$OUT/$tag.ss" &
+		sampler=$!
 		perf record -q -a -g -m 8M -e cpu-clock/freq=4000/ -e tcp:tcp_probe/call-graph=no/ \
 			-e syscalls:sys_enter_read/call-graph=no/ --filter "$WORKERS" \
 			-e syscalls:sys_enter_write/call-graph=no/ --filter "$WORKERS" \
 			-e syscalls:sys_enter_ppoll/call-graph=no/ --filter "$WORKERS" -o "$OUT/$tag.perf" -- \
 			"$OUT/tsolab" test -engine kernel -name kcost$$ -repeat 1 -json "$OUT/$tag.json" -scenario "$c" \
 			"$ROOT/examples/kernel-calibration" >"$OUT/$tag.out" 2>&1 || true
+		kill "$sampler"
+		wait "$sampler" 2>/dev/null || true
 		uptime >>"$OUT/$tag.load"
 		# perf script exits non-zero when the record lost events (it
 		# warns "Check IO/CPU overload!"); the run is still read, and its
