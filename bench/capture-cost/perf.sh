@@ -39,31 +39,8 @@ while getopts "r:s:n:" o; do
 	*) echo "usage: $0 [-r rounds] [-s scenario] [-n symbols]" >&2; exit 2 ;;
 	esac
 done
-[ "$(id -u)" = 0 ] || { echo "perf.sh needs root (network namespaces, eBPF, perf -a)" >&2; exit 1; }
 command -v perf >/dev/null || { echo "perf.sh needs perf" >&2; exit 1; }
-
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-made=
-[ -n "${CAPDIR:-}" ] || { CAPDIR=$(mktemp -d -p /dev/shm); made=$CAPDIR; }
-NAME=capperf$$
-cleanup() {
-	[ -x "$work/tsolab" ] && "$work/tsolab" destroy -auto-approve "$work/lab" >/dev/null 2>&1 || true
-	[ -n "${BASE:-}" ] && git -C "$here" worktree remove --force "$work/base-src" >/dev/null 2>&1
-	rm -rf "$work" ${made:+"$made"}
-	[ -n "$made" ] || rm -rf "${CAPDIR:?}/$NAME"
-}
-trap cleanup EXIT
-(cd "$here/../.." && go build -o "$work/tsolab" ./cmd/tsolab)
-modes="without with"
-if [ -n "${BASE:-}" ]; then
-	git -C "$here" worktree add -q --detach "$work/base-src" "$BASE"
-	# Named tsolab too, so that its other threads carry the same name.
-	mkdir "$work/base"
-	(cd "$work/base-src" && go build -o "$work/base/tsolab" ./cmd/tsolab)
-	modes="without with base"
-fi
-cp -r "$here/../../examples/tso-basics" "$work/lab"
+source "$(dirname "$0")/setup.sh" capperf
 
 load() { echo "load $(cut -d' ' -f1-3 /proc/loadavg)"; }
 echo "machine at the start: $(load)"

@@ -51,32 +51,10 @@ while getopts "r:s:" o; do
 	*) echo "usage: $0 [-r rounds] [-s \"scenario ...\"]" >&2; exit 2 ;;
 	esac
 done
-[ "$(id -u)" = 0 ] || { echo "run.sh needs root (network namespaces, eBPF)" >&2; exit 1; }
-
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-made=
-[ -n "${CAPDIR:-}" ] || { CAPDIR=$(mktemp -d -p /dev/shm); made=$CAPDIR; }
+# on_exit keeps the runs (RUNS=FILE) before setup.sh's cleanup.
+on_exit() { [ -n "${RUNS:-}" ] && [ -f "$work/runs" ] && cp "$work/runs" "$RUNS"; return 0; }
+source "$(dirname "$0")/setup.sh" capcost
 caps=$CAPDIR
-NAME=capcost$$
-# destroy needs no -name (it has none): the state names what the run made.
-cleanup() {
-	[ -n "${RUNS:-}" ] && [ -f "$work/runs" ] && cp "$work/runs" "$RUNS"
-	[ -x "$work/tsolab" ] && "$work/tsolab" destroy -auto-approve "$work/lab" >/dev/null 2>&1 || true
-	[ -n "${BASE:-}" ] && git -C "$here" worktree remove --force "$work/base-src" >/dev/null 2>&1
-	rm -rf "$work" ${made:+"$made"}
-	[ -n "$made" ] || rm -rf "$caps/$NAME"
-}
-trap cleanup EXIT
-(cd "$here/../.." && go build -o "$work/tsolab" ./cmd/tsolab)
-modes="without with"
-if [ -n "${BASE:-}" ]; then
-	git -C "$here" worktree add -q --detach "$work/base-src" "$BASE"
-	(cd "$work/base-src" && go build -o "$work/tsolab-base" ./cmd/tsolab)
-	modes="without with base"
-fi
-# A copy of the lab, so that its state file stays out of the repository.
-cp -r "$here/../../examples/tso-basics" "$work/lab"
 
 # one SCENARIO with|without|base ROUND: runs the applied scenario once and appends
 # "scenario mode round throughput_bps capture_loss packets source cpu_s
@@ -88,7 +66,7 @@ cp -r "$here/../../examples/tso-basics" "$work/lab"
 one() {
 	local out="$work/$2-$3.json" flags=() bin=$work/tsolab
 	[ "$2" != without ] && flags=(-capture "$caps/$NAME")
-	[ "$2" = base ] && bin=$work/tsolab-base
+	[ "$2" = base ] && bin=$work/base/tsolab
 	rm -rf "$caps/$NAME"
 	"$bin" run -name "$NAME" -repeat 1 -json "$out" "${flags[@]}" "$work/lab" >"$work/out" 2>&1 ||
 		{ cat "$work/out" >&2; exit 1; }
