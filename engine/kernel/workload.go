@@ -165,9 +165,9 @@ func (y *yielder) after() {
 // worker's.
 func (y *yielder) pass() {
 	y.due = time.Now().Add(passEvery)
-	y.meter.stop()
+	y.meter.pause()
 	runtime.Gosched()
-	y.meter.start()
+	y.meter.resume()
 }
 
 // wait polls fd for ev until it is ready or the next pass is due, then
