@@ -324,11 +324,6 @@ type core struct {
 	// listed: it is in world.heldOn.
 	holders []*endpoint
 	listed  bool
-	// swTick, swCur and swOld are ULE's switch count (core.switches):
-	// the stathz tick of the count, the switches in it and in the one
-	// before; kept on hosts whose scheduler spins (Scheduler.IdleSpin).
-	swTick       int64
-	swCur, swOld int32
 }
 
 // begin returns the time work submitted at now can start.

@@ -107,6 +107,9 @@ type sched struct {
 	Scheduler
 	rnd  *rand.Rand // the run's random source (world.rnd)
 	wake []int64    // WakeLatency.table(), shared by the engine's runs (read only)
+	// sw is the switch count of each of the host's cores, by core.id,
+	// when it spins (IdleSpin).
+	sw []switchCount
 }
 
 // newRand is the random source of one run: the engine's seed and the
@@ -146,9 +149,7 @@ func (ep *endpoint) waking(now int64) {
 	a.lag = sc.latency()
 	a.woken = wokeNone
 	a.ev = true
-	if sc.IdleSpin > 0 {
-		c.switched(now, 2)
-	}
+	sc.switched(c, now, 2)
 	ep.w.q.push(c.charge(now, sc.ContextSwitch), evAppRun, ep.idx)
 }
 
@@ -170,7 +171,7 @@ func (s *sched) spinning(c *core, now int64) bool {
 	if s.IdleSpin == 0 || now-c.free >= s.IdleSpin {
 		return false
 	}
-	return c.free > now || c.switches(now) > uleSpinThresh
+	return c.free > now || s.sw[c.id].at(now) > uleSpinThresh
 }
 
 // ULE's switch count, for the idle spin (sys/kern/sched_ule.c).
@@ -183,26 +184,42 @@ const (
 	uleSpinThresh = 2 * 10000 / 127
 )
 
-// switched counts n context switches on c at now (sched_switch:
-// tdq_switchcnt++, one switching to a woken thread and one back to the
-// idle thread when it sleeps).
-func (c *core) switched(now int64, n int32) {
-	c.switches(now)
-	c.swCur += n
+// switchCount is ULE's count of one core's context switches
+// (tdq_switchcnt, tdq_oldswitchcnt), kept by a scheduler that spins
+// (Scheduler.IdleSpin) for each core of its host (sched.sw).
+type switchCount struct {
+	tick     int64 // the stathz tick of cur
+	cur, old int32 // switches in that tick and in the one before
 }
 
-// switches is c's switch count at now, this tick's and the last's
-// (tdq_switchcnt + tdq_oldswitchcnt; sched_clock starts a tick's count
-// at tdq_load, 0 on an idle core).
-func (c *core) switches(now int64) int32 {
-	if t := now / uleStatTick; t != c.swTick {
-		c.swOld = 0
-		if t == c.swTick+1 {
-			c.swOld = c.swCur
+// switched counts n context switches at now (sched_switch:
+// tdq_switchcnt++, one switching to a woken thread and one back to the
+// idle thread when it sleeps).
+func (k *switchCount) switched(now int64, n int32) {
+	k.at(now)
+	k.cur += n
+}
+
+// at is the count at now, this tick's and the last's (tdq_switchcnt +
+// tdq_oldswitchcnt; sched_clock starts a tick's count at tdq_load, 0 on
+// an idle core).
+func (k *switchCount) at(now int64) int32 {
+	if t := now / uleStatTick; t != k.tick {
+		k.old = 0
+		if t == k.tick+1 {
+			k.old = k.cur
 		}
-		c.swCur, c.swTick = 0, t
+		k.cur, k.tick = 0, t
 	}
-	return c.swCur + c.swOld
+	return k.cur + k.old
+}
+
+// switched counts n context switches on core c at now, when the
+// scheduler spins.
+func (s *sched) switched(c *core, now int64, n int32) {
+	if s.IdleSpin > 0 {
+		s.sw[c.id].switched(now, n)
+	}
 }
 
 // wakeAt is when a thread woken at now on core c, with lag its drawn

@@ -367,32 +367,39 @@ func TestSeed003IdleSpin(t *testing.T) {
 // once; on one idle longer or switching less, or under a scheduler
 // without a spin, or none, its drawn latency later.
 func TestIdleSpinWake(t *testing.T) {
-	spin := &sched{Scheduler: Scheduler{IdleSpin: 40000}}
-	halt := &sched{Scheduler: Scheduler{}}
 	const now, lag = 100000, 5000
 	for _, tc := range []struct {
-		s          *sched
+		spin       int64 // the scheduler's IdleSpin; -1: no scheduler
 		switches   int32 // switched on the core in now's tick
 		free, want int64 // the core's free time; when the thread runs
 	}{
-		{spin, 0, 120000, now},                  // busy
-		{spin, 158, 60001, now},                 // idle 39.999 us: spinning
-		{spin, 158, 60000, now + lag},           // idle 40 us: in C1
-		{spin, uleSpinThresh, 60001, now + lag}, // too few switches: no spin
-		{halt, 158, 120000, now + lag},
-		{halt, 158, 99999, now + lag},
-		{nil, 158, 99999, now + lag},
+		{40000, 0, 120000, now},                  // busy
+		{40000, 158, 60001, now},                 // idle 39.999 us: spinning
+		{40000, 158, 60000, now + lag},           // idle 40 us: in C1
+		{40000, uleSpinThresh, 60001, now + lag}, // too few switches: no spin
+		{0, 158, 120000, now + lag},
+		{0, 158, 99999, now + lag},
+		{-1, 158, 99999, now + lag},
 	} {
+		var s *sched
+		if tc.spin >= 0 {
+			s = &sched{Scheduler: Scheduler{IdleSpin: tc.spin}, sw: make([]switchCount, 1)}
+		}
 		c := &core{free: tc.free}
-		c.switched(now-uleStatTick, tc.switches)
-		if got := tc.s.wakeAt(c, now, lag); got != tc.want {
-			t.Errorf("spin %v, %d switches, core free at %d: wakeAt = %d, want %d", tc.s != nil && tc.s.IdleSpin > 0, tc.switches, tc.free, got, tc.want)
+		if s != nil {
+			s.switched(c, now-1000, tc.switches)
+		}
+		if got := s.wakeAt(c, now, lag); got != tc.want {
+			t.Errorf("spin %d, %d switches, core free at %d: wakeAt = %d, want %d", tc.spin, tc.switches, tc.free, got, tc.want)
 		}
 	}
-	c := &core{}
-	c.switched(0, 200)
-	if n := c.switches(2 * uleStatTick); n != 0 {
-		t.Errorf("200 switches two ticks ago count %d, want 0 (this and the last tick only)", n)
+	var k switchCount
+	k.switched(0, 200)
+	if n := k.at(uleStatTick); n != 200 {
+		t.Errorf("200 switches in the last tick count %d, want 200", n)
+	}
+	if n := k.at(3 * uleStatTick); n != 0 {
+		t.Errorf("200 switches three ticks ago count %d, want 0 (this and the last tick only)", n)
 	}
 }
 

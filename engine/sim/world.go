@@ -377,9 +377,7 @@ func (w *world) poll(qi int32, now int64) {
 			// The interrupt thread is switched in (irqWake).
 			c.charge(now, h.ithread.ContextSwitch)
 			h.ithreadSwitches++
-			if h.ithread.IdleSpin > 0 {
-				c.switched(now, 2)
-			}
+			h.ithread.switched(c, now, 2)
 		}
 	}
 	if q.budget <= 0 {
