@@ -102,9 +102,6 @@ func (b *builder) host(name string) (*host, error) {
 		slice: prof.slice.of(cores)}
 	if run != nil {
 		h.sched = &sched{Scheduler: *run, rnd: b.w.random(), wake: b.e.wakeTables[wakeKey(cp.Name, run.Name)]}
-		if run.IdleSpin > 0 {
-			h.sched.sw = make([]switchCount, cores)
-		}
 		if prof.ithreads {
 			h.ithread = h.sched
 		}

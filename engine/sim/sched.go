@@ -42,7 +42,7 @@ type Scheduler struct {
 	// still pays ContextSwitch. FreeBSD 10's ULE: sched_idletd
 	// spins sched_idlespins (10000) iterations of cpu_spinwait,
 	// checking tdq_load, while the core switches more than
-	// sched_idlespinthresh times in two stathz ticks (spinning).
+	// sched_idlespinthresh times in two stathz ticks (see wake).
 	IdleSpin int64
 }
 
@@ -107,9 +107,6 @@ type sched struct {
 	Scheduler
 	rnd  *rand.Rand // the run's random source (world.rnd)
 	wake []int64    // WakeLatency.table(), shared by the engine's runs (read only)
-	// sw is the switch count of each of the host's cores, by core.id,
-	// when it spins (IdleSpin).
-	sw []switchCount
 }
 
 // newRand is the random source of one run: the engine's seed and the
@@ -149,7 +146,6 @@ func (ep *endpoint) waking(now int64) {
 	a.lag = sc.latency()
 	a.woken = wokeNone
 	a.ev = true
-	sc.switched(c, now, 2)
 	ep.w.q.push(c.charge(now, sc.ContextSwitch), evAppRun, ep.idx)
 }
 
@@ -162,64 +158,15 @@ func (s *sched) latency() int64 { return s.wake[s.rnd.IntN(quantiles)] }
 // core busy or still in its idle spin (Scheduler.IdleSpin), so that it
 // runs without the wake-up latency. FreeBSD 10's sched_idletd (sys/kern/
 // sched_ule.c) spins while tdq_load is 0 for sched_idlespins
-// iterations when the core's switches in this and the last stathz tick
-// (tdq_switchcnt + tdq_oldswitchcnt) exceed sched_idlespinthresh, and
-// only then calls cpu_idle, whose MWAIT C1 (or ACPI C-state) is what
-// WakeLatency prices; sched_add on a busy or spinning core needs no IPI
-// (tdq_notify, cpu_idle_wakeup).
+// iterations when switchcnt > sched_idlespinthresh, and only then calls
+// cpu_idle, whose MWAIT C1 (or ACPI C-state) is what WakeLatency
+// prices; sched_add on a busy or spinning core needs no IPI
+// (tdq_notify, cpu_idle_wakeup). The switch count condition is not
+// modelled: a stream that wakes its threads every few microseconds
+// switches far above the threshold (2 * max(10000, 6 * hz) / stathz,
+// 157 switches in two ticks of stathz 127, about 10 k a second).
 func (s *sched) spinning(c *core, now int64) bool {
-	if s.IdleSpin == 0 || now-c.free >= s.IdleSpin {
-		return false
-	}
-	return c.free > now || s.sw[c.id].at(now) > uleSpinThresh
-}
-
-// ULE's switch count, for the idle spin (sys/kern/sched_ule.c).
-const (
-	// uleStatTick is a tick of stathz 127, ns: sched_clock moves
-	// tdq_switchcnt to tdq_oldswitchcnt each tick.
-	uleStatTick int64 = 1000000000 / 127
-	// uleSpinThresh is sched_idlespinthresh: 2 * max(10000, 6 * hz) /
-	// stathz at hz 1000, stathz 127 (sched_initticks).
-	uleSpinThresh = 2 * 10000 / 127
-)
-
-// switchCount is ULE's count of one core's context switches
-// (tdq_switchcnt, tdq_oldswitchcnt), kept by a scheduler that spins
-// (Scheduler.IdleSpin) for each core of its host (sched.sw).
-type switchCount struct {
-	tick     int64 // the stathz tick of cur
-	cur, old int32 // switches in that tick and in the one before
-}
-
-// switched counts n context switches at now (sched_switch:
-// tdq_switchcnt++, one switching to a woken thread and one back to the
-// idle thread when it sleeps).
-func (k *switchCount) switched(now int64, n int32) {
-	k.at(now)
-	k.cur += n
-}
-
-// at is the count at now, this tick's and the last's (tdq_switchcnt +
-// tdq_oldswitchcnt; sched_clock starts a tick's count at tdq_load, 0 on
-// an idle core).
-func (k *switchCount) at(now int64) int32 {
-	if t := now / uleStatTick; t != k.tick {
-		k.old = 0
-		if t == k.tick+1 {
-			k.old = k.cur
-		}
-		k.cur, k.tick = 0, t
-	}
-	return k.cur + k.old
-}
-
-// switched counts n context switches on core c at now, when the
-// scheduler spins.
-func (s *sched) switched(c *core, now int64, n int32) {
-	if s.IdleSpin > 0 {
-		s.sw[c.id].switched(now, n)
-	}
+	return s.IdleSpin > 0 && now-c.free < s.IdleSpin
 }
 
 // wakeAt is when a thread woken at now on core c, with lag its drawn

@@ -362,44 +362,26 @@ func TestSeed003IdleSpin(t *testing.T) {
 }
 
 // TestIdleSpinWake: a thread woken on a core that is busy, or idle for
-// less than the scheduler's idle spin after switching more than ULE's
-// sched_idlespinthresh times in this and the last stathz tick, runs at
-// once; on one idle longer or switching less, or under a scheduler
-// without a spin, or none, its drawn latency later.
+// less than the scheduler's idle spin, runs at once; on one idle longer,
+// or under a scheduler without a spin, or none, its drawn latency later.
 func TestIdleSpinWake(t *testing.T) {
-	const now, lag = 100000, 5000
+	spin := &sched{Scheduler: Scheduler{IdleSpin: 40000}}
+	halt := &sched{Scheduler: Scheduler{}}
 	for _, tc := range []struct {
-		spin       int64 // the scheduler's IdleSpin; -1: no scheduler
-		switches   int32 // switched on the core in now's tick
-		free, want int64 // the core's free time; when the thread runs
+		s          *sched
+		free, want int64 // the core's free time; when the thread runs, woken at 100000 with a lag of 5000
 	}{
-		{40000, 0, 120000, now},                  // busy
-		{40000, 158, 60001, now},                 // idle 39.999 us: spinning
-		{40000, 158, 60000, now + lag},           // idle 40 us: in C1
-		{40000, uleSpinThresh, 60001, now + lag}, // too few switches: no spin
-		{0, 158, 120000, now + lag},
-		{0, 158, 99999, now + lag},
-		{-1, 158, 99999, now + lag},
+		{spin, 120000, 100000}, // busy
+		{spin, 60001, 100000},  // idle 39.999 us: spinning
+		{spin, 60000, 105000},  // idle 40 us: in C1
+		{halt, 120000, 105000},
+		{halt, 99999, 105000},
+		{nil, 99999, 105000},
 	} {
-		var s *sched
-		if tc.spin >= 0 {
-			s = &sched{Scheduler: Scheduler{IdleSpin: tc.spin}, sw: make([]switchCount, 1)}
-		}
 		c := &core{free: tc.free}
-		if s != nil {
-			s.switched(c, now-1000, tc.switches)
+		if got := tc.s.wakeAt(c, 100000, 5000); got != tc.want {
+			t.Errorf("spin %v, core free at %d: wakeAt = %d, want %d", tc.s != nil && tc.s.IdleSpin > 0, tc.free, got, tc.want)
 		}
-		if got := s.wakeAt(c, now, lag); got != tc.want {
-			t.Errorf("spin %d, %d switches, core free at %d: wakeAt = %d, want %d", tc.spin, tc.switches, tc.free, got, tc.want)
-		}
-	}
-	var k switchCount
-	k.switched(0, 200)
-	if n := k.at(uleStatTick); n != 200 {
-		t.Errorf("200 switches in the last tick count %d, want 200", n)
-	}
-	if n := k.at(3 * uleStatTick); n != 0 {
-		t.Errorf("200 switches three ticks ago count %d, want 0 (this and the last tick only)", n)
 	}
 }
 

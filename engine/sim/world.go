@@ -377,7 +377,6 @@ func (w *world) poll(qi int32, now int64) {
 			// The interrupt thread is switched in (irqWake).
 			c.charge(now, h.ithread.ContextSwitch)
 			h.ithreadSwitches++
-			h.ithread.switched(c, now, 2)
 		}
 	}
 	if q.budget <= 0 {
