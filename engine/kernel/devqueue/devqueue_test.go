@@ -492,6 +492,11 @@ func recordsHeaders(t *testing.T, ingress bool) {
 	var next uint32
 	var spans []span // at ingress: the data records' bytes
 	for i, h := range sink.data {
+		// Every record's time, from the skb's TCP stamp or the clock,
+		// is a time of the stream's and never before the one before it.
+		if ts := sink.ts[i]; ts.Before(start) || ts.After(end) || (i > 0 && ts.Before(sink.ts[i-1])) {
+			t.Errorf("record %d at %v (the one before at %v), outside the stream's %v..%v or before it", i, ts, sink.ts[max(i-1, 0)], start, end)
+		}
 		if len(h) < 14+20+20 || binary.BigEndian.Uint16(h[12:]) != 0x0800 || h[14+9] != 6 {
 			t.Fatalf("record %d: %d header bytes %x: want Ethernet, IPv4, TCP", i, len(h), h)
 		}

@@ -10,7 +10,9 @@
 // mmapable array map (no BPF ring buffer: its lock, taken for every
 // record, was the largest cost of capturing a million packets a second
 // on two CPUs): its headers (at most HeaderMax bytes from the MAC
-// header), its whole length and the time it was queued, in a record as
+// header), its whole length and its time (at a TCX hook the
+// departure time TCP stamped on the skb when it has one, else the time
+// the program ran: see triedAndStamped), in a record as
 // long as its headers (88 bytes for Ethernet, IPv4 and TCP with
 // timestamps), or, at a TCX hook, in a short record of 48 bytes for a
 // packet whose Ethernet, IPv4 addresses and TCP ports (what stays the

@@ -90,7 +90,7 @@ const HeaderMax = 160
 // most of its records short (see shortKind); the reader hands every
 // record on as a full one.
 const (
-	recTime    = 0  // u64: bpf_ktime_get_ns (CLOCK_MONOTONIC)
+	recTime    = 0  // u64: CLOCK_MONOTONIC ns: bpf_ktime_get_ns, or at a TCX hook the skb's TCP stamp (triedAndStamped)
 	recLen     = 8  // u32: the whole packet from its MAC header (skb->len plus the MAC header bytes before skb->data)
 	recPayload = 12 // s32: TCP payload bytes of the whole packet
 	recCapLen  = 16 // u8: header bytes kept, at most HeaderMax; in a short record its kind
