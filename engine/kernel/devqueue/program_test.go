@@ -439,3 +439,57 @@ func pinThread(t *testing.T) {
 	}
 	t.Cleanup(func() { unix.SchedSetaffinity(0, &was) })
 }
+
+// TestRecordTimeNotRealtime runs the program at both TCX hooks on a
+// segment whose __sk_buff carries a stamp of no monotonic type
+// (tstamp_type 0, CLOCK_REALTIME, as a device's receive time or netstamp
+// gives) and on one without a stamp: both records take the time the
+// program ran (bpf_ktime_get_ns), never the realtime stamp nor 0.
+// BPF_PROG_TEST_RUN refuses a context with tstamp_type set (EINVAL), so
+// the monotonic stamp's path is checked end to end: TestRecordsHeaders's
+// times lie within the stream and never go backwards.
+func TestRecordTimeNotRealtime(t *testing.T) {
+	for _, h := range []Hook{HookTCX, HookTCXIngress} {
+		t.Run(h.String(), func(t *testing.T) {
+			l := loadForTest(t, h)
+			pinThread(t)
+			const stamp = 123456789
+			before := time.Duration(unixMonotonic(t))
+			for _, stamped := range []bool{true, false} {
+				pkt, _ := packet(false, 0, testPort, 1000)
+				ctx := make([]byte, 192) // struct __sk_buff
+				if stamped {
+					binary.NativeEndian.PutUint64(ctx[ctxTstamp:], stamp)
+				}
+				if _, err := l.prog.Run(&ebpf.RunOptions{Data: pkt, Context: ctx}); err != nil {
+					t.Fatalf("stamped=%v: %v", stamped, err)
+				}
+			}
+			after := time.Duration(unixMonotonic(t))
+			var times []time.Duration
+			for cpu := range l.ring.cpus {
+				for pos, end := l.ring.tail[cpu], l.ring.head(cpu); pos != end; {
+					var buf [recordSize]byte
+					b, next, ok := l.ring.readRecord(cpu, pos, buf[:])
+					if !ok {
+						t.Fatalf("CPU %d record at %d not whole", cpu, pos)
+					}
+					times = append(times, time.Duration(recTS(b)))
+					pos = next
+				}
+			}
+			if len(times) != 2 || times[0] < before || times[1] < times[0] || times[1] > after {
+				t.Errorf("record times %v: want 2, in order, within the runs' %v..%v", times, before, after)
+			}
+		})
+	}
+}
+
+// unixMonotonic is CLOCK_MONOTONIC now, in ns.
+func unixMonotonic(t *testing.T) int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		t.Fatal(err)
+	}
+	return ts.Nano()
+}
