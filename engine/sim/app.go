@@ -98,9 +98,15 @@ func (ep *endpoint) tryHold(t int64) bool {
 	if c.lastHold.before(a.hold) {
 		c.lastHold = a.hold
 	}
-	if len(c.holders) > 0 && !c.listed {
-		c.listed = true
-		ep.w.heldOn = append(ep.w.heldOn, c)
+	if len(c.holders) > 0 {
+		switch {
+		case !c.listed:
+			c.listed = true
+			c.firstHold = a.hold
+			ep.w.heldOn = append(ep.w.heldOn, c)
+		case a.hold.before(c.firstHold):
+			c.firstHold = a.hold
+		}
 	}
 	return true
 }
@@ -139,27 +145,30 @@ func (ep *endpoint) unholdMates(c *core) {
 // would find its core busy (runApp waits for it). The loop calls it after
 // each event, as runApp calls unholdMates on an application core: a
 // guarded core is charged by its receive queue's poll steps, by transmit
-// completions and by timers as well as by turns. A core whose held turns
-// have all come leaves the list.
+// completions and by timers as well as by turns. A core keeps the first
+// of its held turns still to come (core.firstHold); one whose held turns
+// have all come or been queued leaves the list.
 func (w *world) unholdGuarded() {
 	q := &w.q
 	keep := w.heldOn[:0]
 	for _, c := range w.heldOn {
-		if c.lastHold.at < c.free && !q.handedOut(c.lastHold) {
-			c.lastHold = qent{}
+		if c.firstHold.at < c.free || q.handedOut(c.firstHold) {
+			c.firstHold = qent{}
 			for _, o := range c.holders {
 				a := &o.app
-				if a.held && a.hold.at < c.free && !q.handedOut(a.hold) {
+				switch {
+				case !a.held || q.handedOut(a.hold):
+				case a.hold.at < c.free:
 					a.held = false
 					q.pushReserved(a.hold)
-				} else if a.held && c.lastHold.before(a.hold) {
-					c.lastHold = a.hold
+				case c.firstHold.key == 0 || a.hold.before(c.firstHold):
+					c.firstHold = a.hold
 				}
 			}
-		}
-		if q.handedOut(c.lastHold) {
-			c.listed = false
-			continue
+			if c.firstHold.key == 0 {
+				c.listed = false
+				continue
+			}
 		}
 		keep = append(keep, c)
 	}

@@ -324,6 +324,9 @@ type core struct {
 	// listed: it is in world.heldOn.
 	holders []*endpoint
 	listed  bool
+	// firstHold is the first of a listed guarded core's held turns still
+	// to come, when it was last looked at (unholdGuarded).
+	firstHold qent
 }
 
 // begin returns the time work submitted at now can start.

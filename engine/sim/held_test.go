@@ -179,3 +179,39 @@ func TestHeldTurnThatPassedSleeps(t *testing.T) {
 		t.Errorf("next event %+v (%v), want the turn of the data at 6", ev, ok)
 	}
 }
+
+// TestUnholdGuarded: on a guarded core (a receive queue's), work that is
+// not a turn (a poll step) and makes the core busy past a held turn
+// still to come queues that turn after the event; a held turn after the
+// core's new free time stays held and keeps the core listed, and a core
+// whose held turns have all come leaves the list.
+func TestUnholdGuarded(t *testing.T) {
+	w := &world{limit: 10e9, progressAt: 10e9}
+	h := &host{cores: make([]core, 1)}
+	g := &h.cores[0]
+	a := &endpoint{w: w, host: h, appCPU: g, canHold: true}
+	b := &endpoint{idx: 1, w: w, host: h, appCPU: g, canHold: true}
+	g.holders = []*endpoint{a, b}
+	w.heldOn = make([]*core, 0, 1)
+	if !a.tryHold(100) || !b.tryHold(300) {
+		t.Fatal("idle turns at 100 and 300 ns on a free guarded core were not held")
+	}
+	if len(w.heldOn) != 1 {
+		t.Fatalf("%d cores listed, want the guarded core once", len(w.heldOn))
+	}
+	g.charge(50, 150) // a poll step: busy until 200
+	w.unholdGuarded()
+	if a.app.held || !b.app.held || w.q.len() != 1 || len(w.heldOn) != 1 {
+		t.Errorf("held: a %v, b %v, %d queued, %d listed; want a's turn at 100 queued, b's at 300 held, the core listed", a.app.held, b.app.held, w.q.len(), len(w.heldOn))
+	}
+	if ev, ok := w.q.pop(); !ok || ev.kind != evAppRun || ev.id != a.idx || ev.at != 100 {
+		t.Errorf("next event %+v (%v), want a's turn at 100", ev, ok)
+	}
+	w.q.push(400, evRxPoll, 0)
+	w.q.pop() // the event at 400: b's held turn at 300 has passed
+	g.charge(400, 100)
+	w.unholdGuarded()
+	if !b.app.held || w.q.len() != 0 || len(w.heldOn) != 0 || g.listed {
+		t.Errorf("after b's time: held %v, %d queued, %d listed; want b's turn still held (it passed), nothing queued, no core listed", b.app.held, w.q.len(), len(w.heldOn))
+	}
+}
