@@ -568,43 +568,30 @@ func (r *run) spawn(s side, fn func(m *cpuMeter) error) {
 }
 
 // cpuMeter sums the CPU time of a worker's thread over the spans it
-// runs: one span from start to stop for a worker that never passes, one
-// per stretch between scheduler passes (pause, resume) for one that does.
+// runs: one span from start to end for a worker that never passes, one
+// per stretch between scheduler passes for one that does.
 type cpuMeter struct {
 	used time.Duration // the ended spans' thread CPU
 	t0   time.Duration // the thread's CPU clock at the open span's start
-	// name is what the thread is called from start to stop (the run's
-	// workerName, by which the softirq meter knows the softirqs in the
-	// thread's time), saved its name before.
+	// name is what the thread is called while a span is open (the
+	// run's workerName, by which the softirq meter knows the softirqs
+	// in the thread's time), saved its name before.
 	name, saved threadName
 }
 
-// start names the thread and opens a span. Precondition: the goroutine
-// is locked to its thread until stop.
+// start opens a span. Precondition: the goroutine is locked to its
+// thread until stop.
 func (m *cpuMeter) start() {
 	m.saved = getThreadName()
 	setThreadName(m.name)
 	m.t0 = threadCPU()
 }
 
-// stop ends the open span and gives the thread its name back, on the
-// thread that started it.
+// stop ends the open span, on the thread that started it.
 func (m *cpuMeter) stop() {
 	m.used += threadCPU() - m.t0
 	setThreadName(m.saved)
 }
-
-// pause ends the open span for a pass through the scheduler, and resume
-// opens the next. The thread keeps its name over the pass: it is locked,
-// so it runs nothing but the runtime's pass meanwhile, and a softirq in
-// its time then is filed as a worker's (its time is in the thread's
-// clock, which the process's other threads count while the span is
-// closed) and not again as another task's. Renaming the thread for each
-// pass (before session 14) cost three prctl calls a pass.
-func (m *cpuMeter) pause() { m.used += threadCPU() - m.t0 }
-
-// resume opens a span after pause, on the same thread.
-func (m *cpuMeter) resume() { m.t0 = threadCPU() }
 
 // stopSending ends stream and sendfile senders at the deadline: it shuts
 // the sending side of every client socket, which sends the FIN after

@@ -289,12 +289,6 @@ func TestWorkerName(t *testing.T) {
 	if got := getThreadName(); got != a {
 		t.Errorf("thread name while metered = %q, want %q", got, a)
 	}
-	// A pass keeps the name (the thread is locked), and the meter goes on.
-	y := yielder{meter: &m}
-	y.pass()
-	if got := getThreadName(); got != a {
-		t.Errorf("thread name after a pass = %q, want %q kept", got, a)
-	}
 	m.stop()
 	if got := getThreadName(); got != before {
 		t.Errorf("thread name after = %q, want %q back", got, before)

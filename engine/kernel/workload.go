@@ -165,9 +165,9 @@ func (y *yielder) after() {
 // worker's.
 func (y *yielder) pass() {
 	y.due = time.Now().Add(passEvery)
-	y.meter.pause()
+	y.meter.stop()
 	runtime.Gosched()
-	y.meter.resume()
+	y.meter.start()
 }
 
 // wait polls fd for ev until it is ready or the next pass is due, then
