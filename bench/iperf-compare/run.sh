@@ -157,6 +157,17 @@
 # the threads run: engine/kernel/doc.go, "Session 12, the sending
 # side"), so one run of nine rounds resolves only a change of several %.
 #
+# Session 14 (h1; engine/kernel/doc.go, "Session 14, what the sending
+# process does beside the write"): `-d 3 -r 4 -a cubic -P 1 -B
+# e04ffd4~1` twice against a cut that kept the workers' thread names over
+# their passes (18:54 and 18:58 UTC, load 7.6 -> 7.4 and 7.6 -> 6.0, CPU
+# pressure 35-91%): tsolab/iperf3 126.0% and 93.7% with TSO on, 115.5%
+# and 152.8% off; sender CPU per Gbit/s 115.4% and 104.7% (on), 125.8%
+# and 43.9% (off); new/old throughput 86.7% and 72.3% (on), 90.0% and
+# 99.5% (off): the cut was taken back. At load 20-24 (-B "main NOSKB
+# NOSIRQ", scratch trees without the softirq meter's skb owner program
+# and without the meter) the rounds ranged 0.4x-5x: nothing resolved.
+#
 # Targets (issues 16 and 14), checked; the script exits 1 when one is
 # missed:
 #   ratio   tsolab/iperf3 throughput >= 95% in every case

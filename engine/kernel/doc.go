@@ -794,6 +794,50 @@
 // sender CPU target missed under CUBIC with four connections and TSO
 // off (104.8%) and in three of four cases under BBR (105-185%).
 //
+// Session 14, what the sending process does beside the write (issue
+// 16; one connection, TSO off, CUBIC, both namespaces on reno; load
+// 20-25 from other work throughout, so every figure here is loaded).
+// perf record -a -g -F 2999 over 2 s of a 4 s driver run (6.4 Gb/s):
+// the workers' threads took 27% of the machine's samples, the eBPF
+// programs 0.44% (bpf_trace_run1 0.31, the skb owner program 0.11, the
+// softirq meter's two 0.03): 1.6% of the workers' samples, nearly all
+// the per-packet skb owner program's dispatch (it returns at once in a
+// worker's thread); the process's other threads 1.08%, 4% of the
+// workers' (sysmon's usleep, futex, the scheduler). perf record of the
+// system calls of the process's other threads (2 s, 6.9 Gb/s): sysmon
+// 685 nanosleeps a second (it polls every 20 us for 50 looks after each
+// P it takes back: ~11 take-backs a second, estimated from that, not
+// counted; probably a worker that waited for a CPU past its pass),
+// 250-330 futex a second in each of three threads (the
+// passes' hand-offs), and in each worker 330 prctl and 220 clock_gettime
+// a second: the CPU meter renamed the thread around every pass (three
+// prctl) and read its clock twice. GODEBUG=gctrace=1: no GC cycle
+// during the stream (the last before it ends 0.73 s into the process,
+// after the BTF and programs load). Nothing is allocated a write
+// (go build -gcflags=-m: the poll's PollFd stays on the stack).
+// Switched off in turn against main (`run.sh -d 3 -r 4 -a cubic -P 1
+// -B "main NOSKB NOSIRQ"`, scratch trees without the skb owner program
+// and without the softirq meter, load 20-24): rounds from 0.4x to 5x
+// of each other, nothing resolved (TSO off new/old 106.4% for main,
+// 80.4% without the skb program, 117.1% without the meter).
+// Tried, landed (e04ffd4) and taken back: a worker's thread keeping its
+// name over a pass (the meter pausing and resuming its clock only):
+// three prctl calls a pass fewer, and a softirq in the thread during a
+// pass filed as the worker's (its time is in the thread's clock, which
+// the other threads count while the meter is paused) where it is filed
+// as another task's and counted again in Outside. threads.sh, three
+// alternating pairs (load 25): the sender's calls other than write,
+// ppoll and futex 434-642 a GB before, 149-400 after. But against the
+// tree before it (`run.sh -d 3 -r 4 -a cubic -P 1 -B e04ffd4~1`, twice,
+// 18:54 and 18:58 UTC, load 7.6 -> 7.4 and 7.6 -> 6.0, CPU pressure
+// 35-91%) throughput new/old 86.7% and 72.3% with TSO on (three of four
+// rounds of the second at 72-80%), 90.0% and 99.5% off; sender +
+// receiver CPU per Gbit/s 113.0% and 87.1% (on), 101.8% and 88.6%
+// (off). No mechanism for a loss is known (prctl is not on the data
+// path), but eight rounds do not rule one out, and the CPU it saves
+// (~660 calls a second) is below what the rounds resolve; the double
+// count it fixes is the softirqs in a pass's few microseconds.
+//
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
 // attaches a program at TCX egress of the sender's NIC (sch_handle_egress,
