@@ -235,6 +235,37 @@ func TestHumanDiagnosticSnippet(t *testing.T) {
 	}
 }
 
+// TestJSONSkippedByInterrupt: a change not started because the apply was
+// interrupted says so, with no cause; one skipped because another failed
+// names it.
+func TestJSONSkippedByInterrupt(t *testing.T) {
+	var b bytes.Buffer
+	j := view.NewJSON(&b, view.JSONOptions{Version: "0.1.0", Now: func() time.Time { return time.Unix(0, 0) }})
+	j.Event(planner.Event{Kind: planner.EventSkipped, Addr: addr("nic.tx0"), Action: planner.Create})
+	j.Event(planner.Event{Kind: planner.EventSkipped, Addr: addr("nic.rx0"), Action: planner.Create, Cause: addr("host.rx")})
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		var m struct {
+			Message string `json:"@message"`
+			Hook    struct {
+				Cause string `json:"cause"`
+			} `json:"hook"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		got = append(got, m.Message+" | cause "+m.Hook.Cause)
+	}
+	want := []string{
+		"tsolab 0.1.0 | cause ",
+		"nic.tx0: Not started: the apply was interrupted | cause ",
+		"nic.rx0: Skipped: host.rx failed | cause host.rx",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("skipped events (-want +got):\n%s", diff)
+	}
+}
+
 func TestJSONLines(t *testing.T) {
 	var b bytes.Buffer
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -382,10 +413,12 @@ func TestHumanPlanAdoption(t *testing.T) {
 	local := provider.Attrs{"host": "m", "netns": "", "ifname": "enp3s0f0", "link": "device:enp3s0f0"}
 	lo := provider.Attrs{"host": "a", "netns": "tsl.t.a", "ifname": "lo", "link": "device:lo"}
 	gone := provider.Attrs{"host": "b", "netns": "tsl.t.b", "ifname": "enp4s0", "link": "device:enp4s0"}
+	goneLocal := provider.Attrs{"host": "m", "netns": "", "ifname": "enp5s0", "link": "device:enp5s0"}
 	st := &planner.State{FormatVersion: 1, Lineage: "l", Lab: "t", Resources: []planner.ResourceState{
 		{Addr: addr("nic.old"), Status: planner.StatusReady, Attrs: gone},
+		{Addr: addr("nic.oldlocal"), Status: planner.StatusReady, Attrs: goneLocal},
 	}}
-	r := &planner.Refreshed{Resources: map[provider.Addr]planner.Observed{addr("nic.old"): {Actual: gone}}}
+	r := &planner.Refreshed{Resources: map[provider.Addr]planner.Observed{addr("nic.old"): {Actual: gone}, addr("nic.oldlocal"): {Actual: goneLocal}}}
 	desired := []provider.Resource{
 		{Addr: addr("nic.port"), Attrs: moved},
 		{Addr: addr("nic.uplink"), Attrs: local},
@@ -403,6 +436,7 @@ func TestHumanPlanAdoption(t *testing.T) {
 		"  # nic.port will adopt device enp3s0f1, moving it into tsl.t.a",
 		"  # nic.uplink will adopt device enp3s0f0",
 		"  # nic.lo will adopt device lo",
+		"  # nic.oldlocal will give device enp5s0 back as it was",
 		"  # nic.old will give device enp4s0 back, moving it to the machine's namespace",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
