@@ -115,9 +115,10 @@ expect "tso_no_dearer" {
 
 # This machine's kernel, cell by cell, as data: the medians of the runs in
 # kernel.json (tsolab test -engine kernel -json kernel.json, 4 runs a
-# cell, Linux 6.18 on the 2-core VM it was measured on; recorded again
-# in session 12 with cc = "cubic", at load 5: docs/engine.md, What BBR had
-# done to the recordings).
+# cell, Linux 6.18 on the 2-core VM it was measured on): recorded on this
+# image (2 x AMD EPYC) in session 15 on a quiet machine, load 5.4 -> 4.1
+# with the lab's own run (docs/engine.md, kernel.json recorded quietly on
+# this image and adopted); session 12's, from an Intel guest, before it.
 observed "off_1500_line" {
   results  = "kernel.json"
   scenario = { tso = false, mtu = 1500, rate = "line" }
