@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -122,6 +123,10 @@ type sockbufPolicy interface {
 	refuse(opt string, size int64, host string) string
 	// sndAutosize grows an autosizing send buffer as tcp_output does.
 	sndAutosize(s *sender, sendwin, off int64)
+	// sndExpand grows an autosizing send buffer as Linux does when the
+	// connection is made and when an ACK frees room for a writer that
+	// found it full (tcp_sndbuf_expand).
+	sndExpand(ep *endpoint)
 	// wscale is the window scale a receiver with buffer rcv asks for.
 	wscale(rcv int64) uint
 	// rcvAutoMax is the most a receive buffer the workload does not set
@@ -132,18 +137,46 @@ type sockbufPolicy interface {
 	mssRound(snd, rcv, mss int64) (int64, int64)
 }
 
-// linuxSockbufs: the send buffer stays as set (tcp_sndbuf_expand is not
-// modelled); the receive buffer stays as set too, or, with rcvMax (the
-// profile's tcp_rmem[2]), starts at rcv (tcp_rmem[1]) and grows by DRS
-// when the workload does not set it. The window scale follows the
-// receive buffer (world.sockbufs: the largest it may grow to).
-type linuxSockbufs struct{ snd, rcv, rcvMax int64 }
+// linuxSockbufs: the send buffer stays as set, or, with sndMax (the
+// profile's tcp_wmem[2]), starts at snd (tcp_wmem[1]) and grows by
+// tcp_sndbuf_expand when the workload does not set it (sndExpand); the
+// receive buffer stays as set too, or, with rcvMax (the profile's
+// tcp_rmem[2]), starts at rcv (tcp_rmem[1]) and grows by DRS when the
+// workload does not set it. The window scale follows the receive buffer
+// (world.sockbufs: the largest it may grow to).
+type linuxSockbufs struct{ snd, sndMax, rcv, rcvMax int64 }
 
-func (b linuxSockbufs) defaults() (int64, int64, bool)    { return b.snd, b.rcv, false }
+func (b linuxSockbufs) defaults() (int64, int64, bool)    { return b.snd, b.rcv, b.sndMax > 0 }
 func (linuxSockbufs) refuse(string, int64, string) string { return "" }
 func (linuxSockbufs) sndAutosize(*sender, int64, int64)   {}
 func (b linuxSockbufs) rcvAutoMax() int64                 { return b.rcvMax }
 func (linuxSockbufs) wscale(rcv int64) uint               { return windowScale(rcv) }
+
+// sndExpand is tcp_sndbuf_expand (net/ipv4/tcp_input.c), run by
+// tcp_init_buffer_space when the connection is made and by tcp_new_space
+// when an ACK frees room for a writer that found the buffer full
+// (SOCK_NOSPACE) while fewer segments are in flight than the cwnd
+// (tcp_should_expand_sndbuf): the buffer grows to 2 x max(TCP_INIT_CWND,
+// cwnd) x per_mss, at most tcp_wmem[2], and never shrinks. per_mss is the
+// worst case of an MSS in an skb of its own: max(mss_clamp, mss_cache)
+// with MAX_TCP_HEADER and skb_shared_info, rounded up to a power of two,
+// and struct sk_buff; 2 is CUBIC's (and Reno's) factor (no
+// ca_ops->sndbuf_expand). The kernel's sk_sndbuf bounds sk_wmem_queued,
+// the queue's truesize; the model's bounds its payload, which for the
+// write queue's 64 KB skbs is 2% less (skbOverhead a buffer).
+func (b linuxSockbufs) sndExpand(ep *endpoint) {
+	s := &ep.snd
+	if !s.sndAuto {
+		return
+	}
+	const maxTCPHeader, shinfo, skbStruct = 320, 320, 256 // x86-64, SKB_DATA_ALIGNed
+	perMSS := int64(1) << bits.Len64(uint64(ep.mss+tcpOptLen+maxTCPHeader+shinfo-1))
+	perMSS += skbStruct
+	if mem := 2 * max(10, s.cwnd) * perMSS; s.sndBuf < mem {
+		s.sndBuf = min(mem, b.sndMax)
+	}
+}
+
 func (linuxSockbufs) mssRound(snd, rcv, _ int64) (int64, int64) {
 	return snd, rcv
 }
@@ -237,6 +270,9 @@ func (b *bsdSockbufs) check() error {
 // tcp_output: one step of sendbuf_inc when the peer's window is at least
 // 4/5 of the buffer, the buffer is 7/8 full, below sendbuf_max, and the
 // send window covers the unsent data; a step sbreserve refuses (beyond
+// sndExpand: FreeBSD grows the send buffer in tcp_output (sndAutosize).
+func (*bsdSockbufs) sndExpand(*endpoint) {}
+
 // sb_max_adj) switches autosizing off.
 func (b *bsdSockbufs) sndAutosize(s *sender, sendwin, off int64) {
 	cc := s.writeSeq - s.sndUna // sb_cc
@@ -482,7 +518,7 @@ func linux6(name string, set map[string]int64) (*profile, error) {
 		cc:      linuxCongestion("cubic", true),
 		use:     usageSeqUse{initCw: 10},
 		wake:    linuxWake{},
-		bufs:    linuxSockbufs{snd: 4194304, rcv: 131072, rcvMax: 6291456}, // tcp_wmem[2]; tcp_rmem[1], [2]
+		bufs:    linuxSockbufs{snd: 16384, sndMax: 4194304, rcv: 131072, rcvMax: 6291456}, // tcp_wmem[1], [2]; tcp_rmem[1], [2]
 		layout:  skbLayout{pages: pagesGSO},
 		softGSO: true, gsoAlways: true, gro: true,
 		tsq:    &smallQueues{limitOutputBytes: 4 << 20},

@@ -318,6 +318,9 @@ func (w *world) connect(wl *config.Workload, ch *host, cn *nicState, sh *host, s
 		}
 		s.cc = cc
 		s.cc.init(ep)
+		// tcp_init_buffer_space: an autosizing send buffer takes the
+		// initial cwnd's size (tcp_sndbuf_expand).
+		ep.prof.bufs.sndExpand(ep)
 		// tcp_init_buffer_space: the first measure of DRS is
 		// TCP_INIT_CWND segments.
 		ep.rcv.space = min(10*mss, ep.rcv.buf)

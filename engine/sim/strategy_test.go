@@ -132,7 +132,7 @@ func TestSockbufs(t *testing.T) {
 		{"SO_SNDBUF fixes the size", "freebsd-10", nil, 1 << 20, 0, 1 << 20, 65536, false, 6, false},
 		{"SO_RCVBUF beyond sb_max_adj fails: default kept", "freebsd-11", nil, 0, 2 << 20, 32768, 65536, true, 6, true},
 		{"linux: as set, scale from the buffer", "linux-6", nil, 1 << 20, 1 << 20, 1 << 20, 1 << 20, false, 5, false},
-		{"linux-6 unset: tcp_rmem[1], scale from tcp_rmem[2]", "linux-6", nil, 0, 0, 4194304, 131072, false, 7, false},
+		{"linux-6 unset: tcp_wmem[1] autosizing, tcp_rmem[1], scale from tcp_rmem[2]", "linux-6", nil, 0, 0, 16384, 131072, true, 7, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -316,6 +316,39 @@ func TestUcopyDelack(t *testing.T) {
 			r.nxt, r.wup, r.unread = tt.unread, 0, tt.unread
 			if got, _ := a.onData(ep, 1000, ep.mss, 1); got != tt.want {
 				t.Errorf("onData ACKs now = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSndbufExpand: linux-6's autosizing send buffer grows as
+// tcp_sndbuf_expand sizes it, 2 x max(10, cwnd) x per_mss (4352 bytes
+// for MTU 1500's MSS, 16640 for MTU 9000's), at most tcp_wmem[2], never
+// shrinks, and a buffer the workload set (SO_SNDBUF) stays.
+func TestSndbufExpand(t *testing.T) {
+	b := linuxSockbufs{snd: 16384, sndMax: 4194304}
+	tests := []struct {
+		name      string
+		mss, cwnd int64
+		buf       int64
+		auto      bool
+		want      int64
+	}{
+		{"initial cwnd, MTU 1500", 1448, 10, 16384, true, 2 * 10 * 4352},
+		{"initial cwnd, MTU 9000", 8948, 10, 16384, true, 2 * 10 * 16640},
+		{"below TCP_INIT_CWND counts 10", 1448, 4, 16384, true, 2 * 10 * 4352},
+		{"cwnd 100", 1448, 100, 87040, true, 2 * 100 * 4352},
+		{"capped at tcp_wmem[2]", 1448, 1000, 87040, true, 4194304},
+		{"never shrinks", 1448, 10, 1 << 20, true, 1 << 20},
+		{"SO_SNDBUF: stays", 1448, 100, 16384, false, 16384},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ep := &endpoint{mss: tt.mss}
+			ep.snd.cwnd, ep.snd.sndBuf, ep.snd.sndAuto = tt.cwnd, tt.buf, tt.auto
+			b.sndExpand(ep)
+			if got := ep.snd.sndBuf; got != tt.want {
+				t.Errorf("sndBuf = %d, want %d", got, tt.want)
 			}
 		})
 	}

@@ -487,7 +487,8 @@ func (w *world) rxSkb(q *rxQueue, c *core, now int64) {
 }
 
 // afterAck is tcp_data_snd_check and tcp_check_space after an incoming
-// segment: send what the new window allows, wake a blocked writer.
+// segment: send what the new window allows, grow the send buffer of a
+// blocked writer and wake it (tcp_new_space).
 func (ep *endpoint) afterAck(now, before int64, cpu *core) {
 	s := &ep.snd
 	if s.wq.unsent() {
@@ -495,9 +496,18 @@ func (ep *endpoint) afterAck(now, before int64, cpu *core) {
 	}
 	if s.sndUna > before {
 		ep.w.sampleCwnd(ep, now)
-		if a := &ep.app; a.blocked && !a.ev && ep.prof.wake.canWrite(ep, true) {
-			a.ev = true
-			ep.w.q.push(ep.host.sched.wakeAt(ep.appCPU, now, a.lag), evAppRun, ep.idx)
+		if a := &ep.app; a.blocked && !a.ev {
+			// tcp_check_space with SOCK_NOSPACE set: tcp_new_space
+			// grows the buffer while the cwnd is not full
+			// (tcp_should_expand_sndbuf), then sk_stream_write_space
+			// wakes the writer when room enough is free.
+			if s.inFlight() < s.cwnd {
+				ep.prof.bufs.sndExpand(ep)
+			}
+			if ep.prof.wake.canWrite(ep, true) {
+				a.ev = true
+				ep.w.q.push(ep.host.sched.wakeAt(ep.appCPU, now, a.lag), evAppRun, ep.idx)
+			}
 		}
 	}
 }
