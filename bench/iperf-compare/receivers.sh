@@ -20,15 +20,16 @@
 # (-setup -lab LAB, addresses as run.sh gives them). Needs root (perf),
 # iperf3 and python3; hold the namespace lock around it.
 set -euo pipefail
+. "$(dirname "$0")/cmdline.sh"
 DUR=5 P=1 TSO=on
 while getopts "d:P:t:" o; do
 	case $o in
 	d) DUR=$OPTARG ;; P) P=$OPTARG ;; t) TSO=$OPTARG ;;
-	*) echo "usage: $0 [-d seconds] [-P connections] [-t on|off] DRIVER LAB" >&2; exit 2 ;;
+	*) usage "[-d seconds] [-P connections] [-t on|off] DRIVER LAB" ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 2 ] || { echo "usage: $0 [-d seconds] [-P connections] [-t on|off] DRIVER LAB" >&2; exit 2; }
+[ $# = 2 ] || usage "[-d seconds] [-P connections] [-t on|off] DRIVER LAB"
 DRV=$1 LAB=$2
 [ "$DUR" -ge 3 ] || { echo "-d: at least 3 s (perf attaches 1 s in and stops 1 s before the end)" >&2; exit 2; }
 TX=tsl.$LAB.tx RX=tsl.$LAB.rx RXA=10.203.0.2

@@ -178,14 +178,15 @@
 # throughput, capture_loss < 1% of the packets. Needs root.
 set -euo pipefail
 
+. "$(dirname "$0")/cmdline.sh"
 DUR=2 ROUNDS=5 CONNS="1 4" CC=cubic COUNTERS=false OLD= CLOOP=false GOLOOP= KEEP=
 while getopts "d:r:P:a:cB:CG:k:" o; do
 	case $o in
 	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; a) CC=$OPTARG ;; c) COUNTERS=true ;; B) OLD=$OPTARG ;; C) CLOOP=true ;; G) GOLOOP=$OPTARG CLOOP=true ;; k) KEEP=$OPTARG ;;
-	*) echo "usage: $0 [-d seconds] [-r rounds] [-P \"connection counts\"] [-a congestion-control] [-c] [-B git-revision] [-C] [-G \"goloop variants\"] [-k dir]" >&2; exit 2 ;;
+	*) usage "[-d seconds] [-r rounds] [-P \"connection counts\"] [-a congestion-control] [-c] [-B git-revision] [-C] [-G \"goloop variants\"] [-k dir]" ;;
 	esac
 done
-[ "$(id -u)" = 0 ] || { echo "run.sh needs root (network namespaces)" >&2; exit 1; }
+need_root "network namespaces"
 command -v iperf3 >/dev/null || apt-get install -y iperf3 >/dev/null || { apt-get update >/dev/null && apt-get install -y iperf3 >/dev/null; }
 
 LAB=ipcmp$$

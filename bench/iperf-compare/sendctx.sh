@@ -27,20 +27,13 @@
 # net.ipv4.tcp_congestion_control=reno.
 # Needs root (perf).
 set -euo pipefail
-DUR=1.5
-while getopts "d:" o; do
-	case $o in
-	d) DUR=$OPTARG ;;
-	*) echo "usage: $0 [-d seconds] CMD..." >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-d seconds] CMD..." >&2; exit 2; }
+. "$(dirname "$0")/cmdline.sh"
+duration_and_command 1.5 "$@"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (sleep 1 && perf record -q -a -e net:net_dev_xmit -o "$work/perf.data" sleep "$DUR" 2>/dev/null) &
 rec=$!
-"$@" >"$work/out" 2>/dev/null
+"${CMD[@]}" >"$work/out" 2>/dev/null
 wait "$rec"
 grep -o 'throughput_bps=[0-9]*\|"retransmits":[^,]*' "$work/out" | tail -1 | tr '\n' ' '
 echo

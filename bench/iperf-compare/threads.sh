@@ -26,18 +26,11 @@
 # net.ipv4.tcp_congestion_control=reno.
 # Needs root (perf) and python3.
 set -euo pipefail
-DUR=2
-while getopts "d:" o; do
-	case $o in
-	d) DUR=$OPTARG ;;
-	*) echo "usage: $0 [-d seconds] CMD..." >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-d seconds] CMD..." >&2; exit 2; }
+. "$(dirname "$0")/cmdline.sh"
+duration_and_command 2 "$@"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$@" >"$work/out" 2>&1 &
+"${CMD[@]}" >"$work/out" 2>&1 &
 pid=$!
 sleep 1
 ev=task-clock,context-switches,cpu-migrations,signal:signal_deliver,raw_syscalls:sys_enter
@@ -50,7 +43,7 @@ for try in 1 2 3 4 5; do
 	[ $try = 5 ] && { cat "$work/perr" >&2; exit 1; }
 	sleep 0.1
 done
-wait $pid || { echo "$*: failed:" >&2; cat "$work/out" >&2; exit 1; }
+wait $pid || { echo "${CMD[*]}: failed:" >&2; cat "$work/out" >&2; exit 1; }
 cat "$work/out"
 python3 - "$work" "$DUR" <<'PY'
 import collections, re, sys

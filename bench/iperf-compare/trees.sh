@@ -16,16 +16,17 @@
 #
 # e.g. trees.sh -r 10 main . Needs root (network namespaces).
 set -euo pipefail
+. "$(dirname "$0")/cmdline.sh"
 DUR=3 ROUNDS=8 CONNS=1 TSOS="on off"
 while getopts "d:r:P:t:" o; do
 	case $o in
 	d) DUR=$OPTARG ;; r) ROUNDS=$OPTARG ;; P) CONNS=$OPTARG ;; t) TSOS=$OPTARG ;;
-	*) echo "usage: $0 [-d seconds] [-r rounds] [-P connections] [-t \"on off\"] REV..." >&2; exit 2 ;;
+	*) usage "[-d seconds] [-r rounds] [-P connections] [-t \"on off\"] REV..." ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-d seconds] [-r rounds] [-P connections] [-t \"on off\"] REV..." >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "trees.sh needs root (network namespaces)" >&2; exit 1; }
+[ $# -gt 0 ] || usage "[-d seconds] [-r rounds] [-P connections] [-t \"on off\"] REV..."
+need_root "network namespaces"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
