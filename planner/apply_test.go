@@ -370,6 +370,53 @@ func TestStalePlanIsRefused(t *testing.T) {
 	}
 }
 
+// TestRacingApplyIsRefused: two applies of one lab at once (tsolab apply
+// DIR twice) each plan first and take the lock only to apply; the one that
+// applies second finds the state moved on since its plan and changes
+// nothing, saying another tsolab changed it (not that a saved plan is
+// stale: the user saved none) and that running again plans afresh.
+func TestRacingApplyIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		applied bool // the lab was applied before both plan
+		moved   string
+	}{
+		{"first apply", false, "it had no state; now it has one, serial %d"},
+		{"update", true, "serial %d, now %d"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w := providertest.NewWorld()
+			p := newPlanner(dir, w)
+			if tc.applied {
+				mustApply(t, p, mustPlan(t, p, twoReceivers(true)))
+			}
+			before, _ := planner.ReadState(dir)
+			second := mustPlan(t, p, twoReceivers(false))
+			mustApply(t, p, mustPlan(t, p, twoReceivers(false))) // the other tsolab, first
+			now, _ := planner.ReadState(dir)
+			ops := len(w.Log())
+
+			_, err := p.Apply(context.Background(), second)
+			var stale *planner.StaleError
+			if !errors.As(err, &stale) {
+				t.Fatalf("Apply(plan made before another apply) error = %v, want a *StaleError", err)
+			}
+			moved := fmt.Sprintf(tc.moved, now.Serial)
+			if tc.applied {
+				moved = fmt.Sprintf(tc.moved, before.Serial, now.Serial)
+			}
+			want := "Another tsolab changed the lab's state while this one was planning (" + moved + "), so this one changed nothing. Run the command again: it plans against what is there now."
+			if err.Error() != want {
+				t.Errorf("got %q\nwant %q", err, want)
+			}
+			if after, _ := planner.ReadState(dir); after.Serial != now.Serial || len(w.Log()) != ops {
+				t.Errorf("the refused apply wrote the state (serial %d -> %d) or called the providers (%d -> %d operations)", now.Serial, after.Serial, ops, len(w.Log()))
+			}
+		})
+	}
+}
+
 func TestPlanFileRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	w := providertest.NewWorld()
@@ -384,7 +431,12 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(plan, got); diff != "" {
+	if got.File != file {
+		t.Errorf("the plan read from %s has File %q", file, got.File)
+	}
+	want := *plan
+	want.File = file // the one field the file does not hold: where it was read from
+	if diff := cmp.Diff(&want, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 	mustApply(t, p, got)

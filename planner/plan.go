@@ -85,6 +85,9 @@ type Plan struct {
 	// Diagnostics from refresh and from the providers' Validate. A plan
 	// with errors cannot be applied or saved.
 	Diagnostics hcl.Diagnostics `json:"-"`
+	// File is the file the plan was read from (ReadPlanFile); "" for a
+	// plan made by this process, which Apply makes right after planning.
+	File string `json:"-"`
 }
 
 // Change is what a plan does to one resource.

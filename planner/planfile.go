@@ -69,5 +69,6 @@ func ReadPlanFile(path string) (*Plan, error) {
 	if f.Plan.Mode == ModeNormal && HashDesired(f.Plan.Desired) != f.Plan.DesiredHash {
 		return nil, fmt.Errorf("%s: the plan's desired resources do not match its hash: the file was modified; run tsolab plan again", path)
 	}
+	f.Plan.File = path
 	return f.Plan, nil
 }

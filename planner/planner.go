@@ -182,15 +182,37 @@ func parallel(n, limit int, fn func(i int)) {
 type StaleError struct {
 	PlanLineage, StateLineage string
 	PlanSerial, StateSerial   uint64
+	// File is the saved plan's file (Plan.File); "" when the plan was
+	// made by this process, whose state another process changed between
+	// its plan and its apply (two tsolabs on one lab at once).
+	File string
 }
 
 func (e *StaleError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("Another tsolab changed the lab's state while this one was planning (%s), so this one changed nothing. Run the command again: it plans against what is there now.",
+			e.moved())
+	}
 	if e.PlanLineage != e.StateLineage {
 		return fmt.Sprintf("Saved plan is stale: it was made for state lineage %q, but the lab's state now has lineage %q. Run tsolab plan again.",
 			e.PlanLineage, e.StateLineage)
 	}
 	return fmt.Sprintf("Saved plan is stale: the state changed since it was made (serial %d, now %d). Run tsolab plan again.",
 		e.PlanSerial, e.StateSerial)
+}
+
+// moved says how the state moved: "serial 3, now 4", or from none to one
+// (lineages are for the saved plan's message, where they name the files).
+func (e *StaleError) moved() string {
+	switch {
+	case e.PlanLineage == "" && e.PlanSerial == 0:
+		return "it had no state; now it has one, serial " + fmt.Sprint(e.StateSerial)
+	case e.StateLineage == "":
+		return "its state was removed"
+	case e.PlanLineage != e.StateLineage:
+		return fmt.Sprintf("its state was replaced by another lineage, serial %d", e.StateSerial)
+	}
+	return fmt.Sprintf("serial %d, now %d", e.PlanSerial, e.StateSerial)
 }
 
 // ErrPlanHasErrors is returned by Apply for a plan whose diagnostics hold
@@ -225,7 +247,7 @@ func (p *Planner) Apply(ctx context.Context, plan *Plan) (*ApplyResult, error) {
 		curLineage, curSerial = cur.Lineage, cur.Serial
 	}
 	if curLineage != plan.Lineage || curSerial != plan.Serial {
-		return nil, &StaleError{PlanLineage: plan.Lineage, StateLineage: curLineage, PlanSerial: plan.Serial, StateSerial: curSerial}
+		return nil, &StaleError{PlanLineage: plan.Lineage, StateLineage: curLineage, PlanSerial: plan.Serial, StateSerial: curSerial, File: plan.File}
 	}
 
 	base := plan.Prior.Clone()
