@@ -161,15 +161,22 @@ func (linuxSockbufs) wscale(rcv int64) uint               { return windowScale(r
 // worst case of an MSS in an skb of its own: max(mss_clamp, mss_cache)
 // with MAX_TCP_HEADER and skb_shared_info, rounded up to a power of two,
 // and struct sk_buff; 2 is CUBIC's (and Reno's) factor (no
-// ca_ops->sndbuf_expand). The kernel's sk_sndbuf bounds sk_wmem_queued,
-// the queue's truesize; the model's bounds its payload, which for the
-// write queue's 64 KB skbs is 2% less (skbOverhead a buffer).
+// ca_ops->sndbuf_expand). per_mss is 2304 bytes at MTU 1500 and 16640 at
+// MTU 9000 on this machine's kernel (6.18, x86-64): `ss -tinm` in
+// examples/kernel-calibration's sender namespace behind the tbf gave
+// sk_sndbuf (tb) = 2 x cwnd x that in every sample (cwnd 228-516 and
+// 40-50; docs/engine.md, The writer's sleep), so MAX_TCP_HEADER and the
+// aligned skb_shared_info (320) come to at most 588 bytes: MAX_TCP_HEADER
+// 256 (a 320 would make it 4352). The kernel's sk_sndbuf bounds
+// sk_wmem_queued, the queue's truesize; the model's bounds its payload,
+// which for the write queue's 64 KB skbs is 2% less (skbOverhead a
+// buffer).
 func (b linuxSockbufs) sndExpand(ep *endpoint) {
 	s := &ep.snd
 	if !s.sndAuto {
 		return
 	}
-	const maxTCPHeader, shinfo, skbStruct = 320, 320, 256 // x86-64, SKB_DATA_ALIGNed
+	const maxTCPHeader, shinfo, skbStruct = 256, 320, 256 // x86-64, SKB_DATA_ALIGNed
 	perMSS := int64(1) << bits.Len64(uint64(ep.mss+tcpOptLen+maxTCPHeader+shinfo-1))
 	perMSS += skbStruct
 	if mem := 2 * max(10, s.cwnd) * perMSS; s.sndBuf < mem {

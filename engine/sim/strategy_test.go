@@ -322,7 +322,7 @@ func TestUcopyDelack(t *testing.T) {
 }
 
 // TestSndbufExpand: linux-6's autosizing send buffer grows as
-// tcp_sndbuf_expand sizes it, 2 x max(10, cwnd) x per_mss (4352 bytes
+// tcp_sndbuf_expand sizes it, 2 x max(10, cwnd) x per_mss (2304 bytes
 // for MTU 1500's MSS, 16640 for MTU 9000's), at most tcp_wmem[2], never
 // shrinks, and a buffer the workload set (SO_SNDBUF) stays.
 func TestSndbufExpand(t *testing.T) {
@@ -334,11 +334,13 @@ func TestSndbufExpand(t *testing.T) {
 		auto      bool
 		want      int64
 	}{
-		{"initial cwnd, MTU 1500", 1448, 10, 16384, true, 2 * 10 * 4352},
+		{"initial cwnd, MTU 1500", 1448, 10, 16384, true, 2 * 10 * 2304},
 		{"initial cwnd, MTU 9000", 8948, 10, 16384, true, 2 * 10 * 16640},
-		{"below TCP_INIT_CWND counts 10", 1448, 4, 16384, true, 2 * 10 * 4352},
-		{"cwnd 100", 1448, 100, 87040, true, 2 * 100 * 4352},
-		{"capped at tcp_wmem[2]", 1448, 1000, 87040, true, 4194304},
+		{"below TCP_INIT_CWND counts 10", 1448, 4, 16384, true, 2 * 10 * 2304},
+		{"cwnd 100", 1448, 100, 46080, true, 2 * 100 * 2304},
+		{"capped at tcp_wmem[2]", 1448, 1000, 46080, true, 4194304},
+		{"the kernel's ss: cwnd 275 at MTU 1500, tb 1267200", 1448, 275, 16384, true, 1267200},
+		{"the kernel's ss: cwnd 43 at MTU 9000, tb 1431040", 8948, 43, 16384, true, 1431040},
 		{"never shrinks", 1448, 10, 1 << 20, true, 1 << 20},
 		{"SO_SNDBUF: stays", 1448, 100, 16384, false, 16384},
 	}

@@ -102,8 +102,9 @@ func TestSmallQueueCheck(t *testing.T) {
 
 // runEndingUnsent runs oneMachine with TSO, two connections, and the
 // receiver's cores and rate as given, for 200 ms or, when the second
-// connection's sender then has nothing unsent (the handler would send
-// nothing), 210, 220, ... ms: the first run that ends with data unsent.
+// connection's sender then has nothing unsent or a full cwnd (the
+// handler would send nothing), 210, 220, ... ms: the first run that ends
+// with data unsent and room in the cwnd.
 func runEndingUnsent(t *testing.T, coresOf string, rate config.Rate) *world {
 	t.Helper()
 	for d := 200 * time.Millisecond; d < 260*time.Millisecond; d += 10 * time.Millisecond {
@@ -112,12 +113,12 @@ func runEndingUnsent(t *testing.T, coresOf string, rate config.Rate) *world {
 		sc.Workloads[0].Connections = 2
 		sc.Workloads[0].Duration = d
 		w := runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
-		if w.eps[2].snd.wq.unsent() {
+		if s := &w.eps[2].snd; s.wq.unsent() && s.inFlight() < s.cwnd {
 			return w
 		}
-		t.Logf("a run of %v ended with nothing unsent", d)
+		t.Logf("a run of %v ended with nothing unsent or the cwnd full", d)
 	}
-	t.Fatal("every run of 200-250 ms ended with nothing unsent: the handler would send nothing")
+	t.Fatal("every run of 200-250 ms ended with nothing unsent or the cwnd full: the handler would send nothing")
 	return nil
 }
 
