@@ -1,6 +1,7 @@
 package nic
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
@@ -27,6 +28,22 @@ func (d *diags) errorf(what string, err error, args ...any) {
 // warnf adds a warning "ADDR: WHAT: ERR".
 func (d *diags) warnf(what string, err error, args ...any) {
 	d.add(hcl.DiagWarning, fmt.Sprintf("%s: %v", fmt.Sprintf(what, args...), err), "")
+}
+
+// goneSincePlan is the fix for an update of something (a NIC, a bridge,
+// the namespace either lives in) that was deleted outside tsolab after
+// the plan that updates it read it: a saved plan applied later, or a
+// deletion while the apply ran.
+const goneSincePlan = "It was deleted outside tsolab after the plan was made. Run tsolab apply again: it plans against what is there now and creates what is missing."
+
+// updateFailed adds "ADDR: update: ERR", with goneSincePlan as the fix
+// when ERR is a namespace that does not exist.
+func (d *diags) updateFailed(err error) {
+	if errors.Is(err, errNoNamespace) {
+		d.fix("update: "+err.Error(), goneSincePlan)
+		return
+	}
+	d.errorf("update", err)
 }
 
 // fix adds an error with a detail saying how to fix it.

@@ -428,7 +428,7 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 	}
 	c, err := p.open(s.ns)
 	if err != nil {
-		d.errorf("update", err)
+		d.updateFailed(err)
 		return provider.UpdateResponse{Diagnostics: d.diags}
 	}
 	x := newCall(p, s, req.Naming, req.Addr, d)
@@ -436,7 +436,8 @@ func (p *Provider) Update(ctx context.Context, req provider.UpdateRequest) provi
 	defer x.done()
 	link, err := c.linkByName(s.ifname)
 	if err == nil && link == nil {
-		err = fmt.Errorf("%s is gone from %s", s.ifname, nsName(c.name))
+		d.fix(fmt.Sprintf("update: %s is gone from %s", s.ifname, nsName(c.name)), goneSincePlan)
+		return provider.UpdateResponse{Diagnostics: d.diags}
 	}
 	if err == nil && !s.link.owns(x, link) {
 		err = foreignLink(c.name, link)

@@ -309,6 +309,48 @@ func TestReadSeesDriftAndGone(t *testing.T) {
 	}
 }
 
+// TestUpdateOfDeletedNIC: a plan read a NIC and its switch, then they (or
+// the namespaces they live in) were deleted by hand before its apply (a
+// saved plan applied later): the update fails naming what is gone, and
+// says to run tsolab apply again, which plans against what is there.
+func TestUpdateOfDeletedNIC(t *testing.T) {
+	f := newFixture(t)
+	ns := f.addHost("a")
+	swNS := f.addSwitch("sw")
+	desired := f.switchNIC("a0", "a", "sw", provider.Attrs{"mtu": "1500"})
+	rec := f.mustNIC("a0", desired)
+	desired["mtu"], desired["port.mtu"] = "1400", "1400"
+	ctx := context.Background()
+	nicAddr := provider.Addr{Kind: provider.KindNIC, Name: "a0"}
+	swAddr := provider.Addr{Kind: provider.KindSwitch, Name: "sw"}
+	swAttrs := provider.Attrs{provider.AttrNetNS: swNS, provider.AttrBridge: provider.BridgeName, provider.AttrUp: "true"}
+	check := func(what string, diags hcl.Diagnostics, summary string) {
+		t.Helper()
+		errs := errorsOnly(diags)
+		if len(errs) != 1 || errs[0].Summary != summary || errs[0].Detail != "It was deleted outside tsolab after the plan was made. Run tsolab apply again: it plans against what is there now and creates what is missing." {
+			t.Errorf("%s: diagnostics %v, want one error %q whose detail says to apply again", what, diags, summary)
+		}
+	}
+	updateNIC := func() hcl.Diagnostics {
+		return f.nic.Update(ctx, provider.UpdateRequest{Naming: f.n, Addr: nicAddr, Prior: rec, Desired: desired}).Diagnostics
+	}
+	updateSwitch := func() hcl.Diagnostics {
+		return f.sw.Update(ctx, provider.UpdateRequest{Naming: f.n, Addr: swAddr, Prior: swAttrs, Desired: swAttrs}).Diagnostics
+	}
+
+	byHand(t, ns, "a0", func(h *netlink.Handle, l netlink.Link) error { return h.LinkDel(l) })
+	check("the link deleted", updateNIC(), "nic.a0: update: a0 is gone from namespace "+ns)
+	byHand(t, swNS, provider.BridgeName, func(h *netlink.Handle, l netlink.Link) error { return h.LinkDel(l) })
+	check("the bridge deleted", updateSwitch(), "switch.sw: update: the switch's bridge "+provider.BridgeName+" is gone from "+swNS)
+	for _, n := range []string{ns, swNS} {
+		if err := netnsfs.Remove(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("the host's namespace deleted", updateNIC(), "nic.a0: update: "+ns+": namespace does not exist")
+	check("the switch's namespace deleted", updateSwitch(), "switch.sw: update: "+swNS+": namespace does not exist")
+}
+
 func TestRateUpdates(t *testing.T) {
 	f := newFixture(t)
 	ns := f.addHost("a")

@@ -174,13 +174,17 @@ func (s *Switch) Update(ctx context.Context, req provider.UpdateRequest) provide
 	}
 	c, err := openNS(ns)
 	if err != nil {
-		d.errorf("update", err)
+		d.updateFailed(err)
 		return provider.UpdateResponse{Diagnostics: d.diags}
 	}
 	defer c.Close()
 	alias := req.Naming.Alias(req.Addr)
 	br, err := c.linkByName(brName)
-	if err == nil && (br == nil || br.Attrs().Alias != alias) {
+	if err == nil && br == nil {
+		d.fix(fmt.Sprintf("update: the switch's bridge %s is gone from %s", brName, ns), goneSincePlan)
+		return provider.UpdateResponse{Diagnostics: d.diags}
+	}
+	if err == nil && br.Attrs().Alias != alias {
 		err = fmt.Errorf("the switch's bridge %s is gone from %s", brName, ns)
 	}
 	if err == nil && req.Desired[provider.AttrUp] == "true" {
