@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tsolab/tsolab/config"
+	"github.com/tsolab/tsolab/engine"
 )
 
 func TestTrim(t *testing.T) {
@@ -353,5 +354,32 @@ func TestSndbufExpand(t *testing.T) {
 				t.Errorf("sndBuf = %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSndbufExpandInRun: behind a 2 Gb/s tbf on one machine (TSO off,
+// MTU 1500, 4 connections, 200 ms), each writer fills its send buffer
+// and the ACKs that free room grow it (tcp_new_space) beyond what
+// tcp_init_buffer_space gave it (2 x 10 x 2304), in whole steps of
+// 2 x 2304 bytes (a cwnd's segment each), up to tcp_wmem[2]; with the
+// buffer set by the workload (SO_SNDBUF) it stays as set.
+func TestSndbufExpandInRun(t *testing.T) {
+	for _, set := range []int{0, 1 << 20} {
+		sc := oneMachine(false, 2e9)
+		sc.Workloads[0].SndBuf = set
+		w := runWorld(t, New(Options{}), engine.RunRequest{Scenario: sc, Workload: sc.Workloads[0]})
+		for _, ep := range w.eps {
+			if !ep.client {
+				continue
+			}
+			got := ep.snd.sndBuf
+			switch {
+			case set > 0 && got != int64(set):
+				t.Errorf("SO_SNDBUF %d: connection %d's buffer is %d, want it as set", set, ep.conn, got)
+			case set == 0 && (got <= 2*10*2304 || got%(2*2304) != 0 || got > 4<<20):
+				t.Errorf("connection %d's buffer is %d: want it grown past %d in steps of %d, at most %d", ep.conn, got, 2*10*2304, 2*2304, 4<<20)
+			}
+			t.Logf("SO_SNDBUF %d: connection %d's buffer %d, cwnd %d", set, ep.conn, got, ep.snd.cwnd)
+		}
 	}
 }
