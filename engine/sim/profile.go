@@ -277,9 +277,6 @@ func (b *bsdSockbufs) check() error {
 // tcp_output: one step of sendbuf_inc when the peer's window is at least
 // 4/5 of the buffer, the buffer is 7/8 full, below sendbuf_max, and the
 // send window covers the unsent data; a step sbreserve refuses (beyond
-// sndExpand: FreeBSD grows the send buffer in tcp_output (sndAutosize).
-func (*bsdSockbufs) sndExpand(*endpoint) {}
-
 // sb_max_adj) switches autosizing off.
 func (b *bsdSockbufs) sndAutosize(s *sender, sendwin, off int64) {
 	cc := s.writeSeq - s.sndUna // sb_cc
@@ -293,6 +290,9 @@ func (b *bsdSockbufs) sndAutosize(s *sender, sendwin, off int64) {
 	}
 	s.sndBuf = n
 }
+
+// sndExpand: FreeBSD grows the send buffer in tcp_output (sndAutosize).
+func (*bsdSockbufs) sndExpand(*endpoint) {}
 
 // optKind is the type of a stack option's value.
 type optKind uint8
