@@ -17,6 +17,10 @@ const (
 	// ingress (where the kernel otherwise hides a delivery time from a
 	// program, net/core/filter.c bpf_convert_tstamp_read).
 	ctxTstamp = 152
+	// ctxGSOSegs and ctxGSOSize are skb_shinfo(skb)->gso_segs and
+	// gso_size (u32 here, u16 in the kernel).
+	ctxGSOSegs = 164
+	ctxGSOSize = 176
 	// ctxTstampType is skb->tstamp_type (u8; BPF_SKB_CLOCK_*), the
 	// clock ctxTstamp is of.
 	ctxTstampType = 180
@@ -33,7 +37,6 @@ const (
 	inStackHead = -40 // u64: this CPU's record head
 	inStackRec  = -48 // u64: where the record goes in its CPU's ring
 	inStackTmpl = -56 // u32: 1 = Ethernet and IPv4 without options (a template's packet), else 0
-	inStackGSO  = -64 // 4 bytes: gso_size, gso_segs (a sender's unit)
 )
 
 // A CPU's head line (its value in the heads array, headStride bytes):
@@ -208,7 +211,7 @@ func recordProgram(o offsets, f filter, mapFD int, rec *recMaps) (asm.Instructio
 	pub := publish(storeArch)
 	pub[0] = pub[0].WithSymbol("publish")
 	insns = append(insns, pub...)
-	insns = append(insns, recorded(o, f, inc)...)
+	insns = append(insns, recorded(f)...)
 	insns = append(insns,
 		// No ring for this CPU: counted lost, and as other.
 		asm.Mov.Imm(asm.R3, 1).WithSymbol("unrecorded"),
@@ -374,9 +377,15 @@ func shortOf(doff int) asm.Instructions {
 // recorded (label "recorded") follows a published record. A receiver's
 // program is done (it counts no units); a sender's counts the packet as
 // program does: a send unit when it goes to a watched port with
-// payload (R8), its GSO fields read from skb_shinfo (R7 the kernel's
-// sk_buff: head + end), else other. Then it goes to "exit".
-func recorded(o offsets, f filter, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
+// payload (R8), else other. Then it goes to "exit". Its GSO fields come
+// from the __sk_buff (gso_size, gso_segs: loads the verifier turns into
+// reads of skb_shinfo, where program calls bpf_probe_read_kernel), and
+// its counts are plain additions, not atomic ones: the program does not
+// nest on a CPU (TCX egress runs with bottom halves off) and its map is
+// read after Stop detaches it or, for Totals, a word at a time, which a
+// plain 64-bit store keeps whole. A TSO-off sender runs this for every
+// wire segment.
+func recorded(f filter) asm.Instructions {
 	if f.Ingress {
 		return asm.Instructions{asm.Ja.Label("exit").WithSymbol("recorded")}
 	}
@@ -384,12 +393,20 @@ func recorded(o offsets, f filter, inc func(int, asm.Register) asm.Instruction) 
 		asm.LoadMem(asm.R3, asm.R10, inStackFlag, asm.Word).WithSymbol("recorded"),
 		asm.JEq.Imm(asm.R3, 0, "other"),
 		asm.JSLE.Imm(asm.R8, 0, "other"),
-		// skb_shinfo(skb) = head + end.
-		asm.LoadMem(asm.R3, asm.R7, int16(o.SkbHead.Off), asm.DWord),
-		asm.LoadMem(asm.R2, asm.R7, int16(o.SkbEnd.Off), asm.Word),
-		asm.Add.Reg(asm.R3, asm.R2),
+		asm.LoadMem(asm.R1, asm.R6, ctxGSOSize, asm.Word),
+		asm.LoadMem(asm.R2, asm.R6, ctxGSOSegs, asm.Word),
 	}
-	return append(insns, countUnit(o, f, inStackGSO, inc)...)
+	return append(insns, countGSO(f, plainAdd)...)
+}
+
+// plainAdd adds src to the 64-bit word at base+off with a load, an add
+// and a store through R0 (see recorded for why that is enough there).
+func plainAdd(base asm.Register, off int16, src asm.Register) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMem(asm.R0, base, off, asm.DWord),
+		asm.Add.Reg(asm.R0, src),
+		asm.StoreMem(base, off, asm.R0, asm.DWord),
+	}
 }
 
 // setTemplate makes the full record on its way to be published (R1 the

@@ -374,12 +374,9 @@ func program(h Hook, o offsets, f filter, mapFD int, rec *recMaps) (asm.Instruct
 // countUnit counts a send unit of R8 payload bytes (positive) whose
 // skb_shinfo is at R3, into the counters R9 points at (inc adds to
 // one): it reads gso_size and gso_segs to the stack at gsoAt (or goes
-// to "unread"), then counts the unit, its bytes, its wire segments
-// (gso_segs, 1 for a non-GSO skb, or ceil(payload/gso_size) for a GSO
-// skb without them), GSO units, single-MSS units and the histogram; then
-// it goes to "exit".
+// to "unread"), then counts the unit as countGSO does.
 func countUnit(o offsets, f filter, gsoAt int16, inc func(int, asm.Register) asm.Instruction) asm.Instructions {
-	return asm.Instructions{
+	insns := asm.Instructions{
 		asm.Add.Imm(asm.R3, int32(o.ShinfoGSOSize.Off)),
 		asm.Mov.Reg(asm.R1, asm.R10),
 		asm.Add.Imm(asm.R1, int32(gsoAt)),
@@ -388,37 +385,68 @@ func countUnit(o offsets, f filter, gsoAt int16, inc func(int, asm.Register) asm
 		asm.JNE.Imm(asm.R0, 0, "unread"),
 		asm.LoadMem(asm.R1, asm.R10, gsoAt, asm.Half),   // gso_size
 		asm.LoadMem(asm.R2, asm.R10, gsoAt+2, asm.Half), // gso_segs
+	}
+	atomic := func(base asm.Register, off int16, src asm.Register) asm.Instructions {
+		return asm.Instructions{asm.AddAtomic.Mem(base, src, asm.DWord, off)}
+	}
+	return append(insns, countGSO(f, atomic)...)
+}
+
+// countGSO counts a send unit of R8 payload bytes (positive) with
+// gso_size in R1 and gso_segs in R2 into the counters R9 points at,
+// each count added to its word by add (base + off += src; it may use
+// R0): the unit, its bytes, its wire segments (gso_segs, 1 for a
+// non-GSO skb, or ceil(payload/gso_size) for a GSO skb without them),
+// GSO units, single-MSS units and the histogram; then it goes to "exit".
+func countGSO(f filter, add func(base asm.Register, off int16, src asm.Register) asm.Instructions) asm.Instructions {
+	var insns asm.Instructions
+	emit := func(ins ...asm.Instruction) { insns = append(insns, ins...) }
+	inc := func(slot int, src asm.Register, sym string) {
+		a := add(asm.R9, int16(slot*8), src)
+		if sym != "" {
+			a[0] = a[0].WithSymbol(sym)
+		}
+		emit(a...)
+	}
+	emit(
 		asm.JNE.Imm(asm.R1, 0, "gso"),
 		asm.Mov.Imm(asm.R2, 1),
 		asm.Ja.Label("count"),
 		asm.Mov.Imm(asm.R3, 1).WithSymbol("gso"),
-		inc(slotGSO, asm.R3),
+	)
+	inc(slotGSO, asm.R3, "")
+	emit(
 		asm.JNE.Imm(asm.R2, 0, "count"),
 		// A GSO skb without gso_segs: ceil(payload / gso_size).
 		asm.Mov.Reg(asm.R2, asm.R8),
 		asm.Add.Reg(asm.R2, asm.R1),
 		asm.Sub.Imm(asm.R2, 1),
 		asm.Div.Reg(asm.R2, asm.R1),
-		inc(slotSegs, asm.R2).WithSymbol("count"),
-		asm.Mov.Imm(asm.R3, 1),
-		inc(slotUnits, asm.R3),
-		inc(slotBytes, asm.R8),
-		asm.JNE.Imm(asm.R8, int32(f.MSS), "bucket"),
-		inc(slotSingle, asm.R3),
+	)
+	inc(slotSegs, asm.R2, "count")
+	emit(asm.Mov.Imm(asm.R3, 1))
+	inc(slotUnits, asm.R3, "")
+	inc(slotBytes, asm.R8, "")
+	emit(asm.JNE.Imm(asm.R8, int32(f.MSS), "bucket"))
+	inc(slotSingle, asm.R3, "")
+	emit(
 		// Histogram bucket ceil(payload/MSS) - 1, clamped to the last.
 		asm.Mov.Reg(asm.R2, asm.R8).WithSymbol("bucket"),
 		asm.Add.Imm(asm.R2, int32(f.MSS-1)),
 		asm.Div.Imm(asm.R2, int32(f.MSS)),
 		asm.Sub.Imm(asm.R2, 1),
 		asm.JLE.Imm(asm.R2, Buckets-1, "hist"),
-		inc(slotClamped, asm.R3),
+	)
+	inc(slotClamped, asm.R3, "")
+	emit(
 		asm.Mov.Imm(asm.R2, Buckets-1),
 		asm.LSh.Imm(asm.R2, 3).WithSymbol("hist"),
 		asm.Mov.Reg(asm.R4, asm.R9),
 		asm.Add.Reg(asm.R4, asm.R2),
-		asm.AddAtomic.Mem(asm.R4, asm.R3, asm.DWord, int16(headerSlots*8)),
-		asm.Ja.Label("exit"),
-	}
+	)
+	emit(add(asm.R4, int16(headerSlots*8), asm.R3)...)
+	emit(asm.Ja.Label("exit"))
+	return insns
 }
 
 // castToKernCtx calls the kfunc bpf_cast_to_kern_ctx: R0 = the kernel's

@@ -493,3 +493,52 @@ func unixMonotonic(t *testing.T) int64 {
 	}
 	return ts.Nano()
 }
+
+// TestRecordCountsGSO runs the sender's program with a record (TCX
+// egress) on send units whose skb carries GSO fields, as a TSO or GSO
+// sender's do (BPF_PROG_TEST_RUN sets skb_shinfo's gso_size and gso_segs
+// from the __sk_buff it is handed), and checks it counts their wire
+// segments, GSO units, single-MSS units and histogram buckets from them.
+func TestRecordCountsGSO(t *testing.T) {
+	l := loadForTest(t, HookTCX)
+	// __sk_buff (192 bytes), in 32-bit words.
+	type skbCtx [192 / 4]uint32
+	// Payloads fit in a page, as BPF_PROG_TEST_RUN takes them.
+	for _, u := range []struct{ payload, gsoSize, gsoSegs int }{
+		{2 * testMSS, testMSS, 2}, // TSO: two segments
+		{testMSS + 1, testMSS, 0}, // GSO without gso_segs: ceil(payload/gso_size)
+		{testMSS, 0, 0},           // one MSS, no GSO
+		{2 * testMSS, 600, 5},     // gso_segs as given
+	} {
+		pkt, _ := packet(false, 0, testPort, u.payload)
+		var ctx skbCtx
+		// wire_len (at 160): the kernel takes none shorter than the packet.
+		ctx[160/4] = uint32(len(pkt))
+		ctx[ctxGSOSegs/4], ctx[ctxGSOSize/4] = uint32(u.gsoSegs), uint32(u.gsoSize)
+		ret, err := l.prog.Run(&ebpf.RunOptions{Data: pkt, Context: ctx})
+		if err != nil {
+			t.Fatalf("%+v: %v", u, err)
+		}
+		if int32(ret) != tcxNext {
+			t.Fatalf("program returned %d, want TCX_NEXT", int32(ret))
+		}
+	}
+	var perCPU [][valueWords]uint64
+	if err := l.m.Lookup(uint32(0), &perCPU); err != nil {
+		t.Fatal(err)
+	}
+	v := make([]uint64, valueWords)
+	for _, c := range perCPU {
+		for i := range c {
+			v[i] += c[i]
+		}
+	}
+	got := resultOf(v)
+	want := Result{
+		SendUnits: 4, PayloadBytes: 6*testMSS + 1, WireSegments: 2 + 2 + 1 + 5,
+		GSOUnits: 3, SingleMSS: 1, Histogram: []int64{1, 3},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+}
