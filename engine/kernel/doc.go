@@ -838,6 +838,39 @@
 // (~660 calls a second) is below what the rounds resolve; the double
 // count it fixes is the softirqs in a pass's few microseconds.
 //
+// Session 15 (3 December, h1), the skb owner program's cost on one
+// connection's sender, and BBR. perf record -a -F 2999 over 2 s of a 4 s
+// driver run (one connection, TSO off, CUBIC), this tree and then a
+// scratch tree without the skb owner program (softirqowner.go's
+// netif_receive_skb entry removed; branch h1-noskb, not landed), back to
+// back, load 11-13: in the workers' threads' samples (5156 and 5710)
+// bpf_trace_run1 1.09% and the skb program 0.81% against
+// bpf_trace_run1 0.32% without it (the meter's two programs 0.15-0.16% in
+// both): the skb program costs 1.6% of the workers' CPU, as session 14
+// found. The sender's segments reach the receiver through the CPU's
+// backlog (process_backlog in the workers' samples, no veth_poll: a veth
+// without GRO or XDP queues to the backlog), whose NAPI instance has no
+// device, so a look once a poll (net:napi_poll) could not tell whose
+// packets a backlog poll took; once a packet at netif_receive_skb is
+// where the device is seen, and the program stays. Against that tree in
+// the same rounds (`flock /work/.netns.lock bench/iperf-compare/run.sh
+// -d 3 -r 7 -P 1 -a cubic -B h1-noskb`, 07:15-07:21 UTC, load 7.4 ->
+// 4.9, CPU pressure 67-89%): this tree's throughput 90.3% (TSO on) and
+// 101.1% (off) of it, sender CPU per Gbit/s 103.4% and 74.7% (rounds
+// 0.24-2.51 with TSO off); with -a bbr (07:34-07:37, load 5.2 -> 8.6,
+// pressure 86-92%) 96.5% and 88.1%, sender 106.0% and 92.3%: the rounds
+// scatter far beyond 1.6%, nothing resolved. BBR, one connection:
+// ss -tie of each tool's sender 1.5 s into 3 s runs (TSO on and off, two
+// rounds each, load 3-4) shows the same socket: bbr, wscale 10,10, mss
+// 1448, the send buffer autotuned to 4 MB (tb4194304) in both, no
+// buffer set; both spent phases receive-window limited (rwnd_limited
+// 6-19% of the busy time for iperf3, 0-19% for tsolab) and both had
+// spurious retransmits (169-4938 a run, DSACKed). No socket option
+// differs. In bench/iperf-compare -a bbr -P 1 runs tsolab was at 98.4%
+// and 96.9% of iperf3 (the lead's at 06:23 UTC, -r 5, load 3.1-3.6)
+// and 126.3% and 133.7% (the run above, iperf3 at 4.4 and 2.7 Gb/s):
+// the 90-94% of session 14 did not recur.
+//
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
 // attaches a program at TCX egress of the sender's NIC (sch_handle_egress,
