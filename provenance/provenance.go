@@ -49,15 +49,23 @@ func New(labName, dir string, files map[string][]byte, vars map[string]string) *
 
 // ThisTool identifies the running binary from its build information.
 func ThisTool() result.Tool {
-	t := result.Tool{Version: Version, GoVersion: runtime.Version()}
+	var settings []debug.BuildSetting
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				t.Revision = s.Value
-			case "vcs.modified":
-				t.Modified = s.Value == "true"
-			}
+		settings = bi.Settings
+	}
+	return toolFrom(settings)
+}
+
+// toolFrom is the Tool a binary built with these settings (its build
+// information's: the vcs.* keys go build stamps from the checkout) is.
+func toolFrom(settings []debug.BuildSetting) result.Tool {
+	t := result.Tool{Version: Version, GoVersion: runtime.Version()}
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			t.Revision = s.Value
+		case "vcs.modified":
+			t.Modified = s.Value == "true"
 		}
 	}
 	return t

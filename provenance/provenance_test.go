@@ -3,6 +3,8 @@ package provenance
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +28,11 @@ func TestNewLabHash(t *testing.T) {
 	}
 	if got, want := len(a.Files), 2; got != want || a.Files[0].Name != "a.tsolab.hcl" {
 		t.Errorf("files: got %+v, want 2 sorted by name", a.Files)
+	}
+	// No directory: no commit looked up, even run inside a checkout (this
+	// test runs in tsolab's).
+	if a.Git != nil {
+		t.Errorf("NewLab without a directory: Git = %+v, want nil", a.Git)
 	}
 }
 
@@ -60,6 +67,9 @@ func TestGitCommitAndDirty(t *testing.T) {
 	if g == nil || g.Commit != commit.String() || g.Dirty {
 		t.Fatalf("clean lab: got %+v, want commit %s, not dirty", g, commit)
 	}
+	if l := NewLab("one", labDir, nil, nil); l.Git == nil || *l.Git != *g {
+		t.Errorf("NewLab of the lab directory: Git = %+v, want %+v", l.Git, g)
+	}
 	// A change outside the lab directory does not make the lab dirty.
 	write(filepath.Join(root, "README"), "other\n")
 	if g := gitOf(labDir); g.Dirty {
@@ -68,6 +78,14 @@ func TestGitCommitAndDirty(t *testing.T) {
 	write(filepath.Join(labDir, "lab.tsolab.hcl"), "lab \"one\" { engine = \"sim\" }\n")
 	if g := gitOf(labDir); g == nil || !g.Dirty {
 		t.Errorf("modified lab file: got %+v, want dirty", g)
+	}
+	// The change staged (git add), the worktree then matching the index:
+	// still not what the commit holds.
+	if _, err := wt.Add("labs/one/lab.tsolab.hcl"); err != nil {
+		t.Fatal(err)
+	}
+	if g := gitOf(labDir); g == nil || !g.Dirty {
+		t.Errorf("staged change to the lab file: got %+v, want dirty", g)
 	}
 	if g := gitOf(t.TempDir()); g != nil {
 		t.Errorf("outside any repository: got %+v, want nil", g)
@@ -116,12 +134,53 @@ func TestCompare(t *testing.T) {
 	if got := Compare(nil, &now); len(got) != 1 || !strings.Contains(got[0], "no provenance") {
 		t.Errorf("nil baseline: got %q", got)
 	}
+
+	// A new driver version and firmware; a NIC only in the baseline, one
+	// only in this run: each named once, no feature line for a NIC that is
+	// missing on one side.
+	baseRun.NICs = append(baseRun.NICs, result.NIC{Name: "rx0", Driver: "veth", DriverVersion: "1.0", Firmware: "fw1", Features: []string{"rx-gro"}})
+	nowRun.NICs[0].Features = baseRun.NICs[0].Features
+	nowRun.NICs[0].DriverVersion, nowRun.NICs[0].Firmware = "1.1", "fw2"
+	nowRun.NICs = append(nowRun.NICs, result.NIC{Name: "eth1", Driver: "mlx5_core", Features: []string{"rx-gro"}})
+	nowRun.Sysctls = baseRun.Sysctls
+	wantNICs := []string{
+		"nic.eth1 driver: (none) -> mlx5_core",
+		"nic.rx0 driver: veth 1.0 -> (none)",
+		"nic.rx0 firmware: fw1 -> (none)",
+		"nic.tx0 driver: veth 1.0 -> veth 1.1",
+		"nic.tx0 firmware: (none) -> fw2",
+	}
+	if diff := cmp.Diff(wantNICs, CompareRun(baseRun, nowRun)); diff != "" {
+		t.Errorf("CompareRun of NICs changed, gone and new (-want +got):\n%s", diff)
+	}
+}
+
+func TestToolFromBuildSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings []debug.BuildSetting
+		want     result.Tool
+	}{
+		{"no vcs stamp (go run, go test)", nil, result.Tool{Version: Version, GoVersion: runtime.Version()}},
+		{"clean checkout", []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "false"}},
+			result.Tool{Version: Version, GoVersion: runtime.Version(), Revision: "abc123"}},
+		{"modified checkout", []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}, {Key: "GOARCH", Value: "amd64"}},
+			result.Tool{Version: Version, GoVersion: runtime.Version(), Revision: "abc123", Modified: true}},
+	} {
+		if got := toolFrom(tc.settings); got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
 }
 
 func TestThisMachine(t *testing.T) {
 	m := ThisMachine()
 	if m.Kernel == "" || m.CPUs < 1 {
 		t.Errorf("ThisMachine: got %+v, want a kernel release and at least one CPU", m)
+	}
+	// Where the machine's /proc/cpuinfo names a model, so does ThisMachine.
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil && strings.Contains(string(b), "model name") && m.CPUModel == "" {
+		t.Errorf("ThisMachine: no CPU model, while /proc/cpuinfo has a model name")
 	}
 	if got := cpuModel("processor\t: 0\nmodel name\t: AMD EPYC 7B13\n"); got != "AMD EPYC 7B13" {
 		t.Errorf("cpuModel: got %q", got)
