@@ -102,6 +102,7 @@ func (ep *endpoint) tryHold(t int64) bool {
 		switch {
 		case !c.listed:
 			c.listed = true
+			c.heldBusy = &ep.w.heldBusy
 			c.firstHold = a.hold
 			ep.w.heldOn = append(ep.w.heldOn, c)
 		case a.hold.before(c.firstHold):
@@ -143,11 +144,15 @@ func (ep *endpoint) unholdMates(c *core) {
 // unholdGuarded queues the held turns still to come on the guarded cores
 // (world.heldOn) that the event just run made busy past their time: each
 // would find its core busy (runApp waits for it). The loop calls it after
-// each event, as runApp calls unholdMates on an application core: a
-// guarded core is charged by its receive queue's poll steps, by transmit
-// completions and by timers as well as by turns. A core keeps the first
-// of its held turns still to come (core.firstHold); one whose held turns
-// have all come or been queued leaves the list.
+// an event that charged a listed core past its first held turn
+// (core.charge sets world.heldBusy), as runApp calls unholdMates on an
+// application core: a guarded core is charged by its receive queue's
+// poll steps, by transmit completions and by timers as well as by
+// turns. Only a charge makes a core busy past a turn still to come
+// (begin moves its free time to now, past turns that have come). A core
+// keeps the first of its held turns still to come (core.firstHold); one
+// whose held turns have all come or been queued leaves the list, at the
+// next look.
 func (w *world) unholdGuarded() {
 	q := &w.q
 	keep := w.heldOn[:0]

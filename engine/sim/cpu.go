@@ -324,6 +324,10 @@ type core struct {
 	// listed: it is in world.heldOn.
 	holders []*endpoint
 	listed  bool
+	// heldBusy is the world's flag (world.heldBusy) a charge sets when
+	// it makes a listed core busy past its first held turn; set when
+	// the core is listed (tryHold).
+	heldBusy *bool
 	// firstHold is the first of a listed guarded core's held turns still
 	// to come, when it was last looked at (unholdGuarded).
 	firstHold qent
@@ -345,6 +349,9 @@ func (c *core) charge(now int64, cost float64) int64 {
 	free := max(c.free, now) + ns // begin's, whose sync the one below makes redundant
 	c.free, c.last = free, free
 	c.busy += ns
+	if c.listed && free > c.firstHold.at {
+		*c.heldBusy = true
+	}
 	if len(c.mates) > 0 {
 		c.sync()
 	}

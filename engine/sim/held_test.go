@@ -200,6 +200,9 @@ func TestUnholdGuarded(t *testing.T) {
 		t.Fatalf("%d cores listed, want the guarded core once", len(w.heldOn))
 	}
 	g.charge(50, 150) // a poll step: busy until 200
+	if !w.heldBusy {
+		t.Fatal("a charge past the first held turn did not set world.heldBusy: the loop would not look")
+	}
 	w.unholdGuarded()
 	if a.app.held || !b.app.held || w.q.len() != 1 || len(w.heldOn) != 1 {
 		t.Errorf("held: a %v, b %v, %d queued, %d listed; want a's turn at 100 queued, b's at 300 held, the core listed", a.app.held, b.app.held, w.q.len(), len(w.heldOn))

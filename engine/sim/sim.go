@@ -106,16 +106,20 @@ type world struct {
 	q eventQueue
 	// heldOn are the guarded cores (core.holders) with a turn held
 	// still to come (holdTurn): other work charges them too (a receive
-	// queue, the interrupt core), so after each event a held turn such
-	// a core is now busy past is queued (unholdGuarded).
-	heldOn  []*core
-	now     int64
-	hosts   []*host // in the scenario's declaration order
-	nics    []*nicState
-	eps     []*endpoint
-	rxqs    []rxQueue
-	client  *host
-	servers []*host // distinct server hosts, in order
+	// queue, the interrupt core), so after an event that made such a
+	// core busy past a held turn (heldBusy) that turn is queued
+	// (unholdGuarded).
+	heldOn []*core
+	// heldBusy: the event running charged a listed guarded core past its
+	// first held turn (core.charge), so unholdGuarded has turns to queue.
+	heldBusy bool
+	now      int64
+	hosts    []*host // in the scenario's declaration order
+	nics     []*nicState
+	eps      []*endpoint
+	rxqs     []rxQueue
+	client   *host
+	servers  []*host // distinct server hosts, in order
 
 	readers  int   // stream endpoints that must read a byte count
 	doneRead int   // of them, finished
@@ -259,7 +263,8 @@ func (w *world) run(max uint64) (n uint64, end bool) {
 			w.finished = true
 			w.finishAt = ev.at
 		}
-		if len(w.heldOn) > 0 {
+		if w.heldBusy {
+			w.heldBusy = false
 			w.unholdGuarded()
 		}
 		n++
