@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -35,6 +36,11 @@ const testPort, testMSS = 5201, 1448
 // test ends.
 func loadForTest(tb testing.TB, h Hook) *loaded {
 	tb.Helper()
+	return loadForTestRing(tb, h, RingBytes)
+}
+
+func loadForTestRing(tb testing.TB, h Hook, ringBytes int) *loaded {
+	tb.Helper()
 	off, err := kernelBTF()
 	if err != nil {
 		skipUnlessRequired(tb, "no kernel BTF: "+err.Error())
@@ -53,7 +59,7 @@ func loadForTest(tb testing.TB, h Hook) *loaded {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { m.Close() })
-	ring, err := newRecordRing(RingBytes)
+	ring, err := newRecordRing(ringBytes)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -540,5 +546,48 @@ func TestRecordCountsGSO(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkRingMemory is what the receiver's program costs a packet
+// writing into ring memory it has not written before, against the same
+// ring again: for each ring size (all CPUs), a new ring takes
+// ringPass records on one CPU (BPF_PROG_TEST_RUN, an MSS segment each
+// time, 192 MB of 48-byte short records, which wraps the smaller rings),
+// "first-ns/packet", then ringPass more, "again-ns/packet". A run's
+// receiver writes its records into fresh memory of its 256 MB ring a
+// CPU the whole run (IngressRingBytes).
+func BenchmarkRingMemory(b *testing.B) {
+	const ringPass = 4 << 20
+	for _, mb := range []int{IngressRingBytes >> 20, RingBytes >> 20, 8} {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			pkt, _ := packet(false, 0, testPort, testMSS)
+			var first, again time.Duration
+			for range b.N {
+				l := loadForTestRing(b, HookTCXIngress, mb<<20)
+				for pass, d := range []*time.Duration{&first, &again} {
+					ret, per, err := l.prog.Benchmark(pkt, ringPass, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					var heads uint64
+					for cpu := range l.ring.cpus {
+						heads += l.ring.head(cpu)
+					}
+					if int32(ret) != tcxNext || heads == 0 {
+						b.Fatalf("pass %d: program returned %d, recorded %d bytes", pass+1, int32(ret), heads)
+					}
+					*d += per
+				}
+				// Freed now, not at the benchmark's end; the cleanups
+				// find them closed.
+				l.prog.Close()
+				l.m.Close()
+				l.ring.close()
+				l.ring.headMem, l.ring.recMem, l.ring.recs = nil, nil, nil
+			}
+			b.ReportMetric(float64(first.Nanoseconds())/float64(b.N), "first-ns/packet")
+			b.ReportMetric(float64(again.Nanoseconds())/float64(b.N), "again-ns/packet")
+		})
 	}
 }
