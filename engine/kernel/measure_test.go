@@ -97,6 +97,8 @@ func TestMeasurementFromBPF(t *testing.T) {
 		SendUnits: 10, PayloadBytes: 5*1448 + 5*10*1448, WireSegments: 55, GSOUnits: 5,
 		SingleMSS: 5, Other: 20, Histogram: []int64{5, 0, 0, 0, 0, 0, 0, 0, 0, 5},
 	}
+	clamped := *units
+	clamped.Clamped = 2
 	tests := []struct {
 		name      string
 		taps      []tapResult
@@ -108,7 +110,24 @@ func TestMeasurementFromBPF(t *testing.T) {
 			name:      "eBPF alone, interface counter within range",
 			taps:      []tapResult{{Interface: "tx0", Units: units, TxPackets: 75}},
 			wantNotes: []string{"send units counted by eBPF on tx0 at TCX egress, early in __dev_queue_xmit"},
-			badNotes:  []string{"interface counted", "AF_PACKET", "TCP_INFO"},
+			badNotes:  []string{"interface counted", "AF_PACKET", "TCP_INFO", "larger than"},
+		},
+		{
+			name:      "send units beyond the histogram",
+			taps:      []tapResult{{Interface: "tx0", Units: &clamped, TxPackets: 75}},
+			wantNotes: []string{"eBPF counter on tx0: 2 send units were larger than"},
+		},
+		{
+			name: "ring beside it, its reader's CPU",
+			taps: []tapResult{{Interface: "tx0", Units: units, TxPackets: 75, Ring: true,
+				Result: capture.Result{Sizes: map[int]int64{1448: 55}, Seen: 60, ReaderCPU: 100 * time.Millisecond}}},
+			wantNotes: []string{"capture on tx0: 60 packets, reader thread used 10.0% of a core"},
+		},
+		{
+			name: "ring beside it, no interface counter: nothing to disagree with",
+			taps: []tapResult{{Interface: "tx0", Units: units, Ring: true,
+				Result: capture.Result{Sizes: map[int]int64{1448: 55}, Seen: 60}}},
+			badNotes: []string{"the interface counted"},
 		},
 		{
 			name:      "interface counted fewer packets than units were queued",
@@ -211,17 +230,20 @@ func TestMeasurementFileLossIsCaptureLoss(t *testing.T) {
 	ringTx := tapResult{Interface: "tx0", File: "tx0.pcapng", Ring: true,
 		Result: capture.Result{Sizes: map[int]int64{1000: 10}, Seen: 13, Dropped: 3}}
 	tests := []struct {
-		name string
-		taps []tapResult
-		recv tapResult
-		want float64
+		name  string
+		taps  []tapResult
+		recv  tapResult
+		want  float64
+		notes []string // substrings, each in some note
 	}{
 		{"eBPF both ends", []tapResult{bpfTx}, tapResult{Interface: "rx0", Dir: capture.Incoming, File: "rx0.pcapng", FileBPF: true,
-			Units: &devqueue.Result{Recorded: 20, RecordedData: 18, RecordLost: 4, Unread: 2}}, 1 + 4 + 2},
+			Units: &devqueue.Result{Recorded: 20, RecordedData: 18, RecordLost: 4, Unread: 2}}, 1 + 4 + 2,
+			[]string{"capture file tx0.pcapng: 12 packets of tx0 outgoing as TCP handed them to the device",
+				"capture file rx0.pcapng: 20 packets of rx0 incoming as the receiving device handed them up"}},
 		{"receiver's ring", []tapResult{bpfTx}, tapResult{Interface: "rx0", Dir: capture.Incoming, File: "rx0.pcapng", Ring: true,
-			Result: capture.Result{Seen: 20, Dropped: 5}}, 1 + 5},
+			Result: capture.Result{Seen: 20, Dropped: 5}}, 1 + 5, nil},
 		{"rings both ends", []tapResult{ringTx}, tapResult{Interface: "rx0", Dir: capture.Incoming, File: "rx0.pcapng", Ring: true,
-			Result: capture.Result{Seen: 20, Dropped: 5}}, 3 + 5},
+			Result: capture.Result{Seen: 20, Dropped: 5}}, 3 + 5, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,6 +252,12 @@ func TestMeasurementFileLossIsCaptureLoss(t *testing.T) {
 			res := m.result()
 			if got := res.Metrics[result.MetricCaptureLoss]; got != tt.want {
 				t.Errorf("capture_loss = %v, want %v; notes %q", got, tt.want, res.Notes)
+			}
+			all := strings.Join(res.Notes, "\n")
+			for _, w := range tt.notes {
+				if !strings.Contains(all, w) {
+					t.Errorf("notes %q: want one holding %q", res.Notes, w)
+				}
 			}
 		})
 	}
