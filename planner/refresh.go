@@ -46,7 +46,8 @@ func (r *Refreshed) observed(addr provider.Addr) (Observed, bool) {
 
 // Refresh reads every resource recorded in st through its provider,
 // at most parallelism at a time, and computes the drift. Reads use the
-// naming of the lab that made the resources (st.Lab).
+// naming of the lab that made the resources (st.Lab). The reads share
+// one provider.Snapshot, dropped when Refresh returns.
 func Refresh(ctx context.Context, st *State, providers map[provider.Kind]provider.Interface, parallelism int) *Refreshed {
 	r := &Refreshed{Resources: map[provider.Addr]Observed{}}
 	if st == nil {
@@ -57,6 +58,9 @@ func Refresh(ctx context.Context, st *State, providers map[provider.Kind]provide
 	}
 	naming := provider.NewNaming(st.Lab)
 	naming.Owner = st.Lineage
+	// The reads share what they read of the kernel (one dump of a
+	// switch's ports for all its NICs) for this refresh only.
+	snap := provider.NewSnapshot()
 	var (
 		mu  sync.Mutex
 		wg  sync.WaitGroup
@@ -72,7 +76,7 @@ func Refresh(ctx context.Context, st *State, providers map[provider.Kind]provide
 		sem <- struct{}{}
 		go func(rec ResourceState) {
 			defer func() { <-sem; wg.Done() }()
-			resp := prov.Read(ctx, provider.ReadRequest{Naming: naming, Addr: rec.Addr, Recorded: rec.Attrs.Clone()})
+			resp := prov.Read(ctx, provider.ReadRequest{Naming: naming, Addr: rec.Addr, Recorded: rec.Attrs.Clone(), Snapshot: snap})
 			mu.Lock()
 			defer mu.Unlock()
 			r.Diagnostics = append(r.Diagnostics, resp.Diagnostics...)

@@ -45,6 +45,12 @@ type ReadRequest struct {
 	Naming   Naming
 	Addr     Addr
 	Recorded Attrs // as recorded after the last successful change
+	// Snapshot, when set, is shared by the reads of one refresh and
+	// nothing else: a read may answer from what another read of the same
+	// refresh asked the kernel (one dump of a namespace's links for all
+	// the ports in it) instead of asking again, since nothing changes
+	// between the reads of a refresh. Nil: read everything now.
+	Snapshot *Snapshot
 }
 
 type ReadResponse struct {

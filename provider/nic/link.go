@@ -94,7 +94,10 @@ type call struct {
 	// remade: create deleted the NIC's veth from before, whose other end
 	// was gone, to make the pair again (once).
 	remade bool
-	d      *diags
+	// snap is the refresh's snapshot when the call is one of its reads
+	// (ReadRequest.Snapshot), nil otherwise.
+	snap *provider.Snapshot
+	d    *diags
 }
 
 func newCall(p *Provider, s spec, n provider.Naming, a provider.Addr, d *diags) *call {

@@ -373,6 +373,7 @@ func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.
 	}
 	x := newCall(p, s, req.Naming, req.Addr, d)
 	x.c = c
+	x.snap = req.Snapshot
 	defer x.done()
 	w := c.foreign(req.Naming, req.Addr, "read")
 	if w == nil {

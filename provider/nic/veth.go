@@ -528,11 +528,43 @@ func portOurs(x *call) netlink.Link {
 	if x.far == nil {
 		return nil
 	}
-	port, err := x.far.linkByName(x.s.peerIf)
+	port, err := readPort(x)
 	if err != nil || port == nil || port.Attrs().Alias != x.alias {
 		return nil
 	}
 	return port
+}
+
+// linksKey is the key of a namespace's links in a refresh's snapshot.
+type linksKey struct{ ns string }
+
+// readPort returns a switch NIC's port (nil when x.far has none): in a
+// refresh, from one dump of the links of the switch's namespace that its
+// reads share (x.snap: one request for a switch's ports, where asking for
+// each took 1000 under the rtnl lock in a 1000-host plan), else, or when
+// the dump failed (interrupted by a change), by its name.
+func readPort(x *call) (netlink.Link, error) {
+	if x.snap != nil {
+		far := x.far
+		v, err := x.snap.Get(linksKey{far.name}, func() (any, error) { return linksByName(far) })
+		if err == nil {
+			return v.(map[string]netlink.Link)[x.s.peerIf], nil
+		}
+	}
+	return x.far.linkByName(x.s.peerIf)
+}
+
+// linksByName dumps the links of c's namespace, by name.
+func linksByName(c *nsConn) (map[string]netlink.Link, error) {
+	links, err := c.nl.LinkList()
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]netlink.Link, len(links))
+	for _, l := range links {
+		m[l.Attrs().Name] = l
+	}
+	return m, nil
 }
 
 // deletePort removes a switch port whose NIC end is already gone.
