@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 
@@ -22,13 +23,31 @@ const cpuProfileEnv = "TSOLAB_CPUPROFILE"
 // Empty or unset: no trace.
 const traceEnv = "TSOLAB_TRACE"
 
+// memProfileEnv names a file to write a profile of the whole command's
+// allocations to (pprof's allocs, one sample per 64 KiB allocated), for
+// finding what makes the heap grow: `go tool pprof -sample_index=alloc_space
+// -top FILE`. Empty or unset: no profile.
+const memProfileEnv = "TSOLAB_MEMPROFILE"
+
 // startProfile starts the CPU profile and the execution trace asked for
 // by cpuProfileEnv and traceEnv, and returns the function that writes
 // them out.
 func startProfile() (stop func()) {
 	stopCPU := startOne(cpuProfileEnv, pprof.StartCPUProfile, pprof.StopCPUProfile)
 	stopTrace := startOne(traceEnv, trace.Start, trace.Stop)
+	stopMem := func() {}
+	if os.Getenv(memProfileEnv) != "" {
+		runtime.MemProfileRate = 64 << 10
+		var f io.Writer
+		stopMem = startOne(memProfileEnv, func(w io.Writer) error { f = w; return nil }, func() {
+			runtime.GC() // the profile holds what the last GC saw
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				fmt.Fprintf(os.Stderr, "tsolab: %s: %v\n", memProfileEnv, err)
+			}
+		})
+	}
 	return func() {
+		stopMem()
 		stopTrace()
 		stopCPU()
 	}
