@@ -97,6 +97,30 @@
 // machine with tsolab's autogroup at nice -20 (one.sh, notes/h3.md, load
 // 28): 1.79 s, the hosts' half 0.46 s and the NICs' 1.2 s.
 //
+// On the AMD EPYC guest of session 15 (perf record -e cpu-clock -g of
+// one `tsolab apply` of bench/provision-1000's lab, main bc54f03, load
+// 3.3-3.5, 19702 samples): the kernel takes 79% of the apply's CPU and
+// tsolab's Go code 21%. In the kernel: the ports' RTM_SETLINK 21%
+// (do_set_master 12%, nearly all br_add_if), the veths' RTM_NEWLINK 13%
+// (register_netdevice 11.7%, of it the per-device sysctls 5.8%), the
+// hosts' namespaces 12.6% (copy_net_ns), IPv6's notifier on each new and
+// each up link 6.5% (addrconf_notify, link-local addresses or not), lo's
+// marks 4.6% and the namespaces' bind mounts 3.6%, the addresses 2.2%,
+// the rtnl mutex 4.1% (3.1% spinning on its owner); 19.7% of all samples
+// fall in pvm_irq_enable, this guest's paravirtual interrupt enable,
+// where the timer's samples of code run with interrupts off are counted
+// (spin locks, the scheduler, page faults). In Go: the runtime's sysmon
+// 6.3% (it polls every 20 us while threads sit in syscalls, which the
+// apply's short netlink calls keep doing), page faults 5.1%, loading the
+// lab 4.1%, state writes 1.3%, GC 1.1%. The kernel's floor in the same
+// image (bench/provision-1000's ip -batch, load 3.7-4.8): 0.70 s of CPU
+// (namespaces 0.22, veths 0.27, ports 0.21) against 2.9 s for that
+// apply under perf (2.2-3.3 s without, six runs at load 3.6-7.7): the
+// kernel's part alone, 2.3 s, is 3.3x the floor, so the gap is the kernel's own work for what the
+// floor does not ask (MTUs, marks, addresses, the NIC ends up, ports
+// that come up with a carrier) and its lock contention, before tsolab's
+// Go code.
+//
 // No link tsolab makes gets an IPv6 link-local address (unless the
 // NIC's host declares net.ipv6.conf.default.addr_gen_mode, which its
 // links then get: AttrAddrGenMode): the mode is set before a link comes
