@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -70,25 +69,20 @@ func commands() map[string]command {
 	}
 }
 
+// main leaves the garbage collector at Go's GOGC of 100 unless the
+// environment sets one. Session 8 set 400 for a 1000-host plan on an
+// Intel guest (CPU 0.33-0.35 s against 0.37-0.40, peak RSS 82 against
+// 58 MB); on session 15's AMD EPYC guest, where a page fault costs more
+// (a paravirtual guest: pvm), the heap that 400 lets grow costs more
+// than the collections it saves: a plan of bench/provision-1000's lab,
+// 4 rounds alternating at load ~10, CPU 0.61-0.70 s and 9.8-11.0 k page
+// faults with 100 against 0.70-0.98 s and 17.6-18.6 k with 400 (200:
+// 0.60-0.74 s, 11.8-12.5 k).
 func main() {
-	setGC()
 	stop := startProfile()
 	code := processCLI().main(os.Args[1:])
 	stop()
 	os.Exit(code)
-}
-
-// gcPercent is the garbage collector's GOGC unless the environment sets
-// one: a command's heap is small (a 1000-host lab's apply peaks at 60 MB
-// resident with Go's 100) and mostly kept to the end, so collecting it
-// four times as seldom gives back the CPU the collector took (4% of that
-// apply, more of its plan) for memory nobody misses.
-const gcPercent = 400
-
-func setGC() {
-	if _, ok := os.LookupEnv("GOGC"); !ok {
-		debug.SetGCPercent(gcPercent)
-	}
 }
 
 func (c *cli) main(args []string) int {

@@ -124,7 +124,7 @@ func writeMan(w io.Writer, cmds []cmdHelp) {
 		{cpuProfileEnv, "write a CPU profile (pprof) of the command to this file"},
 		{traceEnv, "write an execution trace (runtime/trace) of the command to this file"},
 		{memProfileEnv, "write a profile of the command's allocations (pprof's allocs, a sample per 64 KiB) to this file"},
-		{"GOGC", fmt.Sprintf("the Go garbage collector's percent; tsolab uses %d when it is unset", gcPercent)},
+		{"GOGC", "the Go garbage collector's percent (Go's 100 when unset)"},
 	} {
 		fmt.Fprintf(w, ".TP\n.B %s\n%s\n", roff(e.name), roff(e.what))
 	}
