@@ -19,6 +19,21 @@
 //	st, err := ReadState(dir)                        // show
 //	DOT(desired, machines), PlanDOT(plan)            // graph
 //
+// Where a 1000-host plan's CPU goes on session 15's AMD EPYC guest (perf
+// record -e cpu-clock -g of one `tsolab plan` of bench/provision-1000's
+// lab with nothing to change, main bc54f03, load 3.3, 4291 samples): Go
+// 52%, the kernel 47%. Page faults 19% (the heap's first touch of its
+// pages: GOGC is Go's 100 since, cmd/tsolab's main), loading the lab
+// 16.7% (hcl's lexer 10.7%: growing its token slice is 19 MB of the 38
+// MB that loading allocates, TSOLAB_MEMPROFILE), refresh's NIC reads
+// 25.8% (each NIC's link 15.9%, its switch port 7.5%) and host reads
+// 11.7% (lo 8.6%), the state file 6.2%, Diff 5.3%, opening netlink
+// sockets 4.9%. Refresh's reads share one provider.Snapshot, through
+// which a switch's ports come from one dump of its links: a plan's
+// requests 4018 -> 3011 (perf stat -e syscalls:sys_enter_sendto), its
+// CPU unchanged within the noise (mean 0.82 s both, 8 plans each
+// alternating at load 2.5-3; 0.98 against 1.00 s, 6 each at load 8.5).
+//
 // It never touches the system itself: every read and change goes through a
 // provider.Interface chosen by resource kind. It does not render anything
 // either; package view turns plans, events and state into text or JSON.
