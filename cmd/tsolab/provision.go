@@ -345,8 +345,8 @@ func (c *cli) apply(args []string) int {
 			}
 		})
 		if len(fixed) > 0 {
-			c.errorf("%s cannot change a saved plan: %s fixed its scenario, variables, name and targets when it was made. Run tsolab plan with %s and -out FILE, then apply that file.",
-				strings.Join(fixed, ", "), target, strings.Join(fixed, ", "))
+			c.errorf("%s cannot change a saved plan: %s fixed its scenario, variables, name and targets when it was made. To apply it as made, leave out %s: tsolab apply %s. For other ones, run tsolab plan with %s and -out FILE, then apply that file.",
+				strings.Join(fixed, ", "), target, strings.Join(fixed, ", "), target, strings.Join(fixed, ", "))
 			return exitError
 		}
 		plan, err = planner.ReadPlanFile(target)
