@@ -33,6 +33,14 @@
 // requests 4018 -> 3011 (perf stat -e syscalls:sys_enter_sendto), its
 // CPU unchanged within the noise (mean 0.82 s both, 8 plans each
 // alternating at load 2.5-3; 0.98 against 1.00 s, 6 each at load 8.5).
+// With GOGC back at 100 too, `flock /work/.netns.lock env BASE=main
+// ROUNDS=3 SETTLE=3 bench/provision-1000/run.sh` (this tree against
+// bc54f03, load 10-13): CPU medians apply 2.54 against 2.77 s, plan 0.73
+// against 0.98 (lower in each of the 3 pairs), destroy 1.00 against 1.20
+// (each pair), peak RSS 67 against 89 MB; the wall times followed the
+// load (apply 3.4-7.9 s both, plan 0.9-2.3, destroy 1.2-2.8), against
+// the floor's 2.9 s for the apply in that run: no target met on this
+// machine at that load.
 //
 // It never touches the system itself: every read and change goes through a
 // provider.Interface chosen by resource kind. It does not render anything
