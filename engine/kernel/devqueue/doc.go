@@ -76,7 +76,8 @@
 // else on that device counts as "other".
 //
 // What it aggregates, in the kernel, per CPU (a few atomic adds per send
-// unit, no copies): send units, payload bytes, wire segments, GSO units,
+// unit, plain ones in recordProgram at TCX egress, which does not nest;
+// no copies): send units, payload bytes, wire segments, GSO units,
 // units of exactly one MSS, other packets, and a histogram of units by
 // ceil(payload/MSS) with Buckets buckets (larger units go to the last one
 // and are counted as clamped). A map has no ring to overflow; Result
