@@ -39,6 +39,17 @@ func loadForTest(tb testing.TB, h Hook) *loaded {
 	return loadForTestRing(tb, h, RingBytes)
 }
 
+// counted is what the test program's counter map holds, summed over
+// the CPUs as Counter.read sums it.
+func (l *loaded) counted(tb testing.TB) Result {
+	tb.Helper()
+	v, err := (&Counter{m: l.m}).read()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return resultOf(v)
+}
+
 func loadForTestRing(tb testing.TB, h Hook, ringBytes int) *loaded {
 	tb.Helper()
 	off, err := kernelBTF()
@@ -257,17 +268,7 @@ func programParses(t *testing.T, h Hook) {
 	if diff := cmp.Diff(wantShort, short); diff != "" {
 		t.Errorf("records short (-want +got):\n%s", diff)
 	}
-	var perCPU [][valueWords]uint64
-	if err := l.m.Lookup(uint32(0), &perCPU); err != nil {
-		t.Fatal(err)
-	}
-	v := make([]uint64, valueWords)
-	for _, c := range perCPU {
-		for i := range c {
-			v[i] += c[i]
-		}
-	}
-	res := resultOf(v)
+	res := l.counted(t)
 	if h == HookTCXIngress {
 		units, bytes = 0, 0 // at ingress with a record it only records
 	}
@@ -529,17 +530,7 @@ func TestRecordCountsGSO(t *testing.T) {
 			t.Fatalf("program returned %d, want TCX_NEXT", int32(ret))
 		}
 	}
-	var perCPU [][valueWords]uint64
-	if err := l.m.Lookup(uint32(0), &perCPU); err != nil {
-		t.Fatal(err)
-	}
-	v := make([]uint64, valueWords)
-	for _, c := range perCPU {
-		for i := range c {
-			v[i] += c[i]
-		}
-	}
-	got := resultOf(v)
+	got := l.counted(t)
 	want := Result{
 		SendUnits: 4, PayloadBytes: 6*testMSS + 1, WireSegments: 2 + 2 + 1 + 5,
 		GSOUnits: 3, SingleMSS: 1, Histogram: []int64{1, 3},
