@@ -38,3 +38,15 @@ func (s *Snapshot) Get(key any, read func() (any, error)) (any, error) {
 	e.once.Do(func() { e.v, e.err = read() })
 	return e.v, e.err
 }
+
+// GobEncode: a snapshot is the refreshing process's own and never
+// crosses to another (remote sends a read without it); it encodes as
+// nothing, so that a request that holds one can be encoded at all.
+func (*Snapshot) GobEncode() ([]byte, error) { return nil, nil }
+
+// GobDecode makes an empty snapshot: what another process read is not
+// this one's to share.
+func (s *Snapshot) GobDecode([]byte) error {
+	s.entries = map[any]*snapshotEntry{}
+	return nil
+}

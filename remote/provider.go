@@ -26,6 +26,14 @@ type ReadCall struct {
 	Req  provider.ReadRequest
 }
 
+// readCall is the call a Read sends: without the refresh's Snapshot,
+// which is this process's (what its reads read here) and has nothing
+// gob can carry; the agent reads everything now.
+func readCall(kind provider.Kind, req provider.ReadRequest) ReadCall {
+	req.Snapshot = nil
+	return ReadCall{kind, req}
+}
+
 type CreateCall struct {
 	Kind provider.Kind
 	Req  provider.CreateRequest
@@ -155,7 +163,7 @@ func (p *Provider) Validate(ctx context.Context, req provider.ValidateRequest) p
 }
 
 func (p *Provider) Read(ctx context.Context, req provider.ReadRequest) provider.ReadResponse {
-	r, diags := p.do(ctx, "Read", req.Addr, ReadCall{p.Kind, req})
+	r, diags := p.do(ctx, "Read", req.Addr, readCall(p.Kind, req))
 	return provider.ReadResponse{Actual: r.Attrs, Gone: r.Gone, Remains: r.Remains, Diagnostics: diags}
 }
 
