@@ -39,6 +39,8 @@
 //     package outcome evaluates them against results.
 //   - Format and FormatDir (format.go): canonical layout through hclwrite,
 //     for `tsolab fmt`.
+//   - LabFiles: the lab files' bytes as Load reads them, unparsed (the
+//     CLI hashes them to tell whether a saved plan's lab was edited since).
 //   - WriteDiagnostics (diagnostics.go): Terraform's layout, the subject
 //     underlined in its source line and the values the expression read.
 //

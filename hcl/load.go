@@ -54,6 +54,18 @@ func Load(dir string, opts Options) (*config.Lab, hclv2.Diagnostics) {
 	return load(dir, files, opts)
 }
 
+// LabFiles reads the lab files of dir as Load does, without parsing
+// them: each *.tsolab.hcl file's bytes by the name Load gives it in
+// Sources (dir joined with the file's name).
+func LabFiles(dir string) (map[string][]byte, hclv2.Diagnostics) {
+	files, diags := readLabDir(dir)
+	out := make(map[string][]byte, len(files))
+	for _, f := range files {
+		out[f.name] = f.src
+	}
+	return out, diags
+}
+
 // sourceFile is one lab file: its name as diagnostics show it, and bytes.
 type sourceFile struct {
 	name string

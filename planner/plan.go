@@ -56,6 +56,12 @@ type Plan struct {
 	Dir      string `json:"dir"`
 	Lab      string `json:"lab"`
 	Scenario string `json:"scenario"`
+	// LabHash identifies the lab files the plan was made from (the CLI
+	// sets it before WritePlanFile: a hash of the lab directory's
+	// *.tsolab.hcl files). Apply does not read it: tsolab apply FILE
+	// warns when the files hash otherwise now. "" in a plan file written
+	// before it was recorded.
+	LabHash string `json:"lab_hash,omitempty"`
 	// Lineage and Serial identify the state the plan was made against
 	// ("" and 0 when there was none); Apply refuses the plan when the
 	// state has moved on since.

@@ -271,11 +271,12 @@ func (c *cli) plan(args []string) int {
 	}
 	ctx, cancel := c.signalContext()
 	defer cancel()
-	_, plan, _ := c.planLab(ctx, "plan", dir, &vf, *scenario, targets, o)
+	lab, plan, _ := c.planLab(ctx, "plan", dir, &vf, *scenario, targets, o)
 	if plan == nil {
 		return exitError
 	}
 	if *out != "" {
+		plan.LabHash = labFilesHash(dir, lab.Sources)
 		if err := planner.WritePlanFile(*out, plan); err != nil {
 			c.fail(err)
 			return exitError
@@ -334,32 +335,10 @@ func (c *cli) apply(args []string) int {
 	ctx, cancel := c.signalContext()
 	defer cancel()
 
-	var plan *planner.Plan
-	var v view.View
 	if st, err := os.Stat(target); err == nil && !st.IsDir() {
-		// A saved plan: apply exactly it, no question asked (it was reviewed).
-		var fixed []string
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "scenario" || f.Name == "var" || f.Name == "var-file" || f.Name == "name" || f.Name == "target" {
-				fixed = append(fixed, "-"+f.Name)
-			}
-		})
-		if len(fixed) > 0 {
-			c.errorf("%s cannot change a saved plan: %s fixed its scenario, variables, name and targets when it was made. To apply it as made, leave out %s: tsolab apply %s. For other ones, run tsolab plan with %s and -out FILE, then apply that file.",
-				strings.Join(fixed, ", "), target, strings.Join(fixed, ", "), target, strings.Join(fixed, ", "))
-			return exitError
-		}
-		plan, err = planner.ReadPlanFile(target)
-		if err != nil {
-			c.fail(err)
-			return exitError
-		}
-		v = c.view(o, nil)
-		res, err := planner.New(planner.Options{Dir: plan.Dir, Lab: plan.Lab, Providers: c.providersFor(plan.Machines, plan.Prior.Reaches()), OnEvent: v.Event}).Apply(ctx, plan)
-		return c.finishApply(ctx, v, plan.Dir, res, err)
+		return c.applySaved(ctx, fs, target, o)
 	}
-	var lab *config.Lab
-	lab, plan, v = c.planLab(ctx, "apply", target, &vf, *scenario, targets, o)
+	lab, plan, v := c.planLab(ctx, "apply", target, &vf, *scenario, targets, o)
 	if plan == nil {
 		return exitError
 	}
