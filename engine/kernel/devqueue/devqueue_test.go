@@ -817,7 +817,7 @@ func TestNewRingsWithinMax(t *testing.T) {
 		{"sender", false, 0, RingBytes},
 	} {
 		ringsMade.Add(c.taken)
-		r, err := newRings(c.ingress)
+		r, err := makeRings(c.ingress)
 		ringsMade.Add(-c.taken)
 		if errors.Is(err, unix.EPERM) {
 			skipUnlessRequired(t, fmt.Sprintf("BPF refused: %v", err))
@@ -961,5 +961,42 @@ func sameAsTap(t *testing.T, ring *capture.Capture, tap, records *frames) {
 	}
 	if res.Dropped == 0 && len(tap.data) != len(records.data) {
 		t.Errorf("the AF_PACKET ring got %d frames, %d records: want one record each", len(tap.data), len(records.data))
+	}
+}
+
+// warm writes every page of every CPU's ring, the slack past it
+// included, through the kernel's mapping, and nothing else: with 0xa5
+// in place of its zero, the first byte of each page is 0xa5 and every
+// other byte, the heads too, stays zero; warm itself (zero) leaves the
+// rings as they were made, so nothing of it can reach a capture.
+func TestWarmWritesEveryPage(t *testing.T) {
+	for _, b := range []byte{0xa5, 0} {
+		r, err := newRecordRing(8 << 20)
+		if errors.Is(err, unix.EPERM) {
+			skipUnlessRequired(t, fmt.Sprintf("BPF refused: %v", err))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.close()
+		if err := r.warmWith(b); err != nil {
+			t.Fatal(err)
+		}
+		page := 1 << pageShift
+		for cpu := range r.cpus {
+			if h := r.head(cpu); h != 0 {
+				t.Errorf("byte %#x: CPU %d's head %d after warming, want 0", b, cpu, h)
+			}
+			value := r.recMem[uint64(cpu)*r.stride() : uint64(cpu+1)*r.stride()]
+			for i, got := range value {
+				want := byte(0)
+				if i%page == 0 {
+					want = b
+				}
+				if got != want {
+					t.Fatalf("byte %#x: CPU %d's ring holds %#x at %d, want %#x", b, cpu, got, i, want)
+				}
+			}
+		}
 	}
 }

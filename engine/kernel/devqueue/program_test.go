@@ -550,12 +550,26 @@ func TestRecordCountsGSO(t *testing.T) {
 // CPU the whole run (IngressRingBytes).
 func BenchmarkRingMemory(b *testing.B) {
 	const ringPass = 4 << 20
-	for _, mb := range []int{IngressRingBytes >> 20, RingBytes >> 20, 8} {
-		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+	for _, c := range []struct {
+		mb     int
+		warmed bool
+	}{{IngressRingBytes >> 20, false}, {IngressRingBytes >> 20, true}, {RingBytes >> 20, false}, {8, false}} {
+		name := fmt.Sprintf("%dMB", c.mb)
+		if c.warmed {
+			name += "/warmed"
+		}
+		b.Run(name, func(b *testing.B) {
 			pkt, _ := packet(false, 0, testPort, testMSS)
-			var first, again time.Duration
+			var first, again, warming time.Duration
 			for range b.N {
-				l := loadForTestRing(b, HookTCXIngress, mb<<20)
+				l := loadForTestRing(b, HookTCXIngress, c.mb<<20)
+				if c.warmed {
+					t0 := time.Now()
+					if err := l.ring.warm(); err != nil {
+						b.Fatal(err)
+					}
+					warming += time.Since(t0)
+				}
 				for pass, d := range []*time.Duration{&first, &again} {
 					ret, per, err := l.prog.Benchmark(pkt, ringPass, nil)
 					if err != nil {
@@ -579,6 +593,9 @@ func BenchmarkRingMemory(b *testing.B) {
 			}
 			b.ReportMetric(float64(first.Nanoseconds())/float64(b.N), "first-ns/packet")
 			b.ReportMetric(float64(again.Nanoseconds())/float64(b.N), "again-ns/packet")
+			if c.warmed {
+				b.ReportMetric(float64(warming.Milliseconds())/float64(b.N), "warm-ms")
+			}
 		})
 	}
 }
