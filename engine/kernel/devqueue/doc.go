@@ -20,7 +20,9 @@
 // the reader rebuilds its headers byte for byte (see shortKind). The
 // rings are large at ingress (IngressRingBytes, 512 MB:
 // twice the records a 2 s TSO-off run at MTU 1500 writes here;
-// RingBytes, 64 MB, at egress), and the goroutine that reads them leaves the records
+// RingBytes, 64 MB, at egress), written once a page before the program
+// is attached (warm.go: a guest may map a page for the kernel's writes
+// only at the first), and the goroutine that reads them leaves the records
 // there until Stop, after the run's measurements, unless a ring fills
 // past nine tenths (drainAt): it then moves that ring's oldest half, and
 // the other CPUs' records as old, into a spool (SpoolBytes of memory
