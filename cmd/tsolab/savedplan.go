@@ -16,20 +16,32 @@ import (
 
 // applySaved is tsolab apply FILE: it applies exactly the plan saved in
 // file, no question asked (it was reviewed). Flags that a plan fixes when
-// it is made are refused: it cannot change them.
+// it is made are refused: it cannot change them. A -name or -scenario
+// that says what the plan already has changes nothing and is taken.
 func (c *cli) applySaved(ctx context.Context, fs *flag.FlagSet, file string, o outputFlags) int {
+	plan, err := planner.ReadPlanFile(file)
 	var fixed []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "scenario" || f.Name == "var" || f.Name == "var-file" || f.Name == "name" || f.Name == "target" {
-			fixed = append(fixed, "-"+f.Name)
+		switch f.Name {
+		case "name", "scenario":
+			if plan != nil && f.Value.String() == map[string]string{"name": plan.Lab, "scenario": plan.Scenario}[f.Name] {
+				return
+			}
+		case "var", "var-file", "target":
+		default:
+			return
 		}
+		fixed = append(fixed, "-"+f.Name)
 	})
 	if len(fixed) > 0 {
-		c.errorf("%s cannot change a saved plan: %s fixed its scenario, variables, name and targets when it was made. To apply it as made, leave out %s: tsolab apply %s. For other ones, run tsolab plan with %s and -out FILE, then apply that file.",
-			strings.Join(fixed, ", "), file, strings.Join(fixed, ", "), file, strings.Join(fixed, ", "))
+		made := ""
+		if plan != nil {
+			made = fmt.Sprintf(" (lab %s, scenario %s)", plan.Lab, plan.Scenario)
+		}
+		c.errorf("%s cannot change a saved plan: %s fixed its scenario, variables, name and targets when it was made%s. To apply it as made, leave out %s: tsolab apply %s. For other ones, run tsolab plan with %s and -out FILE, then apply that file.",
+			strings.Join(fixed, ", "), file, made, strings.Join(fixed, ", "), file, strings.Join(fixed, ", "))
 		return exitError
 	}
-	plan, err := planner.ReadPlanFile(file)
 	if err != nil {
 		c.fail(err)
 		return exitError
