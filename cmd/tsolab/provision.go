@@ -468,6 +468,8 @@ func (c *cli) show(args []string) int {
 	fs := newFlagSet("show", c.stderr, "show [options] [DIR]")
 	var o outputFlags
 	o.register(fs)
+	var name stateName
+	name.register(fs)
 	dir, ok := c.parseOutput(fs, args, &o)
 	if !ok {
 		return exitError
@@ -475,6 +477,9 @@ func (c *cli) show(args []string) int {
 	st, err := planner.ReadState(dir)
 	if err != nil {
 		c.fail(err)
+		return exitError
+	}
+	if !c.checkStateName(dir, st, name) {
 		return exitError
 	}
 	c.view(o, nil).State(st)

@@ -175,7 +175,7 @@ func (c *cli) stateRm(args []string) int {
 }
 
 // stateName is -name on the commands that act on what apply made
-// (destroy, inspect, exec). They take the lab's name from the state, so
+// (destroy, show, inspect, exec). They take the lab's name from the state, so
 // there -name is a check: the state must be the copy made under it.
 type stateName string
 
