@@ -13,7 +13,10 @@ import (
 type Engine interface {
 	// Name is "kernel" or "sim".
 	Name() string
-	// Run runs one workload of the scenario once and measures it.
+	// Run runs one workload of the scenario once and measures it. Its
+	// errors do not name the request's scenario and workload: the
+	// caller, which chose them, does (tsolab test: "scenario S,
+	// workload W: ...").
 	Run(ctx context.Context, req RunRequest) (*result.WorkloadResult, error)
 }
 

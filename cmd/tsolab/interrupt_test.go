@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -160,6 +161,12 @@ func runInterruptCase(t *testing.T, exe string, tc interruptCase) {
 		for _, want := range []string{`"type":"run_errored"`, tc.why} {
 			if !strings.Contains(stream, want) {
 				t.Errorf("the stream lacks %s:\n%s", want, stream)
+			}
+		}
+		for _, line := range seen {
+			var ev struct{ Type, Error string }
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "run_errored" && strings.Count(ev.Error, "scenario tso=true,mtu=1500") != 1 {
+				t.Errorf("the run's error names its scenario %d times, want once: %s", strings.Count(ev.Error, "scenario tso=true,mtu=1500"), ev.Error)
 			}
 		}
 		if tc.nohup && strings.Contains(stream, "SIGHUP") {

@@ -167,7 +167,7 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*result.Worklo
 	}
 	eps, err := resolve(req)
 	if err != nil {
-		return nil, fmt.Errorf("workload %q (%s): %w", w.Name, w.Range, err)
+		return nil, fmt.Errorf("%s: %w", w.Range, err)
 	}
 	x := &execution{eng: e, req: req, w: w, job: Job{
 		Scenario: req.Scenario.Name, Repetition: req.Repetition, Workload: w, Endpoints: eps,
@@ -176,7 +176,7 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*result.Worklo
 	}}
 	res, err := x.execute(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("workload %q in scenario %s: %w", w.Name, req.Scenario.Name, err)
+		return nil, err
 	}
 	return res, nil
 }

@@ -143,7 +143,7 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*result.Worklo
 	}
 	w, err := e.build(req.Scenario, req.Workload, req.Repetition)
 	if err != nil {
-		return nil, fmt.Errorf("sim: scenario %s, workload %s: %w", req.Scenario.Name, req.Workload.Name, err)
+		return nil, fmt.Errorf("sim: %w", err)
 	}
 	end, err := w.loop(ctx, req)
 	if err != nil {

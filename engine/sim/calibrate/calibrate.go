@@ -157,7 +157,7 @@ func model(ctx context.Context, lab *config.Lab, profiles []sim.CPUProfile, figs
 			}
 			var err error
 			if res, err = eng.Run(ctx, engine.RunRequest{Lab: lab, Scenario: sc, Workload: w}); err != nil {
-				return 0, fmt.Errorf("observed %q: %w", f.Observed, err)
+				return 0, fmt.Errorf("observed %q: scenario %s, workload %s: %w", f.Observed, scenario, f.Workload, err)
 			}
 			runs[k] = res
 		}
