@@ -168,10 +168,26 @@
 # NOSIRQ", scratch trees without the softirq meter's skb owner program
 # and without the meter) the rounds ranged 0.4x-5x: nothing resolved.
 #
-# Targets (issues 16 and 14), checked; the script exits 1 when one is
-# missed:
+# Targets (issues 16 and 14), checked on the median of the per-pair
+# ratios (each round's tsolab figure over the same round's iperf3 figure):
 #   ratio   tsolab/iperf3 throughput >= 95% in every case
 #   tx_cpu  tsolab/iperf3 sender CPU per Gbit/s <= 100% in every case
+# Each is printed with a distribution-free confidence interval of that
+# median (ci: the order statistics x(k) and x(n+1-k) of the n rounds'
+# ratios, k the largest with P(Binomial(n, 1/2) < k) <= 2.5%, so that it
+# covers the true median with >= 95%; its coverage is printed). A target
+# is met when the whole interval is on its side, missed when the whole
+# interval is on the other side, and unresolved otherwise: with 7 rounds
+# the interval is the lowest to the highest round (k = 1), with 15 the
+# 4th to the 12th. The script exits 1 when a target is missed, 3 when
+# none is missed and one is unresolved, 0 when every one is met. Before
+# session 16 it checked the median alone, which flipped between met and
+# missed from run to run on the same tree (session 15: 94.4% and 113.2%
+# twenty minutes apart, rounds 81-105 and 95-130).
+# The table's order line gives the same medians over the rounds where
+# iperf3 ran first and over those where tsolab did (the order rotates by
+# round), and the header the guest's steal time over the run
+# (/proc/stat), so that the order and the hypervisor can be read off.
 # With -c each round also runs tsolab with its default send-unit counter
 # (eBPF at TCX egress, "+count") and with the AF_PACKET ring ("+ring"),
 # and checks (issue 3): the default counter costs <= 5% of the
@@ -197,7 +213,7 @@ work=$(mktemp -d)
 cleanup() {
 	[ -n "${IPERF_PID:-}" ] && kill "$IPERF_PID" 2>/dev/null || true
 	[ -x "$work/iperf-compare" ] && "$work/iperf-compare" -lab "$LAB" -teardown || true
-	[ -n "$KEEP" ] && mkdir -p "$KEEP" && cp "$work"/rows.* "$work"/old.* "$work"/c.* "$work"/g.* "$KEEP" 2>/dev/null || true
+	[ -n "$KEEP" ] && mkdir -p "$KEEP" && cp "$work"/rows.* "$work"/first.* "$work"/old.* "$work"/c.* "$work"/g.* "$KEEP" 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -225,6 +241,8 @@ load() { # the load average (1, 5, 15 min) and the CPU pressure (avg10, avg60)
 	echo "load $(cut -d' ' -f1-3 /proc/loadavg), cpu pressure $(awk '/^some/ { print $2, $3 }' /proc/pressure/cpu 2>/dev/null)"
 }
 load_start=$(load)
+stat_cpu() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat; } # steal, total (ticks)
+stat_start=$(stat_cpu)
 # The namespaces, lo up in each, and the veth pair tx0 <-> rx0 (MTU 1500)
 # with the two addresses, made through netlink (netnsfs.CreatePair).
 "$work/iperf-compare" -lab "$LAB" -tx-addr $TXA/24 -rx-addr $RXA/24 -setup
@@ -318,6 +336,7 @@ for r in $(seq "$ROUNDS"); do
 			"$work/iperf-compare" -lab "$LAB" -tso $tso -set-tso
 			set -- $members
 			for _ in $(seq $(((r - 1) % $#))); do set -- "${@:2}" "$1"; done
+			echo "$1" >>"$work/first.$p.$tso" # who went first in this round
 			for m in "$@"; do
 				case $m in run_goloop=*) run_goloop "${m#*=}" ;; run_old=*) run_old "${m#*=}" ;; *) $m ;; esac
 			done
@@ -342,15 +361,47 @@ done
 col() { awk '{ print '"$2"' }' "$1" | median; }
 # span FILE EXPR: the lowest and highest round of an awk expression of a row, "lo-hi".
 span() { awk '{ v = '"$2"'; if (NR == 1 || v < lo) lo = v; if (NR == 1 || v > hi) hi = v } END { printf "%.0f-%.0f", lo, hi }' "$1"; }
+# ci FILE EXPR: "lo hi coverage%" of the median of an awk expression of a
+# row over the rounds (the order statistics above).
+ci() {
+	awk '{ print '"$2"' }' "$1" | sort -g | awk '{ x[NR] = $1 } END {
+		n = NR; k = 0; c = 0; p = 0.5 ^ n
+		for (i = 0; i < n; i++) { if (c + p > 0.025) break; c += p; k = i + 1; p = p * (n - i) / (i + 1) }
+		if (k < 1) { k = 1; c = 0.5 ^ n }
+		printf "%.1f %.1f %.1f", x[k], x[n + 1 - k], 100 * (1 - 2 * c) }'
+}
 worst() { awk '{ l=$'"$2"'; p=$'"$3"'; v = (l+p > 0) ? 100*l/(l+p) : 0; if (v > m) m = v } END { print m+0 }' "$1"; }
 ok=true
 check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what missed
 	if awk -v v="$1" 'BEGIN { exit !('"$2"') }'; then echo -n " "; else echo -n "!"; ok=false; echo "MISSED: $3 ($1)" >>"$work/missed"; fi
 }
+unresolved=false
+# verdict MEDIAN "LO HI COV" CONDITION WHAT: a target on the median of the
+# per-pair ratios: met (" ") when both ends of its interval meet
+# CONDITION on v, missed ("!") when neither does, unresolved ("?") else.
+verdict() {
+	set -- "$1" $2 "$3" "$4"
+	local lo hi
+	awk -v v="$2" 'BEGIN { exit !('"$5"') }' && lo=1 || lo=0
+	awk -v v="$3" 'BEGIN { exit !('"$5"') }' && hi=1 || hi=0
+	if [ $lo$hi = 11 ]; then
+		echo -n " "
+	elif [ $lo$hi = 00 ]; then
+		echo -n "!"
+		ok=false
+		echo "MISSED: $6 (median $1, ci $2-$3 at $4%)" >>"$work/missed"
+	else
+		echo -n "?"
+		unresolved=true
+		echo "UNRESOLVED: $6 (median $1, ci $2-$3 at $4%)" >>"$work/unresolved"
+	fi
+}
 echo "medians of $ROUNDS paired rounds of ${DUR} s; Gb/s received; CPU in % of one core per Gb/s (tx: sender, rx: receiver)"
 echo "congestion control: $CC (-a; both tools' senders, read back from each run's sockets; the namespaces' default ${nsdefault:-left as it was}, as iperf3 -C applies CC only after connect)"
 echo "at the start: $load_start; at the end: $(load)"
-printf "%-5s %-4s %7s %7s %7s %8s  %7s %7s %7s %8s %7s  %7s %7s %7s  %7s" P tso iperf3 tsolab ratio range ip_tx ts_tx tx_cpu tx_range ts_oth ip_rx ts_rx rx_cpu all_cpu
+stat_end=$(stat_cpu)
+echo "steal time over the run: $(echo "$stat_start $stat_end" | awk '{ d = $4 - $2; printf "%.2f%% of the CPUs (%d ticks)", (d > 0 ? 100 * ($3 - $1) / d : 0), $3 - $1 }')"
+printf "%-5s %-4s %7s %7s %7s %8s %9s  %7s %7s %7s %8s %9s %7s  %7s %7s %7s  %7s" P tso iperf3 tsolab ratio range ci ip_tx ts_tx tx_cpu tx_range tx_ci ts_oth ip_rx ts_rx rx_cpu all_cpu
 $COUNTERS && printf "  %7s %7s %8s %8s %9s %9s" +count +ring cnt_cost ring_cost cnt_loss ring_loss
 [ -n "$OLD" ] && printf "  %7s %7s %7s %7s %7s" old new/old tx_n/o rx_n/o all_n/o
 $CLOOP && printf "  %7s %7s %7s %7s" cloop c/ip3 ts/c tx_ts/c
@@ -360,11 +411,15 @@ for p in $CONNS; do
 		f=$work/rows.$p.$tso
 		ratio=$(col "$f" '100*$4/$1') txr=$(col "$f" '100*($5/$4)/($2/$1)')
 		printf "%-5s %-4s %7.2f %7.2f %6.1f%%" "$p" $tso "$(col "$f" '$1/1e9')" "$(col "$f" '$4/1e9')" "$ratio"
-		check "$ratio" 'v >= 95' "throughput ratio, P=$p TSO $tso, want >= 95%"
+		rci=$(ci "$f" '100*$4/$1')
+		verdict "$ratio" "$rci" 'v >= 95' "throughput ratio, P=$p TSO $tso, want >= 95%"
 		printf "%8s" "$(span "$f" '100*$4/$1')"
+		printf " %9s" "$(echo $rci | awk '{ printf "%.0f-%.0f", $1, $2 }')"
 		printf " %7.2f %7.2f %6.1f%%" "$(col "$f" '$2/($1/1e9)')" "$(col "$f" '$5/($4/1e9)')" "$txr"
-		check "$txr" 'v <= 100' "sender CPU per Gbit/s, tsolab/iperf3, P=$p TSO $tso, want <= 100%"
+		tci=$(ci "$f" '100*($5/$4)/($2/$1)')
+		verdict "$txr" "$tci" 'v <= 100' "sender CPU per Gbit/s, tsolab/iperf3, P=$p TSO $tso, want <= 100%"
 		printf "%8s" "$(span "$f" '100*($5/$4)/($2/$1)')"
+		printf " %9s" "$(echo $tci | awk '{ printf "%.0f-%.0f", $1, $2 }')"
 		printf " %7.2f" "$(col "$f" '$NF/($4/1e9)')"
 		printf " %7.2f %7.2f %6.1f%%  %6.1f%%" "$(col "$f" '$3/($1/1e9)')" "$(col "$f" '$6/($4/1e9)')" "$(col "$f" '100*($6/$4)/($3/$1)')" "$(col "$f" '100*(($5+$6)/$4)/(($2+$3)/$1)')"
 		if $COUNTERS; then
@@ -387,9 +442,11 @@ for p in $CONNS; do
 		echo
 	done
 done
-echo "ratio = tsolab/iperf3 throughput (target >= 95%), range = its lowest and highest round;"
+echo "ratio = tsolab/iperf3 throughput, the median of the per-pair ratios (target >= 95%), range = its"
+echo "lowest and highest round, ci = the median's confidence interval (coverage $(ci "$work/rows.${CONNS%% *}.on" '$1' | cut -d' ' -f3)%, order statistics:"
+echo "the target is met when all of it is on the target's side, '!' missed when none is, '?' unresolved);"
 echo "ip_tx, ts_tx = sender CPU per Gb/s of iperf3 and tsolab; tx_cpu = tsolab/iperf3 of it"
-echo "(target <= 100%), tx_range = its lowest and highest round; ts_oth = the part of ts_tx"
+echo "(target <= 100%), tx_range = its lowest and highest round, tx_ci its ci; ts_oth = the part of ts_tx"
 echo "that is tsolab's other threads (Go runtime: sysmon, the threads its workers' scheduler"
 echo "passes wake; the sampler), which iperf3's processes do not have; ip_rx, ts_rx = the"
 echo "receivers'; rx_cpu = tsolab/iperf3 of it (no target);"
@@ -434,10 +491,35 @@ if [ -n "$GOLOOP" ]; then
 fi
 $COUNTERS && echo "cnt_cost = 1 - with/without the default counter (target <= 5%); ring_cost the same for the
 AF_PACKET ring; *_loss = worst capture_loss/(counted+lost) over the rounds (target < 1%)"
-grep -v "^note: capture on\|capture disabled\|^note: send units counted by\|^note: CPU in %" "$work/notes" | sort -u | sed 's/^/  /' || true
+echo "order (who went first in a pair), medians of the per-pair ratios with iperf3 first / tsolab first:"
+for p in $CONNS; do
+	for tso in on off; do
+		f=$work/rows.$p.$tso
+		paste -d' ' "$work/first.$p.$tso" "$f" >"$work/ord"
+		for who in run_iperf run_tsolab; do
+			grep "^$who " "$work/ord" | cut -d' ' -f2- >"$work/ord.$who" || true
+		done
+		printf "  P=%s TSO %-3s throughput %.1f%% / %.1f%%, sender CPU per Gb/s %.1f%% / %.1f%% (%d / %d rounds)\n" "$p" $tso \
+			"$(col "$work/ord.run_iperf" '100*$4/$1')" "$(col "$work/ord.run_tsolab" '100*$4/$1')" \
+			"$(col "$work/ord.run_iperf" '100*($5/$4)/($2/$1)')" "$(col "$work/ord.run_tsolab" '100*($5/$4)/($2/$1)')" \
+			"$(wc -l <"$work/ord.run_iperf")" "$(wc -l <"$work/ord.run_tsolab")"
+	done
+done
+# The softirq meter's note comes once a tsolab run with its own figures:
+# one is shown, with how many there were.
+notes=$(grep -v "^note: capture on\|capture disabled\|^note: send units counted by\|^note: CPU in %" "$work/notes" | sort -u || true)
+echo "$notes" | grep -v "^note: softirq time timed" | sed 's/^/  /' || true
+n=$(echo "$notes" | grep -c "^note: softirq time timed" || true)
+[ "$n" -gt 0 ] && echo "$notes" | grep -m1 "^note: softirq time timed" | sed "s/^/  /; s/\$/ (one of $n such notes, one a tsolab run; sorted, so the lowest)/"
 if ! $ok; then
 	echo "'!' marks a missed target:"
 	cat "$work/missed"
+	[ -s "$work/unresolved" ] && echo "'?' marks an unresolved one:" && cat "$work/unresolved"
 	exit 1
 fi
-echo "every target met"
+if $unresolved; then
+	echo "no target missed; '?' marks an unresolved one (more rounds narrow the interval):"
+	cat "$work/unresolved"
+	exit 3
+fi
+echo "every target met (each median's interval on the target's side)"
