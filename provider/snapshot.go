@@ -5,7 +5,8 @@ import "sync"
 // Snapshot is what the reads of one refresh read once and share
 // (ReadRequest.Snapshot). The planner makes one per refresh and drops it
 // when the refresh is done, so nothing read into it outlives the reads
-// it answers; changes never use one. Safe for concurrent use.
+// it answers; changes never use one, and it never crosses to another
+// process (remote.ReadCall leaves it out). Safe for concurrent use.
 type Snapshot struct {
 	mu      sync.Mutex
 	entries map[any]*snapshotEntry
@@ -37,16 +38,4 @@ func (s *Snapshot) Get(key any, read func() (any, error)) (any, error) {
 	s.mu.Unlock()
 	e.once.Do(func() { e.v, e.err = read() })
 	return e.v, e.err
-}
-
-// GobEncode: a snapshot is the refreshing process's own and never
-// crosses to another (remote sends a read without it); it encodes as
-// nothing, so that a request that holds one can be encoded at all.
-func (*Snapshot) GobEncode() ([]byte, error) { return nil, nil }
-
-// GobDecode makes an empty snapshot: what another process read is not
-// this one's to share.
-func (s *Snapshot) GobDecode([]byte) error {
-	s.entries = map[any]*snapshotEntry{}
-	return nil
 }

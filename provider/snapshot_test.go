@@ -1,8 +1,6 @@
 package provider_test
 
 import (
-	"bytes"
-	"encoding/gob"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -56,30 +54,5 @@ func TestSnapshotReadsOnce(t *testing.T) {
 	none.Get(key{"sw"}, read("x"))
 	if n := calls.Load(); n != 5 {
 		t.Errorf("two Gets on a nil Snapshot: %d reads in all, want 5", n)
-	}
-}
-
-// TestSnapshotOverGob: a request holding a snapshot encodes (a remote
-// machine's read), and what arrives is an empty snapshot of its own:
-// nothing read here is shared there.
-func TestSnapshotOverGob(t *testing.T) {
-	here := provider.NewSnapshot()
-	if _, err := here.Get("k", func() (any, error) { return "here", nil }); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(provider.ReadRequest{Snapshot: here}); err != nil {
-		t.Fatalf("encode a read with a snapshot: %v", err)
-	}
-	var got provider.ReadRequest
-	if err := gob.NewDecoder(&buf).Decode(&got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Snapshot == nil {
-		t.Fatal("no snapshot arrived")
-	}
-	v, err := got.Snapshot.Get("k", func() (any, error) { return "there", nil })
-	if err != nil || v != "there" {
-		t.Errorf("Get on the arrived snapshot = %v, %v; want a read of its own (there)", v, err)
 	}
 }

@@ -21,17 +21,25 @@ type ValidateCall struct {
 	Req  provider.ValidateRequest
 }
 
+// ReadCall carries a provider.ReadRequest's fields but its Snapshot,
+// which is the refreshing process's own (what its reads read on its
+// machine) and never crosses: the agent reads everything now.
+// TestReadCallFields checks it has every other field.
 type ReadCall struct {
-	Kind provider.Kind
-	Req  provider.ReadRequest
+	Kind     provider.Kind
+	Naming   provider.Naming
+	Addr     provider.Addr
+	Recorded provider.Attrs
 }
 
-// readCall is the call a Read sends: without the refresh's Snapshot,
-// which is this process's (what its reads read here) and has nothing
-// gob can carry; the agent reads everything now.
+// readCall is the call a Read of req sends.
 func readCall(kind provider.Kind, req provider.ReadRequest) ReadCall {
-	req.Snapshot = nil
-	return ReadCall{kind, req}
+	return ReadCall{Kind: kind, Naming: req.Naming, Addr: req.Addr, Recorded: req.Recorded}
+}
+
+// request is the ReadRequest the agent answers: c's, without a Snapshot.
+func (c ReadCall) request() provider.ReadRequest {
+	return provider.ReadRequest{Naming: c.Naming, Addr: c.Addr, Recorded: c.Recorded}
 }
 
 type CreateCall struct {
@@ -107,7 +115,7 @@ func (a *Agent) Validate(c ValidateCall, r *Reply) error {
 // Read answers provider.Interface.Read on the agent's machine.
 func (a *Agent) Read(c ReadCall, r *Reply) error {
 	return a.with(c.Kind, func(p provider.Interface, ctx context.Context) {
-		resp := p.Read(ctx, c.Req)
+		resp := p.Read(ctx, c.request())
 		*r = Reply{Attrs: resp.Actual, Gone: resp.Gone, Remains: resp.Remains, Diagnostics: toWire(resp.Diagnostics)}
 	})
 }

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/tsolab/tsolab/provider"
@@ -41,5 +42,37 @@ func TestReadWithSnapshot(t *testing.T) {
 	}
 	if fake.sawSnapshot {
 		t.Error("the agent's provider got a snapshot; a snapshot is the refreshing process's own")
+	}
+}
+
+// TestReadCallFields: ReadCall carries every field of
+// provider.ReadRequest but the Snapshot, by name and type, so a field
+// added to the request is not dropped on the way to an agent unseen.
+func TestReadCallFields(t *testing.T) {
+	call := reflect.TypeFor[ReadCall]()
+	req := reflect.TypeFor[provider.ReadRequest]()
+	for i := range req.NumField() {
+		f := req.Field(i)
+		if f.Name == "Snapshot" {
+			if _, ok := call.FieldByName(f.Name); ok {
+				t.Error("ReadCall carries the Snapshot, the refreshing process's own")
+			}
+			continue
+		}
+		got, ok := call.FieldByName(f.Name)
+		if !ok || got.Type != f.Type {
+			t.Errorf("ReadCall lacks ReadRequest's %s %v: add it to ReadCall, readCall and request", f.Name, f.Type)
+		}
+	}
+	want := provider.ReadRequest{
+		Naming:   provider.NewNaming("lab"),
+		Addr:     provider.Addr{Kind: provider.KindNIC, Name: "tx0"},
+		Recorded: provider.Attrs{"mtu": "1500"},
+		Snapshot: provider.NewSnapshot(),
+	}
+	got := readCall(provider.KindNIC, want).request()
+	want.Snapshot = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("readCall(req).request() = %+v, want %+v", got, want)
 	}
 }
