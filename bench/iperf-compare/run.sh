@@ -545,6 +545,14 @@ for p in $CONNS; do
 			"$(wc -l <"$work/ord.run_iperf")" "$(wc -l <"$work/ord.run_tsolab")"
 	done
 done
+echo "the senders' CPU in % of one core (median, lowest-highest round), iperf3 / tsolab: a sender near"
+echo "100% sent its segments itself; near half, the receiver's side sent the rest (see all_cpu):"
+for p in $CONNS; do
+	for tso in on off; do
+		f=$work/rows.$p.$tso
+		printf "  P=%s TSO %-3s %.0f%% (%s) / %.0f%% (%s)\n" "$p" $tso "$(col "$f" '$2')" "$(span "$f" '$2')" "$(col "$f" '$5')" "$(span "$f" '$5')"
+	done
+done
 # The softirq meter's note comes once a tsolab run with its own figures:
 # one is shown, with how many there were.
 notes=$(grep -v "^note: capture on\|capture disabled\|^note: send units counted by\|^note: CPU in %" "$work/notes" | sort -u || true)
