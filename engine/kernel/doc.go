@@ -871,6 +871,35 @@
 // and 126.3% and 133.7% (the run above, iperf3 at 4.4 and 2.7 Gb/s):
 // the 90-94% of session 14 did not recur.
 //
+// Session 16 (3 December, h1), why the sender CPU target flips. With
+// one connection and TSO on, each tool's sender thread runs in one of two
+// states a round: busy 76-100% of a core (it sends every segment itself)
+// or mostly 45-63% (the ACKs' processing on the receiver's side sends the
+// rest; a few rounds at 38 and 66-75; the states are split at 75%,
+// chosen by eye). The state is the machine's, not a tool's: it lasts several
+// pairs (tens of seconds) and both tools of a pair were in the same one
+// in 29 of 30 pairs (two `flock /work/.netns.lock /work/tools/prio.sh
+// bench/iperf-compare/run.sh -d 3 -r 15 -P 1 -a cubic -k DIR`, 10:29 and
+// 10:33 UTC, tree 2f6fd8d, load 1.6 -> 3.4, steal 0; the second with a
+// /proc sampler running). Busy, a sender's CPU per Gbit/s is about the
+// inverse of its throughput, so the pair's ratio scatters around 100%;
+// in the other state tsolab's sender used 53.4-74.8% of a core against
+// iperf3's 37.7-66.4% (18 pairs; medians 60.8 against 55.5 in the first
+// run, 53.7 against 50.0 in the second), its sender CPU per Gbit/s
+// 106-123% and 108-145% of iperf3's, and tsolab's other threads (the
+// driver's task_other_pct: Go's runtime threads, the sampler) were
+// 0.9-4.0% of a core of it: more than half of the excess. A run's
+// sender CPU median is therefore set by how many of its rounds fell in
+// the second state (9 of 15 busy in the first run: median 109.2%,
+// interval 90-116, unresolved; 4 of 15 busy in the second: 113.9%,
+// 108-145, missed). perf sched record over `run.sh -d 3 -r 4 -P 1`
+// (10:44-10:50, every round busy): neither tool pins a thread; both
+// tools' two threads ran 2.5-2.9 s of each 3 s run, their CPU mix
+// alike from run to run (the share of the other thread's CPUs
+// 0.06-0.90 for iperf3, 0.01-0.84 for tsolab), runnable but waiting
+// 18-278 ms a run in both. What puts the machine in one state or the
+// other was not found.
+//
 // Send units. By default (Options.Counter = CounterAuto) they are
 // counted where TCP hands them to the device layer: package devqueue
 // attaches a program at TCX egress of the sender's NIC (sch_handle_egress,
