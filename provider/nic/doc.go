@@ -121,6 +121,28 @@
 // that come up with a carrier) and its lock contention, before tsolab's
 // Go code.
 //
+// Against the floor request by request (the code as of session 16): for
+// each host, bench/provision-1000's ip -batch makes the namespace
+// (unshare and a bind mount) and two rtnetlink requests, the veth pair in
+// place (link add ... netns ... peer ... netns) and the port (link set
+// pN master br0 up). tsolab makes the namespace and five: the host's lo
+// marked and up (provider/host, one RTM_SETLINK before the namespace is
+// bound), the veth with both MTUs and the NIC end up (RTM_NEWLINK,
+// echoed, not read back), the NIC end's alias and IPv6 address
+// generation mode (RTM_SETLINK: the kernel ignores IFLA_IFALIAS on
+// creation, and the mode has to be set before the port comes up and
+// gives the NIC end its carrier), the port's alias, master, MTU and up
+// state (one RTM_SETLINK), and the address (RTM_NEWADDR); the switch's
+// namespace and bridge once. None of the three requests the floor does
+// not make is a re-read or a repeat: each is work the floor does not ask
+// for (the ownership marks, lo up, the address), and the kernel takes
+// the rtnl lock for each message of a batch, so sending two in
+// one sendmsg would save a system call, not a turn under the lock.
+// Making the port the veth's primary device would let its master, MTU
+// and up state ride on the creation (rtnl_newlink_create applies
+// IFLA_MASTER to the primary device only), but not its alias, so the
+// count stays five.
+//
 // No link tsolab makes gets an IPv6 link-local address (unless the
 // NIC's host declares net.ipv6.conf.default.addr_gen_mode, which its
 // links then get: AttrAddrGenMode): the mode is set before a link comes
