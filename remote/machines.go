@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/tsolab/tsolab/once"
 	"github.com/tsolab/tsolab/provider"
 )
 
@@ -24,11 +25,12 @@ type Machines struct {
 	pool     *Pool
 	owned    bool // pool is this Machines' own (NewMachines): Close closes it
 
-	mu    sync.Mutex
-	conns map[string]*conn // guarded by mu
+	clients once.Map[string, *Client] // by machine name
 }
 
-// conn is one machine's connection, made once.
+// conn is one machine's connection in a Pool, made once; a Pool makes
+// another when it is gone (which once.Map, keeping an answer for good,
+// cannot say, so the Pool keeps its own).
 type conn struct {
 	once   sync.Once
 	client *Client
@@ -64,7 +66,7 @@ func NewPool(opts Options) *Pool {
 // Machines routes to local providers and to the named machines through
 // the pool's connections; closing the pool ends them.
 func (p *Pool) Machines(local map[provider.Kind]provider.Interface, machines map[string]Machine) *Machines {
-	return &Machines{local: local, machines: machines, pool: p, conns: map[string]*conn{}}
+	return &Machines{local: local, machines: machines, pool: p}
 }
 
 // client returns the pool's connection to mach, connecting when it has
@@ -142,15 +144,7 @@ func (m *Machines) Client(ctx context.Context, name string) (*Client, error) {
 			"(a state written before tsolab recorded its machines): "+
 			"restore its machine block (machine %q { address = ... }) to reach them, or forget them with tsolab state rm", name, name)
 	}
-	m.mu.Lock()
-	c := m.conns[name]
-	if c == nil {
-		c = &conn{}
-		m.conns[name] = c
-	}
-	m.mu.Unlock()
-	c.once.Do(func() { c.client, c.err = m.pool.client(ctx, mach) })
-	return c.client, c.err
+	return m.clients.Do(name, func() (*Client, error) { return m.pool.client(ctx, mach) })
 }
 
 // Close ends the connections of a Machines made by NewMachines (and with
