@@ -544,24 +544,45 @@ type stats struct {
 // small map where a list of every latency grew with the run, copied as
 // it doubled, cloned and sorted at the end, and its memory scavenged
 // (docs/engine.md, Speed). Its quantiles are the list's.
+// A run of equal latencies in a row is counted beside the map (last,
+// run) and goes into it when another latency comes or a quantile is asked:
+// one compare a transaction instead of a map assignment while the latency
+// repeats.
 type latencies struct {
 	n      int64           // transactions
-	counts map[int64]int64 // transactions by latency, ns
+	counts map[int64]int64 // transactions by latency, ns, but the current run
+	last   int64           // latency of the current run, ns
+	run    int64           // transactions in the current run, not yet in counts
 }
 
 // add counts one transaction of latency ns.
 func (l *latencies) add(ns int64) {
+	l.n++
+	if ns == l.last && l.run > 0 {
+		l.run++
+		return
+	}
+	l.flush()
+	l.last, l.run = ns, 1
+}
+
+// flush moves the current run into counts.
+func (l *latencies) flush() {
+	if l.run == 0 {
+		return
+	}
 	if l.counts == nil {
 		l.counts = map[int64]int64{}
 	}
-	l.counts[ns]++
-	l.n++
+	l.counts[l.last] += l.run
+	l.run = 0
 }
 
 // at is the latency of rank (n-1)*pct/100 (from 0) of the latencies in
 // increasing order, as the sorted list's element at that index. Precondition:
 // n > 0.
 func (l *latencies) at(pct int64) int64 {
+	l.flush()
 	rank := (l.n - 1) * pct / 100
 	vals := slices.Sorted(maps.Keys(l.counts))
 	for _, v := range vals {
