@@ -88,7 +88,7 @@ func main() {
 	}
 	pattern := "Examples|Stream10G"
 	if *cells != "" {
-		pattern = "Examples/" + *cells
+		pattern = cellPattern(*cells)
 	}
 	for r := range *rounds {
 		for i := range trees {
@@ -343,4 +343,37 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "sim-speed:", err)
 		exit(2)
 	}
+}
+
+// cellPattern is the -test.bench pattern of the cells regexp. go test
+// takes a '|' outside parentheses and brackets as separating whole
+// patterns and splits each at its '/' outside them, one regexp a level
+// of sub-benchmark, so 'Examples/a|b' ran a's cells only: each
+// alternative is prefixed ('Examples/a|Examples/b'). A '/' inside
+// parentheses splits nothing: '(a|b/c)' is one regexp of the lab's name.
+func cellPattern(cells string) string {
+	var alts []string
+	brackets, parens, start := 0, 0, 0
+	for i := 0; i < len(cells); i++ {
+		switch c := cells[i]; {
+		case c == '\\':
+			i++
+		case c == '[':
+			brackets++
+		case c == ']' && brackets > 0:
+			brackets--
+		case c == '(' && brackets == 0:
+			parens++
+		case c == ')' && brackets == 0:
+			parens--
+		case c == '|' && brackets == 0 && parens == 0:
+			alts = append(alts, cells[start:i])
+			start = i + 1
+		}
+	}
+	alts = append(alts, cells[start:])
+	for i, a := range alts {
+		alts[i] = "Examples/" + a
+	}
+	return strings.Join(alts, "|")
 }
