@@ -15,6 +15,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/tsolab/tsolab/engine/kernel/devqueue"
 )
 
 // softirqVec is a softirq vector, numbered as the kernel's
@@ -351,15 +353,7 @@ func softirqExitProgram(mapFD int) asm.Instructions {
 // sirqValue looks up this CPU's value (key 0) into R7, or goes to
 // "exit". It uses the stack at -8.
 func sirqValue(mapFD int) asm.Instructions {
-	return asm.Instructions{
-		asm.StoreImm(asm.R10, -8, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, mapFD),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -8),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
-		asm.Mov.Reg(asm.R7, asm.R0),
-	}
+	return devqueue.Key0Value(mapFD, -8, asm.R7, "exit")
 }
 
 // read sums the meter's spans over the CPUs.

@@ -458,15 +458,7 @@ func castToKernCtx(o offsets) asm.Instruction {
 // countersInR9 looks up this CPU's counters (key 0 of the per-CPU map
 // mapFD, at stackKey) into R9, or goes to "exit".
 func countersInR9(mapFD int) asm.Instructions {
-	return asm.Instructions{
-		asm.StoreImm(asm.R10, stackKey, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, mapFD),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, stackKey),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
-		asm.Mov.Reg(asm.R9, asm.R0),
-	}
+	return Key0Value(mapFD, stackKey, asm.R9, "exit")
 }
 
 // tail is the program's end: the labels "unread" and "other" count the
@@ -612,15 +604,7 @@ func triedAndTimed(recAt int16, dst asm.Register) asm.Instructions {
 // ring's size, at recAt and in R0. Without a ring for this CPU it goes
 // to "unrecorded".
 func ringSlot(rec *recMaps, cpuAt, headAt, recAt int16) asm.Instructions {
-	lookup := func(fd int) asm.Instructions {
-		return asm.Instructions{
-			asm.LoadMapPtr(asm.R1, fd),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, int32(cpuAt)),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "unrecorded"),
-		}
-	}
+	lookup := func(fd int) asm.Instructions { return Lookup(fd, cpuAt, "unrecorded") }
 	insns := asm.Instructions{
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, cpuAt, asm.R0, asm.Word),

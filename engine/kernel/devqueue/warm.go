@@ -75,25 +75,17 @@ func (r *recordRing) warmWith(b byte) error {
 // n%perCPU of its value) where n is the u64 in ctl's only value, and
 // adds one to n; past the last page it writes nothing.
 func warmProgram(ctlFD, recsFD, cpus int, perCPU, stride uint64, b byte) asm.Instructions {
-	return asm.Instructions{
-		asm.StoreImm(asm.R10, -4, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, ctlFD),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -4),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "done"),
-		asm.Mov.Reg(asm.R6, asm.R0),
+	insns := Key0Value(ctlFD, -4, asm.R6, "done")
+	insns = append(insns,
 		asm.LoadMem(asm.R7, asm.R6, 0, asm.DWord),
 		// The CPU: n / perCPU.
 		asm.Mov.Reg(asm.R8, asm.R7),
 		asm.Div.Imm(asm.R8, int32(perCPU)),
 		asm.JGE.Imm(asm.R8, int32(cpus), "done"),
 		asm.StoreMem(asm.R10, -8, asm.R8, asm.Word),
-		asm.LoadMapPtr(asm.R1, recsFD),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -8),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "done"),
+	)
+	insns = append(insns, Lookup(recsFD, -8, "done")...)
+	return append(insns,
 		// The byte: (n % perCPU) pages in, which the verifier must see
 		// is inside the value.
 		asm.Mod.Imm(asm.R7, int32(perCPU)),
@@ -106,5 +98,5 @@ func warmProgram(ctlFD, recsFD, cpus int, perCPU, stride uint64, b byte) asm.Ins
 		asm.StoreMem(asm.R6, 0, asm.R7, asm.DWord),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("done"),
 		asm.Return(),
-	}
+	)
 }
