@@ -50,7 +50,7 @@ func (a *app) wakeReader(ep *endpoint, now int64) {
 		if ep.tryHold(now) {
 			return
 		}
-		ep.w.q.push(ep.host.sched.wakeAt(ep.appCPU, now, a.lag), evAppRun, ep.idx)
+		ep.w.q.push(ep.wakeAt(now, a.lag), evAppRun, ep.idx)
 	}
 }
 
@@ -197,6 +197,13 @@ func (ep *endpoint) runApp(now int64) {
 	w := ep.w
 	a.ev = false
 	c := ep.appCPU
+	if c.free > now && ep.migrates() {
+		// A runnable thread behind a busy core: a core that is idle
+		// pulls it (newidle_balance, kernel/sched/fair.c: a CPU going
+		// idle pulls a runnable task from a busier one).
+		ep.migrate(now)
+		c = ep.appCPU
+	}
 	if c.free > now && ep.waitCore(now, c) {
 		return
 	}

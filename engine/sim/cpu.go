@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -127,8 +128,16 @@ func builtinCPUProfiles() []CPUProfile {
 			IRQDelay: 3000, BusPerUnit: 300,
 			Schedulers: []Scheduler{c1Idle},
 		},
-		modern,
+		withOwnSchedulers(modern),
 	}
+}
+
+// withOwnSchedulers is p with a copy of its Schedulers: a caller that
+// changes a scheduler of builtinCPUProfiles' result (tests do) must not
+// change the package's profile that every later engine reads.
+func withOwnSchedulers(p CPUProfile) CPUProfile {
+	p.Schedulers = slices.Clone(p.Schedulers)
+	return p
 }
 
 // modern is a 2020s server core, the default for linux-6. The costs of
@@ -254,6 +263,7 @@ var vmHalt = Scheduler{
 	Source:        "measured (bench/wakeup, session 10): wake-to-run across vCPUs median 17 us, p5 15 us, p95 24 us; context switch 0.6 us",
 	WakeLatency:   LogNormal{Median: 17000, Sigma: 0.21, Min: 8000, Max: 60000},
 	ContextSwitch: 600,
+	Migrate:       true,
 }
 
 // schedulerNone is the `scheduler` value of a host without a scheduler

@@ -44,6 +44,12 @@ type Scheduler struct {
 	// checking tdq_load, while the core switches more than
 	// sched_idlespinthresh times in two stathz ticks (see wake).
 	IdleSpin int64
+	// Migrate: a thread woken while its core is busy runs on an idle
+	// core of its machine, if one is (migrate). Linux's
+	// try_to_wake_up -> select_task_rq_fair -> select_idle_sibling
+	// (kernel/sched/fair.c) returns the previous CPU when it is idle
+	// and else looks for an idle CPU sharing its cache (available_idle_cpu).
+	Migrate bool
 }
 
 // String names the scheduler with its figures and their source, as the
@@ -179,6 +185,78 @@ func (s *sched) wakeAt(c *core, now, lag int64) int64 {
 	return now + lag
 }
 
+// wakeAt is when ep's thread, woken at now with lag its drawn wake-up
+// latency, runs: on its core, or, when its scheduler migrates (Migrate)
+// and that core is busy, on an idle one (migrate) first.
+func (ep *endpoint) wakeAt(now, lag int64) int64 {
+	if ep.migrates() {
+		ep.migrate(now)
+	}
+	return ep.host.sched.wakeAt(ep.appCPU, now, lag)
+}
+
+// migrates reports whether ep's host's scheduler moves threads between
+// cores (Scheduler.Migrate).
+func (ep *endpoint) migrates() bool {
+	s := ep.host.sched
+	return s != nil && s.Migrate
+}
+
+// firstFree is when the first of ep's host's cores other than c is free,
+// ns: when a thread waiting for c would be pulled to it (newidle_balance).
+func (ep *endpoint) firstFree(c *core) int64 {
+	t := int64(math.MaxInt64)
+	for i := range ep.host.cores {
+		if o := &ep.host.cores[i]; o != c {
+			t = min(t, o.free)
+		}
+	}
+	return t
+}
+
+// migrate moves ep's thread, woken at now, to the first idle core of its
+// host when its own core is busy: select_idle_sibling (kernel/sched/
+// fair.c) keeps prev when available_idle_cpu(prev), else scans the LLC
+// for an idle CPU (select_idle_cpu); the model's cores share one cache.
+// Only the thread moves (appCPU: its reads, writes and the sends its
+// system calls make are charged there); the queue its frames go to
+// follows it when that keeps them in order (backlog).
+func (ep *endpoint) migrate(now int64) {
+	if ep.appCPU.free <= now {
+		return
+	}
+	cs := ep.host.cores
+	for i := range cs {
+		if cs[i].free <= now {
+			ep.appCPU = &cs[i]
+			return
+		}
+	}
+}
+
+// backlog is the receive queue ep's frames go to over an unshaped veth:
+// the backlog of the core its thread runs on, as veth_xmit's netif_rx
+// queues on the sending CPU's (net/core/dev.c: enqueue_to_backlog with
+// smp_processor_id(), no RPS on a veth). When the thread has migrated,
+// the frames move to its new core's queue only once the old one is
+// empty, so a flow's segments stay in order: RFS moves a flow to a new
+// CPU only when the old CPU's backlog has passed the flow's last packet
+// (get_rps_cpu, rflow->last_qtail); the model, which does not track a
+// flow's place in a shared queue, waits until the queue has drained.
+// Until then they go where they went (ep.core). The shaped path (a
+// tbf's queue, machine.soft) does not move.
+func (ep *endpoint) backlog() int32 {
+	h := ep.host
+	qi := h.ctxQueues[ep.core]
+	if c := ep.appCPU.id; c != ep.core && ep.migrates() {
+		if q := &ep.w.rxqs[qi]; q.head >= len(q.ring) {
+			ep.core = c
+			qi = h.ctxQueues[c]
+		}
+	}
+	return qi
+}
+
 // irqWake is when the interrupt raised at t on core c is handled: at t,
 // unless the stack runs interrupt handlers in threads (profile.ithreads)
 // and the host has a scheduler, which wakes the handler's thread a draw
@@ -250,6 +328,9 @@ func (ep *endpoint) waitCore(now int64, c *core) bool {
 		a.waiting, a.waitFrom = true, now
 	}
 	at := c.free
+	if ep.migrates() {
+		at = min(at, ep.firstFree(c))
+	}
 	if s := ep.host.slice; s > 0 {
 		if now >= a.waitFrom+s {
 			a.runUntil = now + s
@@ -277,7 +358,7 @@ func (w *world) waitsAgain(id int32, now int64) (int64, bool) {
 	ep := w.eps[id]
 	a := &ep.app
 	c := ep.appCPU
-	if c.free <= now || now < a.runUntil || !a.waiting || !a.ev || a.held {
+	if c.free <= now || now < a.runUntil || !a.waiting || !a.ev || a.held || ep.migrates() {
 		return 0, false
 	}
 	at := c.free

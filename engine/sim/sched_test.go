@@ -412,7 +412,10 @@ func runJSON(t *testing.T, e *Engine, req engine.RunRequest) (*result.WorkloadRe
 // off (a 1448-byte segment every 6 us for the four connections together;
 // behind a veth's tbf a unit comes whole, TestShapedVethUnitArrivesWhole)
 // it reads several segments a call where a reader on FIFO cores, woken at
-// once, reads about one. The draws come
+// once, reads about one (at most 0.55 as many calls: since vm-halt
+// migrates, session 16, a reader waiting behind a busy core is pulled
+// to the other as it goes idle and reads sooner, 12528 calls against
+// 23929 at seed 0, where pinned it made fewer than half). The draws come
 // from the seed: one seed gives one run, another another; the results'
 // provenance names the scheduler with its distribution.
 func TestVMHaltReaderGathers(t *testing.T) {
@@ -438,8 +441,8 @@ func TestVMHaltReaderGathers(t *testing.T) {
 	if len(reported) != 1 || !strings.HasPrefix(reported[0], "vm-halt: wake-up latency lognormal(median 17000 ns") {
 		t.Errorf("vm-halt: the provenance reports schedulers %q, want vm-halt with its distribution", reported)
 	}
-	if halt*2 > fifo {
-		t.Errorf("vm-halt: %d reads, FIFO cores %d: want at most half (a woken reader gathers the segments of its wake-up latency)", halt, fifo)
+	if float64(halt) > 0.55*float64(fifo) {
+		t.Errorf("vm-halt: %d reads, FIFO cores %d: want at most 0.55 as many (a woken reader gathers the segments of its wake-up latency)", halt, fifo)
 	}
 	if _, b := run("vm-halt", 0); !bytes.Equal(a, b) {
 		t.Errorf("vm-halt, seed 0 twice: the runs differ")
@@ -525,6 +528,66 @@ func TestBSDMSSRound(t *testing.T) {
 		b := &bsdSockbufs{maxsockbuf: c.maxsockbuf}
 		if snd, rcv := b.mssRound(c.buf, c.buf, 1448); snd != c.want || rcv != c.want {
 			t.Errorf("mssRound(%d, %d, 1448) with maxsockbuf %d = %d, %d, want %d", c.buf, c.buf, c.maxsockbuf, snd, rcv, c.want)
+		}
+	}
+}
+
+// TestMigrateToIdleCore: a thread woken while its core is busy runs on
+// an idle core of its host when its scheduler migrates (vm-halt, Linux
+// 6's select_idle_sibling), and stays on its core when that core is idle,
+// when no other core is, or when the scheduler does not migrate; a thread
+// behind a busy core is pulled by the first other core to go idle
+// (firstFree, newidle_balance).
+func TestMigrateToIdleCore(t *testing.T) {
+	if !vmHalt.Migrate {
+		t.Fatal("vm-halt does not migrate")
+	}
+	const now = 100000
+	for _, tc := range []struct {
+		migrate    bool
+		free0      int64 // the thread's core's free time
+		free1      int64 // the other core's
+		want       int   // the core it wakes on
+		wantRunsAt int64 // woken at now with a lag of 5000
+	}{
+		{true, 120000, 90000, 1, 105000},  // busy; the other idle: moves
+		{true, 120000, 110000, 0, 105000}, // both busy: stays
+		{true, 90000, 80000, 0, 105000},   // its own idle: stays (prev)
+		{false, 120000, 90000, 0, 105000}, // no migration
+	} {
+		h := &host{cores: []core{{free: tc.free0, id: 0}, {free: tc.free1, id: 1}}, sched: &sched{Scheduler: Scheduler{Migrate: tc.migrate}}}
+		ep := &endpoint{host: h, appCPU: &h.cores[0]}
+		if got := ep.wakeAt(now, 5000); got != tc.wantRunsAt {
+			t.Errorf("%+v: wakeAt = %d, want %d", tc, got, tc.wantRunsAt)
+		}
+		if ep.appCPU.id != tc.want {
+			t.Errorf("%+v: woke on core %d, want %d", tc, ep.appCPU.id, tc.want)
+		}
+		if ep.core != 0 {
+			t.Errorf("%+v: the flow's queue core moved to %d; its frames must keep one queue", tc, ep.core)
+		}
+		if f := ep.firstFree(&h.cores[0]); f != tc.free1 {
+			t.Errorf("%+v: firstFree = %d, want core 1's %d", tc, f, tc.free1)
+		}
+	}
+}
+
+// TestBuiltinSchedulersOwned: changing a scheduler of one
+// builtinCPUProfiles result (TestSchedulerContextSwitch sets every
+// ContextSwitch) leaves the next result, and so every later engine, as
+// the package has it; when `modern`'s Schedulers were shared, a test's
+// change reached the tests after it.
+func TestBuiltinSchedulersOwned(t *testing.T) {
+	for _, p := range builtinCPUProfiles() {
+		for j := range p.Schedulers {
+			p.Schedulers[j].ContextSwitch = -1
+		}
+	}
+	for _, p := range builtinCPUProfiles() {
+		for _, s := range p.Schedulers {
+			if s.ContextSwitch == -1 {
+				t.Errorf("%s's scheduler %s: a change to an earlier result reached this one", p.Name, s.Name)
+			}
 		}
 	}
 }

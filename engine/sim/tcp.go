@@ -949,7 +949,7 @@ func (ep *endpoint) rcvData(now, seq, n, frames int64, cpu *core) {
 		// ends a held turn.
 		if a := &ep.app; !a.ev {
 			a.ev = true
-			w.q.push(ep.host.sched.wakeAt(ep.appCPU, now, a.lag), evAppRun, ep.idx)
+			w.q.push(ep.wakeAt(now, a.lag), evAppRun, ep.idx)
 		} else {
 			a.wakeReader(ep, now)
 		}

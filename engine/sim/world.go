@@ -284,7 +284,7 @@ func (w *world) sendFrames(ep *endpoint, t, seq, n, pcount int64, fin bool) int6
 	case ep.nic.onMachine && ep.nic.shaped:
 		qi = ep.host.machine.soft.ctxQueues[ep.core]
 	case ep.nic.onMachine:
-		qi = ep.host.ctxQueues[ep.core]
+		qi = ep.backlog()
 	}
 	if n == 0 {
 		left, arr, ok := w.path(ep.nic, dst.nic, t, hdrLen+ep.nic.l2)
@@ -506,7 +506,7 @@ func (ep *endpoint) afterAck(now, before int64, cpu *core) {
 			}
 			if ep.prof.wake.canWrite(ep, true) {
 				a.ev = true
-				ep.w.q.push(ep.host.sched.wakeAt(ep.appCPU, now, a.lag), evAppRun, ep.idx)
+				ep.w.q.push(ep.wakeAt(now, a.lag), evAppRun, ep.idx)
 			}
 		}
 	}
