@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -12,6 +13,7 @@ import (
 	"github.com/tsolab/tsolab/hcl"
 	"github.com/tsolab/tsolab/planner"
 	"github.com/tsolab/tsolab/provenance"
+	"github.com/tsolab/tsolab/provider"
 )
 
 // applySaved is tsolab apply FILE: it applies exactly the plan saved in
@@ -48,8 +50,58 @@ func (c *cli) applySaved(ctx context.Context, fs *flag.FlagSet, file string, o o
 	}
 	c.warnLabChanged(file, plan)
 	v := c.view(o, nil)
-	res, err := planner.New(planner.Options{Dir: plan.Dir, Lab: plan.Lab, Providers: c.providersFor(plan.Machines, plan.Prior.Reaches()), OnEvent: v.Event}).Apply(ctx, plan)
-	return c.finishApply(ctx, v, plan.Dir, res, err)
+	providers := c.providersFor(plan.Machines, plan.Prior.Reaches())
+	res, err := planner.New(planner.Options{Dir: plan.Dir, Lab: plan.Lab, Providers: providers, OnEvent: v.Event}).Apply(ctx, plan)
+	code := c.finishApply(ctx, v, plan.Dir, res, err)
+	if code == exitOK && !res.Interrupted {
+		c.warnUnchangedGone(ctx, file, plan, res.State, providers)
+	}
+	return code
+}
+
+// warnUnchangedGone warns when resources the saved plan had no changes
+// for are gone now (deleted after the plan was made, by hand or by
+// another tsolab): the apply did not touch them, so it is complete but
+// the lab is not, until a new plan makes them again.
+func (c *cli) warnUnchangedGone(ctx context.Context, file string, plan *planner.Plan, st *planner.State, providers map[provider.Kind]provider.Interface) {
+	if st == nil {
+		return
+	}
+	unchanged := map[provider.Addr]bool{}
+	for _, ch := range plan.Changes {
+		if ch.Action == planner.NoOp {
+			unchanged[ch.Addr] = true
+		}
+	}
+	check := *st
+	check.Resources = nil
+	for _, r := range st.Resources {
+		if unchanged[r.Addr] {
+			check.Resources = append(check.Resources, r)
+		}
+	}
+	if len(check.Resources) == 0 {
+		return
+	}
+	var gone []string
+	for addr, o := range planner.Refresh(ctx, &check, providers, 4).Resources {
+		if o.Gone {
+			gone = append(gone, addr.String())
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	slices.Sort(gone)
+	dirArg := " " + plan.Dir
+	if filepath.Clean(plan.Dir) == "." {
+		dirArg = ""
+	}
+	c.diagnose(&hclv2.Diagnostic{Severity: hclv2.DiagWarning,
+		Summary: fmt.Sprintf("%s had no changes for %s, which are gone now", file, strings.Join(gone, ", ")),
+		Detail: fmt.Sprintf("They were deleted after the plan was made (by hand, or by another tsolab), so the lab is not complete. "+
+			"Plan again and apply that plan to make them: tsolab plan -out %s%s (with the -scenario, -var, -name and -target the saved plan was made with), then tsolab apply %s.",
+			file, dirArg, file)})
 }
 
 // labFilesHash identifies the lab files of dir among sources (a lab's
