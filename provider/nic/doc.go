@@ -141,7 +141,17 @@
 // Making the port the veth's primary device would let its master, MTU
 // and up state ride on the creation (rtnl_newlink_create applies
 // IFLA_MASTER to the primary device only), but not its alias, so the
-// count stays five.
+// count stays five. On a loaded machine both wait, and CPU is what
+// separates them: `flock /work/.netns.lock env SETTLE=3 ROUNDS=2
+// bench/provision-1000/run.sh` (main c159337, load 15.7-17.3): apply
+// 3.59 and 8.76 s with 2.31 and 2.42 s of CPU, the floor 4.21 s with
+// 0.86 s of CPU (namespaces 0.26, veths 0.36, ports 0.24), so the wall
+// times are 1.5x apart and the CPU 2.7x; at load 4.5-7.2 (the same
+// script with BASE=main ROUNDS=3) apply 1.74-3.66 s, median 1.90, with
+// 2.10-3.03 s of CPU, the floor 1.08 s. Bounding the process's
+// namespace and link creations to 8 at a time (the planner's 64 workers
+// otherwise) was tried and not kept: six alternated pairs against main,
+// apply 0.78-1.44 of main's wall time at load 4.5-14.
 //
 // No link tsolab makes gets an IPv6 link-local address (unless the
 // NIC's host declares net.ipv6.conf.default.addr_gen_mode, which its
