@@ -20,10 +20,22 @@
 # The machine's load average and CPU pressure at the start and the end
 # are printed above the table.
 #
-# Targets, checked (the script exits 1 when one is missed):
-#   cost   1 - median(with/without throughput) <= 5% in every scenario
+# Targets, checked:
+#   cost   1 - median(with/without throughput) <= 5% in every scenario,
+#          decided on the median's confidence interval as
+#          bench/iperf-compare decides (bench/pairs/ci.awk: order
+#          statistics; with 5 rounds the lowest to the highest pair,
+#          93.8%): met when all of the interval is <= 5%, missed ('!')
+#          when none of it is, unresolved ('?') otherwise. Until
+#          session 18 the median alone decided, and flipped between
+#          runs of one tree (TSO off, MTU 1500: 4.0% at session 17's
+#          start, 7.5% at session 18's, 9.6% in the rounds -capture
+#          ran first and 1.1% in those it ran after).
 #   loss   capture_loss / (packets in both files + capture_loss) < 0.1%
 #          in every run with -capture
+# The script exits 1 when a target is missed, 3 when none is missed and
+# one is unresolved (more rounds, -r 15, narrow the interval), 0 when
+# every one is met.
 # Under each scenario's line the table shows the cost in the rounds where
 # -capture ran first in its pair and in those where it ran after. RUNS=FILE
 # keeps every run's line ("scenario mode round throughput_bps capture_loss
@@ -111,11 +123,18 @@ for s in $SCENARIOS; do
 done
 
 echo "machine at the start: $load_start; at the end: $(load)"
-python3 - "$work/runs" "$SCENARIOS" "${BASE:-}" <<'PY'
-import statistics, sys
+python3 - "$work/runs" "$SCENARIOS" "${BASE:-}" "$(cd "$(dirname "$0")/../pairs" && pwd)/ci.awk" <<'PY'
+import statistics, subprocess, sys
 runs = [l.split() for l in open(sys.argv[1])]
-ok = True
-print("%-20s %10s %10s %8s %9s %14s %12s %s" % ("scenario", "Gb/s w/o", "Gb/s with", "cost", "cpu cost", "capture_loss", "loss", "receiver"))
+missed, unresolved = False, False
+
+def ci(values):
+    """lo, hi, coverage% of the median of values (bench/pairs/ci.awk)."""
+    text = "".join("%r\n" % v for v in sorted(values))
+    lo, hi, cov = subprocess.run(["awk", "-f", sys.argv[4]], input=text, capture_output=True, text=True, check=True).stdout.split()
+    return float(lo), float(hi), float(cov)
+
+print("%-20s %10s %10s %8s %13s %9s %14s %12s %s" % ("scenario", "Gb/s w/o", "Gb/s with", "cost", "ci", "cpu cost", "capture_loss", "loss", "receiver"))
 for s in sys.argv[2].split():
     by = {}
     for sc, mode, r, bps, loss, pk, src, cpu, nbytes, pos in runs:
@@ -123,14 +142,19 @@ for s in sys.argv[2].split():
             by.setdefault(r, {})[mode] = (int(bps), int(loss), int(pk), src, float(cpu) / max(int(nbytes), 1), int(pos))
     pairs = [v for v in by.values() if "with" in v and "without" in v]
     cost = 1 - statistics.median(v["with"][0] / v["without"][0] for v in pairs)
+    # The cost's interval: 100% less the ratios' (the highest ratio is
+    # the lowest cost).
+    rlo, rhi, cov = ci([100 * v["with"][0] / v["without"][0] for v in pairs])
+    clo, chi = 100 - rhi, 100 - rlo
+    mark = " " if chi <= 5 else ("!" if clo > 5 else "?")
     cpucost = statistics.median(v["with"][4] / v["without"][4] for v in pairs) - 1
     withs = [v["with"] for v in by.values() if "with" in v]
     worst = max(l / max(p + l, 1) for _, l, p, _, _, _ in withs)
     loss = sum(l for _, l, _, _, _, _ in withs)
     srcs = ",".join(sorted({src for _, _, _, src, _, _ in withs}))
-    print("%-20s %10.2f %10.2f %7.1f%% %8.1f%% %14d %11.4f%% %s" % (s,
+    print("%-20s %10.2f %10.2f %6.1f%%%s %13s %8.1f%% %14d %11.4f%% %s" % (s,
         statistics.median(v["without"][0] for v in by.values()) / 1e9,
-        statistics.median(v[0] for v in withs) / 1e9, 100 * cost, 100 * cpucost, loss, 100 * worst, srcs))
+        statistics.median(v[0] for v in withs) / 1e9, 100 * cost, mark, "%.1f..%.1f%%" % (clo, chi), 100 * cpucost, loss, 100 * worst, srcs))
     # The pairs' order: the cost in the rounds where -capture ran before
     # its pair and in those where it ran after (a warm-up or a trend
     # over the rounds would show as a difference).
@@ -145,12 +169,16 @@ for s in sys.argv[2].split():
             100 * (1 - statistics.median(v["base"][0] / v["without"][0] for v in bases)),
             100 * (statistics.median(v["base"][4] / v["without"][4] for v in bases) - 1),
             sum(v["base"][1] for v in bases), len(bases)))
-    if cost > 0.05:
-        ok = False
-        print("  MISSED: -capture costs %.1f%% of the throughput, target <= 5%%" % (100 * cost))
+    if mark == "!":
+        missed = True
+        print("  MISSED: -capture costs %.1f%% of the throughput (ci %.1f..%.1f%% at %.1f%%), target <= 5%%" % (100 * cost, clo, chi, cov))
+    elif mark == "?":
+        unresolved = True
+        print("  UNRESOLVED: -capture costs %.1f%% of the throughput (ci %.1f..%.1f%% at %.1f%%), target <= 5%%: more rounds narrow the interval" % (100 * cost, clo, chi, cov))
     if worst >= 0.001:
-        ok = False
+        missed = True
         print("  MISSED: capture_loss %.4f%% of the packets in a run, target < 0.1%%" % (100 * worst))
 print("cost = 1 - median over %d rounds of (with / without) throughput within a pair; cpu cost = median of (with / without) CPU seconds of tsolab's threads per byte carried, - 1 (steadier than throughput on a loaded machine; not a target); loss = worst run's capture_loss / (packets in its files + capture_loss)" % len({r for _, _, r, *_ in runs}))
-sys.exit(0 if ok else 1)
+print("ci = the cost's confidence interval, from the median's (bench/pairs/ci.awk: order statistics, coverage %.1f%% here); the cost target is met when all of it is <= 5%%, missed ('!') when none is, unresolved ('?') otherwise" % ci(range(len({r for _, _, r, *_ in runs})))[2])
+sys.exit(1 if missed else 3 if unresolved else 0)
 PY

@@ -437,14 +437,8 @@ col() { awk '{ print '"$2"' }' "$1" | median; }
 # span FILE EXPR: the lowest and highest round of an awk expression of a row, "lo-hi".
 span() { awk '{ v = '"$2"'; if (NR == 1 || v < lo) lo = v; if (NR == 1 || v > hi) hi = v } END { printf "%.0f-%.0f", lo, hi }' "$1"; }
 # ci FILE EXPR: "lo hi coverage%" of the median of an awk expression of a
-# row over the rounds (the order statistics above).
-ci() {
-	awk '{ print '"$2"' }' "$1" | sort -g | awk '{ x[NR] = $1 } END {
-		n = NR; k = 0; c = 0; p = 0.5 ^ n
-		for (i = 0; i < n; i++) { if (c + p > 0.025) break; c += p; k = i + 1; p = p * (n - i) / (i + 1) }
-		if (k < 1) { k = 1; c = 0.5 ^ n }
-		printf "%.1f %.1f %.1f", x[k], x[n + 1 - k], 100 * (1 - 2 * c) }'
-}
+# row over the rounds (the order statistics above; bench/pairs/ci.awk).
+ci() { awk '{ print '"$2"' }' "$1" | sort -g | awk -f "$here/../pairs/ci.awk"; }
 worst() { awk '{ l=$'"$2"'; p=$'"$3"'; v = (l+p > 0) ? 100*l/(l+p) : 0; if (v > m) m = v } END { print m+0 }' "$1"; }
 ok=true
 check() { # $1 = the measured value, $2 = the awk condition on v, $3 = what missed
