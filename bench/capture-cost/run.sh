@@ -141,10 +141,11 @@ for s in sys.argv[2].split():
         if sc == s:
             by.setdefault(r, {})[mode] = (int(bps), int(loss), int(pk), src, float(cpu) / max(int(nbytes), 1), int(pos))
     pairs = [v for v in by.values() if "with" in v and "without" in v]
-    cost = 1 - statistics.median(v["with"][0] / v["without"][0] for v in pairs)
+    ratios = [v["with"][0] / v["without"][0] for v in pairs]
+    cost = 1 - statistics.median(ratios)
     # The cost's interval: 100% less the ratios' (the highest ratio is
     # the lowest cost).
-    rlo, rhi, cov = ci([100 * v["with"][0] / v["without"][0] for v in pairs])
+    rlo, rhi, cov = ci([100 * r for r in ratios])
     clo, chi = 100 - rhi, 100 - rlo
     mark = " " if chi <= 5 else ("!" if clo > 5 else "?")
     cpucost = statistics.median(v["with"][4] / v["without"][4] for v in pairs) - 1
@@ -179,6 +180,6 @@ for s in sys.argv[2].split():
         missed = True
         print("  MISSED: capture_loss %.4f%% of the packets in a run, target < 0.1%%" % (100 * worst))
 print("cost = 1 - median over %d rounds of (with / without) throughput within a pair; cpu cost = median of (with / without) CPU seconds of tsolab's threads per byte carried, - 1 (steadier than throughput on a loaded machine; not a target); loss = worst run's capture_loss / (packets in its files + capture_loss)" % len({r for _, _, r, *_ in runs}))
-print("ci = the cost's confidence interval, from the median's (bench/pairs/ci.awk: order statistics, coverage %.1f%% here); the cost target is met when all of it is <= 5%%, missed ('!') when none is, unresolved ('?') otherwise" % ci(range(len({r for _, _, r, *_ in runs})))[2])
+print("ci = the cost's confidence interval, from the median's (bench/pairs/ci.awk: order statistics, coverage %.1f%% at these rounds); the cost target is met when all of it is <= 5%%, missed ('!') when none is, unresolved ('?') otherwise" % cov)
 sys.exit(1 if missed else 3 if unresolved else 0)
 PY
