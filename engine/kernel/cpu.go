@@ -61,6 +61,9 @@ type cpuSnapshot struct {
 	Metered bool
 	Softirq softirqTimes
 	Kstat   [nrSoftirqs]uint64
+	// MeterOn is how long the meter's programs had been attached: it
+	// runs in windows (sirqWindow), and Softirq holds what they timed.
+	MeterOn time.Duration
 	// Processed is the packets each of the machine's CPUs received
 	// (/proc/net/softnet_stat's first column, every namespace); LabRx
 	// those the lab's namespaces received (the rx_packets of their
@@ -84,7 +87,7 @@ func takeCPUSnapshot(m *softirqMeter, labNS []string) (cpuSnapshot, error) {
 	s := cpuSnapshot{Wall: time.Now()}
 	if m != nil {
 		var err error
-		if s.Softirq, err = m.read(); err != nil {
+		if s.Softirq, s.MeterOn, err = m.read(); err != nil {
 			return s, err
 		}
 		s.Metered = true
@@ -251,14 +254,17 @@ func parseProcStat(stat string) (cpus int, idle time.Duration) {
 // those that handled only other namespaces', none (classForeign).
 // Without the meter, what outsideTasks estimates from /proc.
 func outsideWorkers(a, b cpuSnapshot, own time.Duration) (outside, softirqd time.Duration, note string) {
-	if !a.Metered || !b.Metered {
+	on := b.MeterOn - a.MeterOn
+	if !a.Metered || !b.Metered || on <= 0 {
 		outside, softirqd = outsideTasks(a, b, own)
 		return outside, softirqd, ""
 	}
 	d := b.Softirq.sub(a.Softirq)
 	share, shareNote := labShare(a, b)
-	outside = time.Duration(float64(d.outside(labVecs))*share) + d.sum(labVecs, classLab)
-	return outside, 0, softirqNote(d, b.Kstat, a.Kstat, b.Wall.Sub(a.Wall)) + "; " + shareNote
+	span := b.Wall.Sub(a.Wall)
+	scale := float64(span) / float64(on)
+	outside = time.Duration((float64(d.outside(labVecs))*share + float64(d.sum(labVecs, classLab))) * scale)
+	return outside, 0, softirqNote(d, b.Kstat, a.Kstat, on, span) + "; " + shareNote
 }
 
 // labShare is the lab's share of the packets the machine's CPUs
@@ -283,10 +289,10 @@ func labShare(a, b cpuSnapshot) (float64, string) {
 
 // softirqNote says, for the lab's vectors, how much softirq time in %
 // of one core ran on the workers' threads, on idle CPUs and on other
-// tasks over span, and how many of the softirqs the kernel counted the
-// meter timed.
-func softirqNote(d softirqTimes, kb, ka [nrSoftirqs]uint64, span time.Duration) string {
-	pct := func(t time.Duration) float64 { return t.Seconds() / span.Seconds() * 100 }
+// tasks in the meter's windows (on of span), and how many softirqs it
+// timed there against those the kernel counted over span.
+func softirqNote(d softirqTimes, kb, ka [nrSoftirqs]uint64, on, span time.Duration) string {
+	pct := func(t time.Duration) float64 { return t.Seconds() / on.Seconds() * 100 }
 	var parts []string
 	var seen, counted uint64
 	for _, v := range labVecs {
@@ -303,11 +309,11 @@ func softirqNote(d softirqTimes, kb, ka [nrSoftirqs]uint64, span time.Duration) 
 			owned = append(owned, fmt.Sprintf("%v %.1f/%.1f", v, pct(lab), pct(foreign)))
 		}
 	}
-	note := fmt.Sprintf("softirq time timed by eBPF at irq:softirq_entry/exit, in %% of one core on the workers' threads/idle CPUs/other tasks: %s (the last two go to cpu_tx_pct and cpu_rx_pct scaled by the lab's share of the packets)", strings.Join(parts, ", "))
+	note := fmt.Sprintf("softirq time timed by eBPF at irq:softirq_entry/exit in windows (%.1f%% of the run: %v each, %v-%v apart), in %% of one core over the windows on the workers' threads/idle CPUs/other tasks: %s (the last two go to cpu_tx_pct and cpu_rx_pct scaled by the lab's share of the packets and by the run's time over the windows')", 100*on.Seconds()/span.Seconds(), sirqWindow, sirqGapMin, sirqGapMax, strings.Join(parts, ", "))
 	if len(owned) > 0 {
 		note += fmt.Sprintf("; outside the workers' threads, softirqs that handled only the lab's/only other namespaces' packets or network timers: %s (the first counted whole, the second not at all)", strings.Join(owned, ", "))
 	}
-	return note + fmt.Sprintf("; it timed %d of the %d softirqs /proc/softirqs counted", seen, counted)
+	return note + fmt.Sprintf("; it timed %d softirqs in its windows, /proc/softirqs counted %d over the run", seen, counted)
 }
 
 // outsideTasks is CPU time between two snapshots that no thread ran:

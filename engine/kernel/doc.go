@@ -101,8 +101,13 @@
 // whatever thread it interrupts, the veth peer's NET_RX backlog and TCP
 // Small Queues' tasklet run where they are raised, and ksoftirqd takes
 // what is deferred. Two raw tracepoint programs, on irq:softirq_entry and
-// irq:softirq_exit, time every softirq on every CPU by vector and by what
-// it interrupted: a worker's thread while its CPU is metered (cpuMeter
+// irq:softirq_exit, time the softirqs on every CPU by vector and by what
+// they interrupted, in windows (since session 19: 100 ms attached, then
+// 400-1000 ms detached at random, about an eighth of the run; what they
+// timed is scaled by the run's time over theirs, softirq.go sirqWindow):
+// attached throughout, at every softirq, they cost one stream 7% of its
+// throughput where the machine ran fast (issue 16). What each softirq
+// interrupted is a worker's thread while its CPU is metered (cpuMeter
 // names the thread, PR_SET_NAME, "tsl" and 12 hex digits of a hash of
 // what every Worker of the run shares, and gives it its name back after;
 // an agent's workers on the same kernel take the same name), the idle
@@ -172,8 +177,10 @@
 // (a veth's data packets are received in the sender's thread: cpu_tx_pct
 // 24.7-40.6 against 27.2-96.1); three rounds do not resolve it. A Note
 // gives the share, the
-// time by vector and class, and how many of the softirqs /proc/softirqs
-// counted the meter timed (within 0.5% in every run logged). That time is split
+// time by vector and class in the windows, the windows' share of the run,
+// and how many softirqs the meter timed in them against those
+// /proc/softirqs counted over the run (before the windows, attached
+// throughout, it timed all but 0.5% in every run logged). That time is split
 // between the two sides in proportion to the segments each side sent
 // and received (TCP_INFO tcpi_segs_out + tcpi_segs_in), since softirq
 // work is per segment: a transmit on one side, a receive on the other.

@@ -138,14 +138,16 @@ type run struct {
 	// sirq times the softirqs over the run, from before cpu0 to cpu1
 	// (nil after, or when it did not load: sirqErr says why);
 	// sirqMissed is the program runs the kernel skipped, sirqOwnerErr
-	// why its owner programs did not run (nil: they did).
+	// why its owner programs did not run (nil: they did), sirqSampleErr
+	// why its windows stopped early (nil: they did not).
 	// worker is the name the workers' threads take (workerName).
-	worker       threadName
-	sirq         *softirqMeter
-	sirqErr      error
-	sirqMissed   uint64
-	sirqOwnerErr error
-	done         chan struct{}
+	worker        threadName
+	sirq          *softirqMeter
+	sirqErr       error
+	sirqMissed    uint64
+	sirqOwnerErr  error
+	sirqSampleErr error
+	done          chan struct{}
 
 	mu      sync.Mutex // guards the fields below, written by worker threads
 	cpu     [2]time.Duration

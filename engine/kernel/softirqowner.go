@@ -158,6 +158,7 @@ func (s *softirqMeter) attach(name string, insns asm.Instructions) error {
 		return fmt.Errorf("load the %s program: %w", name, err)
 	}
 	s.progs = append(s.progs, p)
+	s.tps = append(s.tps, name)
 	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: name, Program: p})
 	if err != nil {
 		return fmt.Errorf("attach to %s: %w", name, err)
