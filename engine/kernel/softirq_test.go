@@ -330,7 +330,9 @@ func TestSoftirqMeterWindows(t *testing.T) {
 	if share := on.Seconds() / span.Seconds(); share < 0.05 || share > 0.3 {
 		t.Errorf("the windows were attached %v of %v (%.1f%%), want about an eighth", on, span, 100*share)
 	}
-	sum := func(d softirqTimes) time.Duration { return d.sum([]softirqVec{vecNetRx}, classWorker, classIdle, classOther) }
+	sum := func(d softirqTimes) time.Duration {
+		return d.sum([]softirqVec{vecNetRx}, classWorker, classIdle, classOther)
+	}
 	all, sampled := sum(w1.sub(w0)), sum(p1.sub(p0))
 	scaled := time.Duration(float64(sampled) * span.Seconds() / on.Seconds())
 	if all <= 0 {
