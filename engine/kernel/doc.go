@@ -910,12 +910,11 @@
 // Session 19 (4 December, lead), the machine's fast state. Now and then,
 // for a few seconds to a few minutes, this guest runs a veth stream
 // twice as fast (iperf3 85-106 Gb/s with TSO on, against 30-55;
-// steal 0; what causes it was not found). Three
-// scans alternated 2 s runs of iperf3 and of tsolab's driver on one
-// pair for 20-30 minutes each (one connection, TSO on, CUBIC; each
-// tsolab run compared with the iperf3 runs on either side;
-// /work/tools/fastscan.sh, scan3.sh, scan4.sh of the session's notes,
-// summed in docs/status.md). With main as it was (scan2, 239 triplets,
+// steal 0; what causes it was not found). Scans alternated 2 s runs of
+// iperf3 and of tsolab's drivers on one pair for 6-20 minutes each (one
+// connection, TSO on, CUBIC; each tsolab run compared with the iperf3
+// runs on either side: bench/iperf-compare/scan.sh does it since;
+// docs/status.md has each). With main as it was (239 triplets,
 // no other job running): where both iperf3 runs were slow (185) tsolab's
 // throughput was 101.4% of iperf3's and its sender CPU per Gbit/s 98.5%;
 // where both were fast (32) 95.5% and 109.9%. perf record -a -g of both
@@ -928,13 +927,13 @@
 // samples against 0.5% of iperf3's. Without the meter (a scratch
 // driver; scan3, rotating iperf3, main and it) tsolab's throughput was
 // 107.1% of main's and its sender CPU per Gbit/s 93.5% in the fast state
-// (6 adjacent pairs), 103.3% and 95.5% in the slow one (36). So the
+// (4 rotations), 103.0% and 95.8% in the slow one (35). So the
 // meter runs in windows since this session (softirq.go sirqWindow: an
 // eighth of the run); against main (scan4 and a hunt for the fast
 // state, rotating iperf3, main and the windowed driver): throughput
-// 104.5% and sender CPU per Gbit/s 95.8% slow (64 pairs), 108.3% and
-// 92.4% fast (3); against iperf3, 104.5% and 99.0% slow (63 triplets),
-// 102.5% and 99.3% fast (2). The scans' tsolab CPU is task_tx_pct, which
+// 104.5% and sender CPU per Gbit/s 95.8% slow (65 rotations), 108.3%
+// and 92.4% fast (2); against iperf3, 104.5% and 99.0% slow (65
+// triplets), 102.5% and 99.3% fast (2). The scans' tsolab CPU is task_tx_pct, which
 // holds the other threads already (bench/iperf-compare/main.go). A trap
 // on the way: `iperf3 -J | python3 ...` starts python while iperf3's
 // test runs, and iperf3's host_total fell to 87% at 2 s (91% at 3 s,
