@@ -8,9 +8,12 @@
 # This 2-core guest now and then runs a veth stream twice as fast for
 # seconds to minutes (issue 16, session 19: iperf3 85-106 Gb/s with TSO
 # on against 30-55), too seldom and too briefly for run.sh's rounds to
-# land in it; a scan catches it in the triplets that fall inside.
+# land in it; a scan catches it in the triplets that fall inside. With
+# -k K it hunts instead: 1 s iperf3 probes until one reaches -f Gb/s,
+# then K rotations and a closing iperf3 run, then probes again (the
+# probes are not in the table).
 #
-#   bench/iperf-compare/scan.sh [-m MINUTES] [-d SECONDS] [-t on|off] [-s GBPS] [-f GBPS] [-o FILE] NAME=DRIVER...
+#   bench/iperf-compare/scan.sh [-m MINUTES] [-d SECONDS] [-t on|off] [-s GBPS] [-f GBPS] [-k K] [-o FILE] NAME=DRIVER...
 #
 # DRIVER is a built bench/iperf-compare (e.g. one from another tree, or
 # main's: NAME=main); the rotation is iperf3, then each driver in the
@@ -27,15 +30,15 @@
 # Needs root, iperf3 and python3; hold the namespace lock around it.
 set -euo pipefail
 . "$(dirname "$0")/cmdline.sh"
-MIN=20 DUR=2 TSO=on SLOW=65 FAST=80 OUT=
-while getopts "m:d:t:s:f:o:" o; do
+MIN=20 DUR=2 TSO=on SLOW=65 FAST=80 OUT= HUNT=0
+while getopts "m:d:t:s:f:k:o:" o; do
 	case $o in
-	m) MIN=$OPTARG ;; d) DUR=$OPTARG ;; t) TSO=$OPTARG ;; s) SLOW=$OPTARG ;; f) FAST=$OPTARG ;; o) OUT=$OPTARG ;;
-	*) usage "[-m minutes] [-d seconds] [-t on|off] [-s gbps] [-f gbps] [-o file] NAME=DRIVER..." ;;
+	m) MIN=$OPTARG ;; d) DUR=$OPTARG ;; t) TSO=$OPTARG ;; s) SLOW=$OPTARG ;; f) FAST=$OPTARG ;; k) HUNT=$OPTARG ;; o) OUT=$OPTARG ;;
+	*) usage "[-m minutes] [-d seconds] [-t on|off] [-s gbps] [-f gbps] [-k k] [-o file] NAME=DRIVER..." ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || usage "[-m minutes] [-d seconds] [-t on|off] [-s gbps] [-f gbps] [-o file] NAME=DRIVER..."
+[ $# -ge 1 ] || usage "[-m minutes] [-d seconds] [-t on|off] [-s gbps] [-f gbps] [-k k] [-o file] NAME=DRIVER..."
 need_root "network namespaces"
 declare -a names drivers
 for a in "$@"; do
@@ -68,16 +71,32 @@ for _ in $(seq 100); do
 	ip netns exec "$RX" ss -ltn 2>/dev/null | grep -q "$RXA:5201" && break
 	sleep 0.05
 done
-end=$(($(date +%s) + 60 * MIN))
-while [ "$(date +%s)" -lt "$end" ]; do
-	ip netns exec "$TX" iperf3 -c $RXA -t "$DUR" -l 128K -C cubic -J >"$work/ip.json" 2>/dev/null || continue
+# iperf SECONDS: one iperf3 run; prints its line.
+iperf() {
+	ip netns exec "$TX" iperf3 -c $RXA -t "$1" -l 128K -C cubic -J >"$work/ip.json" 2>/dev/null || return 1
 	python3 -c 'import json,sys,time; e=json.load(open(sys.argv[1]))["end"]; c=e["cpu_utilization_percent"]
-print("%.2f I %.3f %.1f %.1f" % (time.time(), e["sum_received"]["bits_per_second"]/1e9, c["host_total"], c["remote_total"]))' "$work/ip.json" >>"$out"
+print("%.2f I %.3f %.1f %.1f" % (time.time(), e["sum_received"]["bits_per_second"]/1e9, c["host_total"], c["remote_total"]))' "$work/ip.json"
+}
+# rotation: iperf3, then each driver, a line each into $out.
+rotation() {
+	iperf "$DUR" >>"$out" || return 0
 	for i in "${!drivers[@]}"; do
 		line=$("${drivers[$i]}" -lab "$LAB" -tx-addr $TXA/24 -rx-addr $RXA/24 -duration "${DUR}s" -cc cubic -capture=false 2>/dev/null) || continue
 		python3 -c 'import re,sys,time; f=dict(re.findall(r"(\w+)=([0-9.e+-]+)", sys.argv[2]))
 print("%.2f %s %.3f %s %s %s" % (time.time(), sys.argv[1], float(f["throughput_bps"])/1e9, f["task_tx_pct"], f["task_rx_pct"], f["task_other_pct"]))' "${names[$i]}" "$line" >>"$out"
 	done
+}
+end=$(($(date +%s) + 60 * MIN))
+while [ "$(date +%s)" -lt "$end" ]; do
+	if [ "$HUNT" = 0 ]; then
+		rotation
+		continue
+	fi
+	p=$(iperf 1) || continue
+	echo "$p" >>"$out.probes"
+	awk -v g="$(echo "$p" | cut -d' ' -f3)" -v f="$FAST" 'BEGIN { exit !(g >= f) }' || continue
+	for _ in $(seq "$HUNT"); do rotation; done
+	iperf "$DUR" >>"$out" || true
 done
-echo "scan of $MIN min, runs of $DUR s, TSO $TSO, one connection, CUBIC; $(wc -l <"$out") runs; load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "scan of $MIN min$([ "$HUNT" = 0 ] || echo ", hunting ($(grep -c . "$out.probes" 2>/dev/null || echo 0) probes)"), runs of $DUR s, TSO $TSO, one connection, CUBIC; $(wc -l <"$out") runs; load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 "$here/scan.py" -s "$SLOW" -f "$FAST" "$out" "${names[@]}"
