@@ -929,11 +929,13 @@
 // 107.1% of main's and its sender CPU per Gbit/s 93.5% in the fast state
 // (4 rotations), 103.0% and 95.8% in the slow one (35). So the
 // meter runs in windows since this session (softirq.go sirqWindow: an
-// eighth of the run); against main (scan4 and a hunt for the fast
-// state, rotating iperf3, main and the windowed driver): throughput
-// 104.5% and sender CPU per Gbit/s 95.8% slow (65 rotations), 108.3%
-// and 92.4% fast (2); against iperf3, 104.5% and 99.0% slow (65
-// triplets), 102.5% and 99.3% fast (2). The scans' tsolab CPU is task_tx_pct, which
+// eighth of the run); against main (scans rotating iperf3, main and the
+// windowed driver, and a hunt for the fast state, scan.sh -k 4):
+// throughput 104.5% and sender CPU per Gbit/s 95.8% slow (65
+// rotations), 108.9% and 92.6% fast (16); against iperf3, 104.5% and
+// 99.0% slow (65 triplets), 100.1% and 103.1% fast (16), where main had
+// 92.3% and 109.9%. What stays in the fast state, where each sender
+// runs a whole core: tsolab's other threads, 1.9-2.7% of a core. The scans' tsolab CPU is task_tx_pct, which
 // holds the other threads already (bench/iperf-compare/main.go). A trap
 // on the way: `iperf3 -J | python3 ...` starts python while iperf3's
 // test runs, and iperf3's host_total fell to 87% at 2 s (91% at 3 s,
