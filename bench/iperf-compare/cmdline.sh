@@ -1,8 +1,9 @@
-# The command lines of bench/iperf-compare's scripts, in one place: each
-# script sources this file (`. "$(dirname "$0")/cmdline.sh"`) and answers
-# a command line it does not take, or a run it cannot make, with these
-# functions, so that the scripts word and exit alike. $0 is the script
-# that sourced it.
+# The command lines of bench/iperf-compare's scripts, and the steps they
+# share, in one place: each script sources this file (`. "$(dirname
+# "$0")/cmdline.sh"`) and answers a command line it does not take, or a
+# run it cannot make, with these functions, so that the scripts word and
+# exit alike, and starts iperf3's server with iperf3_server. $0 is the
+# script that sourced it.
 
 # usage TEXT: print "usage: SCRIPT TEXT" on stderr and exit 2.
 usage() {
@@ -32,4 +33,17 @@ duration_and_command() {
 	shift $((OPTIND - 1))
 	[ $# -gt 0 ] || usage "[-d seconds] CMD..."
 	CMD=("$@")
+}
+
+# iperf3_server NS ADDR: start iperf3's server in namespace NS, bound to
+# ADDR, in the background (its pid in IPERF_PID, for the caller's
+# cleanup), and wait for its listening socket (an event with a
+# deadline: 5 s).
+iperf3_server() {
+	ip netns exec "$1" iperf3 -s -B "$2" >/dev/null 2>&1 &
+	IPERF_PID=$!
+	for _ in $(seq 100); do
+		ip netns exec "$1" ss -ltn 2>/dev/null | grep -q "$2:5201" && return 0
+		sleep 0.05
+	done
 }

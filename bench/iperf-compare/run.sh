@@ -345,13 +345,7 @@ else
 		}
 	done
 fi
-ip netns exec "$RX" iperf3 -s -B $RXA >/dev/null 2>&1 &
-IPERF_PID=$!
-# Wait for the iperf3 server's listening socket (an event with a deadline).
-for _ in $(seq 100); do
-	ip netns exec "$RX" ss -ltn 2>/dev/null | grep -q "$RXA:5201" && break
-	sleep 0.05
-done
+iperf3_server "$RX" $RXA
 
 iperf() { # $1 = connections; prints "bits/s sender% receiver%" (received, CPU in % of one core)
 	for _ in 1 2; do # a second try when the server was still busy

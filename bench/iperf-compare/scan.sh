@@ -39,6 +39,7 @@ while getopts "m:d:t:s:f:k:o:" o; do
 done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || usage "[-m minutes] [-d seconds] [-t on|off] [-s gbps] [-f gbps] [-k k] [-o file] NAME=DRIVER..."
+[[ $MIN =~ ^[0-9]+$ && $DUR =~ ^[0-9]+$ && $HUNT =~ ^[0-9]+$ ]] || usage "-m, -d and -k take whole numbers"
 need_root "network namespaces"
 declare -a names drivers
 for a in "$@"; do
@@ -65,12 +66,7 @@ trap cleanup EXIT
 "$D0" -lab "$LAB" -tx-addr $TXA/24 -rx-addr $RXA/24 -setup
 for ns in "$TX" "$RX"; do ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control=reno; done
 "$D0" -lab "$LAB" -tso "$TSO" -set-tso
-ip netns exec "$RX" iperf3 -s -B $RXA >/dev/null 2>&1 &
-IPERF_PID=$!
-for _ in $(seq 100); do
-	ip netns exec "$RX" ss -ltn 2>/dev/null | grep -q "$RXA:5201" && break
-	sleep 0.05
-done
+iperf3_server "$RX" $RXA
 # iperf SECONDS: one iperf3 run; prints its line.
 iperf() {
 	ip netns exec "$TX" iperf3 -c $RXA -t "$1" -l 128K -C cubic -J >"$work/ip.json" 2>/dev/null || return 1
