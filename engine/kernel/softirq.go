@@ -217,16 +217,19 @@ type softirqMeter struct {
 // 7% of one stream's throughput where the machine ran fast (its
 // programs and the raw tracepoint's dispatch at each of 250-300 k
 // softirqs a second; docs/status.md, issue 16, session 19); in windows
-// it costs an eighth of that, plus the windows' edges: detaching a
-// program and attaching it again takes 0.3 ms of CPU here (the kernel
-// patches the tracepoint's call site each time;
-// BenchmarkSoftirqMeterWindow), 1.3 ms a window for the four programs,
-// 0.2% of a core at 1.4 windows a second. What the windows timed is
-// scaled by the run's time over theirs (outsideWorkers): they fall at
-// random against the run's softirqs, so the scaled time is the run's,
-// with the error of a sample of windows (TestSoftirqMeterWindows). A
-// softirq across a window's edge is not timed: a few in a thousand at
-// the 5-50 us a NET_RX softirq of a stream takes here, against 100 ms.
+// it costs an eighth of that, plus the windows' edges: taking a program
+// off its tracepoint and putting it back costs 0.3-0.5 ms of CPU at
+// each edge here (the kernel patches the tracepoint's call site;
+// BenchmarkSoftirqMeterWindow, two programs: 1.3-1.9 ms a window), 2.6-3.8
+// ms a window for the four programs, 0.4-0.5% of a core at 1.4 windows
+// a second. What the windows timed is scaled by the run's time over
+// theirs (outsideWorkers): they fall at random against the run's
+// softirqs, so the scaled time is the run's, with the error of a sample
+// of windows (TestSoftirqMeterWindows). A softirq across a window's edge
+// is not timed: at most one a CPU an edge, against the ~20 us a softirq
+// took on average in a one-connection stream (0.30 s of NET_RX in the
+// 16168 softirqs a bench run's windows timed), under 0.1% of a 100 ms
+// window.
 const (
 	sirqWindow = 100 * time.Millisecond
 	sirqGapMin = 400 * time.Millisecond
@@ -423,12 +426,18 @@ func (s *softirqMeter) read() (softirqTimes, time.Duration, error) {
 func (s *softirqMeter) detach() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.unlink()
+	s.on += time.Since(s.since)
+	s.since = time.Time{}
+}
+
+// unlink closes the links (closing a link the meter holds does not
+// fail); s.mu is held.
+func (s *softirqMeter) unlink() {
 	for _, l := range s.links {
 		l.Close()
 	}
 	s.links = nil
-	s.on += time.Since(s.since)
-	s.since = time.Time{}
 }
 
 // reattach puts the programs back on their tracepoints. It first clears
@@ -452,10 +461,7 @@ func (s *softirqMeter) reattach() error {
 	for i, p := range s.progs {
 		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: s.tps[i], Program: p})
 		if err != nil {
-			for _, l := range s.links {
-				l.Close()
-			}
-			s.links = nil
+			s.unlink()
 			return fmt.Errorf("softirq meter: attach to %s again: %w", s.tps[i], err)
 		}
 		s.links = append(s.links, l)

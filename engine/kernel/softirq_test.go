@@ -301,14 +301,8 @@ func TestSoftirqMeter(t *testing.T) {
 func TestSoftirqMeterWindows(t *testing.T) {
 	whole := openMeter(t)
 	windows := openMeter(t)
-	w0, _, err := whole.read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p0, on0, err := windows.read()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w0, _ := readMeter(t, whole)
+	p0, on0 := readMeter(t, windows)
 	start := time.Now()
 	windows.sample()
 	for time.Since(start) < 3*time.Second {
@@ -317,14 +311,8 @@ func TestSoftirqMeterWindows(t *testing.T) {
 	if err := windows.stopSampling(); err != nil {
 		t.Fatal(err)
 	}
-	w1, _, err := whole.read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p1, on1, err := windows.read()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w1, _ := readMeter(t, whole)
+	p1, on1 := readMeter(t, windows)
 	span := time.Since(start)
 	on := on1 - on0
 	if share := on.Seconds() / span.Seconds(); share < 0.05 || share > 0.3 {
@@ -342,6 +330,16 @@ func TestSoftirqMeterWindows(t *testing.T) {
 		t.Errorf("NET_RX: the windows' %v scaled by %v/%v is %v, %.2f of the whole meter's %v; want 0.6-1.6", sampled, span, on, scaled, r, all)
 	}
 	t.Logf("NET_RX: whole %v, windows %v over %v of %v, scaled %v (%.2f)", all, sampled, on, span, scaled, scaled.Seconds()/all.Seconds())
+}
+
+// readMeter reads m's totals and attached time, failing t if it cannot.
+func readMeter(t testing.TB, m *softirqMeter) (softirqTimes, time.Duration) {
+	t.Helper()
+	d, on, err := m.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, on
 }
 
 // BenchmarkSoftirqMeterWindow measures a window's edges: detaching
