@@ -218,10 +218,10 @@ type softirqMeter struct {
 // programs and the raw tracepoint's dispatch at each of 250-300 k
 // softirqs a second; docs/status.md, issue 16, session 19); in windows
 // it costs an eighth of that, plus the windows' edges: taking a program
-// off its tracepoint and putting it back costs 0.3-0.5 ms of CPU at
+// off its tracepoint and putting it back costs 0.2-0.5 ms of CPU at
 // each edge here (the kernel patches the tracepoint's call site;
-// BenchmarkSoftirqMeterWindow, two programs: 1.3-1.9 ms a window), 2.6-3.8
-// ms a window for the four programs, 0.4-0.5% of a core at 1.4 windows
+// BenchmarkSoftirqMeterWindow, two programs: 0.9-1.9 ms a window), 1.9-3.8
+// ms a window for the four programs, 0.3-0.5% of a core at 1.4 windows
 // a second. What the windows timed is scaled by the run's time over
 // theirs (outsideWorkers): they fall at random against the run's
 // softirqs, so the scaled time is the run's, with the error of a sample
